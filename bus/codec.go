@@ -1,0 +1,63 @@
+package bus
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Encode marshals v as JSON.
+func Encode(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("bus: encode %T: %w", v, err)
+	}
+	return data, nil
+}
+
+// Decode unmarshals a JSON body into v, refusing unknown fields and trailing
+// data. An empty body decodes as {}. Every failure is an *Error with code
+// invalid whose message names the field at fault when there is one.
+func Decode(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		data = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &Error{Code: CodeInvalid, Message: describeJSONError(err)}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &Error{Code: CodeInvalid, Message: "body: unexpected data after the JSON value"}
+	}
+	return nil
+}
+
+// describeJSONError rewrites encoding/json's errors so that they lead with the
+// field a person has to fix.
+func describeJSONError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return fmt.Sprintf("body: expected %s, got JSON %s", typeErr.Type, typeErr.Value)
+		}
+		return fmt.Sprintf("%s: expected %s, got JSON %s", field, typeErr.Type, typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("body: not valid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "body: truncated JSON"
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return strings.Trim(name, `"`) + ": unknown field"
+	}
+	// Errors from a field's own UnmarshalJSON (for example a priority name)
+	// already name the field.
+	return strings.TrimPrefix(msg, "json: ")
+}

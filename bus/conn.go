@@ -1,0 +1,35 @@
+package bus
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Option configures a connection; it is nats.go's own option type, so any
+// nats.Option (credentials, TLS, callbacks) can be passed.
+type Option = nats.Option
+
+// DefaultURL is where the CLI and the worker look for NATS by default.
+const DefaultURL = "nats://127.0.0.1:4222"
+
+// Connect dials NATS with kuebus's defaults: a client name, reconnects
+// forever with a short wait (a restarted node comes back within a second),
+// and a larger reconnect buffer so that events published during a blip are
+// not dropped. Later options override earlier ones.
+func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
+	base := []Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.ReconnectBufSize(16 << 20),
+		nats.RetryOnFailedConnect(false),
+	}
+	nc, err := nats.Connect(url, append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect to NATS at %s: %w", url, err)
+	}
+	return nc, nil
+}

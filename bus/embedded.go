@@ -1,0 +1,116 @@
+package bus
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// EmbeddedConfig configures a NATS server run inside the kuebus process.
+type EmbeddedConfig struct {
+	// Listen is the client address HOST:PORT. Port 0 or -1 picks a free one.
+	// Default "127.0.0.1:-1".
+	Listen string
+	// ServerName names the server in a cluster. Default: generated.
+	ServerName string
+	// ClusterName, ClusterListen and Routes join a NATS cluster: the server
+	// listens for routes on ClusterListen and dials every URL in Routes
+	// (nats-route://host:port). All empty means a single server.
+	ClusterName   string
+	ClusterListen string
+	Routes        []string
+	// MaxPayload is the largest message in bytes. Default 1 MiB, NATS's own.
+	MaxPayload int32
+	// ReadyTimeout bounds the wait for the server to accept clients.
+	// Default 10s.
+	ReadyTimeout time.Duration
+}
+
+// Embedded is a running embedded NATS server.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a NATS server in this process and waits until it
+// accepts clients. It installs no signal handlers: the process owns those.
+func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
+	host, port, err := splitHostPort(cmp.Or(cfg.Listen, "127.0.0.1:-1"), "listen")
+	if err != nil {
+		return nil, err
+	}
+	opts := &server.Options{
+		ServerName: cfg.ServerName,
+		Host:       host,
+		Port:       port,
+		NoSigs:     true,
+		NoLog:      true,
+		MaxPayload: cfg.MaxPayload,
+	}
+	if cfg.ClusterListen != "" {
+		chost, cport, err := splitHostPort(cfg.ClusterListen, "cluster listen")
+		if err != nil {
+			return nil, err
+		}
+		opts.Cluster = server.ClusterOpts{Name: cmp.Or(cfg.ClusterName, "kuebus"), Host: chost, Port: cport}
+		for _, r := range cfg.Routes {
+			u, err := url.Parse(r)
+			if err != nil || u.Host == "" {
+				return nil, fmt.Errorf("bus: embedded NATS: route %q is not a URL like nats-route://127.0.0.1:6222", r)
+			}
+			opts.Routes = append(opts.Routes, u)
+		}
+	} else if len(cfg.Routes) > 0 {
+		return nil, errors.New("bus: embedded NATS: routes need a cluster listen address")
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("bus: embedded NATS on %s: %w", cfg.Listen, err)
+	}
+	go srv.Start() // Start returns at once; the server runs its own goroutines, ended by Shutdown.
+	wait := cfg.ReadyTimeout
+	if wait == 0 {
+		wait = 10 * time.Second
+	}
+	if !srv.ReadyForConnections(wait) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("bus: embedded NATS on %s:%d not ready after %s (is the port in use?)", host, port, wait)
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// ClusterAddr is the address routes listen on, or nil for a single server.
+func (e *Embedded) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }
+
+// NumRoutes reports how many routes to other servers are up.
+func (e *Embedded) NumRoutes() int { return e.srv.NumRoutes() }
+
+// Shutdown stops the server and waits until it has stopped. Idempotent.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+func splitHostPort(addr, what string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("bus: embedded NATS: %s address %q: %v", what, addr, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < -1 || port > 65535 {
+		return "", 0, fmt.Errorf("bus: embedded NATS: %s address %q: port must be a number from 0 to 65535", what, addr)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	return host, port, nil
+}

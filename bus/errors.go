@@ -1,0 +1,97 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Code is the error code carried in the Nats-Service-Error-Code header of an
+// RPC reply.
+type Code string
+
+// The codes of DESIGN §3. Every error that crosses the wire has one of them.
+const (
+	CodeInvalid     Code = "invalid"     // bad input: the message names the field and why
+	CodeNotFound    Code = "not_found"   // no such job
+	CodeConflict    Code = "conflict"    // stale lease, wrong state
+	CodeUnavailable Code = "unavailable" // Redis down, no core answering, shutting down
+	CodeInternal    Code = "internal"    // a bug or an unexpected failure
+)
+
+// Error is an error with a wire code. Errors from a remote service arrive as
+// *Error; errors.Is matches them against the sentinels below by code.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "kuebus: " + string(e.Code)
+	}
+	return "kuebus: " + string(e.Code) + ": " + e.Message
+}
+
+// Is makes errors.Is(err, ErrNotFound) true for every *Error whose code is
+// not_found, whatever its message.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Code == e.Code
+}
+
+// Sentinels, one per code, for errors.Is.
+var (
+	ErrInvalid     = &Error{Code: CodeInvalid}
+	ErrNotFound    = &Error{Code: CodeNotFound}
+	ErrConflict    = &Error{Code: CodeConflict}
+	ErrUnavailable = &Error{Code: CodeUnavailable}
+	ErrInternal    = &Error{Code: CodeInternal}
+)
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code Code, format string, args ...any) error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the wire code for an error a handler returned: the code of an
+// *Error in its chain, unavailable for a cancelled or timed-out context (the
+// service is shutting down or the work outlived the caller), and internal for
+// anything else.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return CodeUnavailable
+	}
+	return CodeInternal
+}
+
+// messageOf is what goes into the Nats-Service-Error header: for an *Error
+// its own message (the code travels in its own header), else the full text.
+func messageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// transportError turns a failure of the request itself into the error the
+// caller should see: nobody listening means "down", not "slow".
+func transportError(subject string, err error) error {
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return &Error{Code: CodeUnavailable, Message: "no service answers on " + subject}
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrDisconnected):
+		return &Error{Code: CodeUnavailable, Message: subject + ": " + err.Error()}
+	default:
+		// context.DeadlineExceeded, context.Canceled and nats.ErrTimeout pass
+		// through unchanged so callers can tell a slow answer from a refusal.
+		return fmt.Errorf("bus: request %s: %w", subject, err)
+	}
+}

@@ -1,0 +1,202 @@
+package bus
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// ServerConfig configures an RPC server.
+type ServerConfig struct {
+	// Name is the micro service name, for $SRV discovery. Required.
+	Name string
+	// Version is the micro service version (semver). Default "0.1.0".
+	Version string
+	// Description is shown by $SRV.INFO. Default "".
+	Description string
+	// QueueGroup is the queue group every endpoint joins. Default: Name.
+	QueueGroup string
+	// MaxRequestBytes refuses larger request bodies with invalid. Default:
+	// the connection's max payload.
+	MaxRequestBytes int
+	// MaxInFlight bounds the requests served at once; a request beyond it
+	// waits in NATS's pending buffer. Default 4096.
+	MaxInFlight int
+	// Logger receives internal failures. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server serves RPC methods as endpoints of one micro service. Unlike a plain
+// micro handler, each request runs in its own goroutine, so a slow method (a
+// lease that waits for work) never holds up the others.
+type Server struct {
+	svc      micro.Service
+	maxBytes int
+	logger   *slog.Logger
+
+	ctx    context.Context // cancelled when Stop gives up waiting
+	cancel context.CancelFunc
+	slots  chan struct{} // one per request in flight
+	wg     sync.WaitGroup
+}
+
+// NewServer registers a micro service on nc. Endpoints are added with Handle.
+func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
+	if cfg.Name == "" {
+		return nil, errors.New("bus: server needs a name")
+	}
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        cfg.Name,
+		Version:     cmp.Or(cfg.Version, "0.1.0"),
+		Description: cfg.Description,
+		QueueGroup:  cmp.Or(cfg.QueueGroup, cfg.Name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: add micro service %s: %w", cfg.Name, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		svc:      svc,
+		maxBytes: cfg.MaxRequestBytes,
+		logger:   cfg.Logger,
+		ctx:      ctx,
+		cancel:   cancel,
+		slots:    make(chan struct{}, cmp.Or(cfg.MaxInFlight, 4096)),
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = int(nc.MaxPayload())
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Handle registers fn as the endpoint named method on subject. The request
+// body is decoded strictly into a Req (see Decode); the reply is fn's result
+// as JSON, or its error as micro error headers with the code from CodeOf.
+func Handle[Req, Resp any](s *Server, method, subject string, fn func(context.Context, *Req) (*Resp, error)) error {
+	h := micro.HandlerFunc(func(r micro.Request) {
+		s.slots <- struct{}{}
+		s.wg.Go(func() {
+			defer func() { <-s.slots }()
+			s.serve(r, func(ctx context.Context, body []byte) (any, error) {
+				var req Req
+				if err := Decode(body, &req); err != nil {
+					return nil, err
+				}
+				return fn(ctx, &req)
+			})
+		})
+	})
+	if err := s.svc.AddEndpoint(method, h, micro.WithEndpointSubject(subject)); err != nil {
+		return fmt.Errorf("bus: add endpoint %s on %s: %w", method, subject, err)
+	}
+	return nil
+}
+
+func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, error)) {
+	var reply any
+	var err error
+	if n := len(r.Data()); n > s.maxBytes {
+		err = Errorf(CodeInvalid, "body: %d bytes is over the limit of %d", n, s.maxBytes)
+	} else {
+		reply, err = fn(s.ctx, r.Data())
+	}
+	if err == nil {
+		var data []byte
+		if data, err = Encode(reply); err == nil {
+			err = r.Respond(data)
+			if err != nil {
+				s.logger.Warn("rpc reply not sent", "subject", r.Subject(), "err", err)
+			}
+			return
+		}
+	}
+	code := CodeOf(err)
+	if code == CodeInternal {
+		s.logger.Error("rpc failed", "subject", r.Subject(), "err", err)
+	}
+	if rerr := r.Error(string(code), messageOf(err), nil); rerr != nil {
+		s.logger.Warn("rpc error reply not sent", "subject", r.Subject(), "err", rerr)
+	}
+}
+
+// Stop stops taking requests, waits for the ones in flight until ctx ends,
+// then cancels their context and waits for them to return.
+func (s *Server) Stop(ctx context.Context) error {
+	err := s.svc.Stop()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.cancel()
+		<-done
+	}
+	s.cancel()
+	if err != nil {
+		return fmt.Errorf("bus: stop service: %w", err)
+	}
+	return nil
+}
+
+// Client calls RPC methods. It is safe for concurrent use.
+type Client struct {
+	nc      *nats.Conn
+	timeout time.Duration
+}
+
+// DefaultTimeout bounds a call whose context has no deadline.
+const DefaultTimeout = 10 * time.Second
+
+// NewClient returns a client on nc. Calls whose context carries no deadline
+// time out after timeout (DefaultTimeout when 0).
+func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
+	return &Client{nc: nc, timeout: cmp.Or(timeout, DefaultTimeout)}
+}
+
+// Conn returns the connection the client uses.
+func (c *Client) Conn() *nats.Conn { return c.nc }
+
+// Call sends req as JSON to subject and decodes the reply into resp (which
+// may be nil). A reply carrying a micro error comes back as an *Error.
+func (c *Client) Call(ctx context.Context, subject string, req, resp any) error {
+	data, err := Encode(req)
+	if err != nil {
+		return err
+	}
+	return c.CallRaw(ctx, subject, data, resp)
+}
+
+// CallRaw is Call with a body that is already encoded.
+func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestWithContext(ctx, subject, body)
+	if err != nil {
+		return transportError(subject, err)
+	}
+	if code := msg.Header.Get(HeaderErrorCode); code != "" {
+		return &Error{Code: Code(code), Message: msg.Header.Get(HeaderError)}
+	}
+	if resp == nil {
+		return nil
+	}
+	// Replies are decoded leniently: a newer server may add fields.
+	if err := json.Unmarshal(msg.Data, resp); err != nil {
+		return fmt.Errorf("bus: decode reply of %s: %w", subject, err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/bustest"
+)
+
+type echoReq struct {
+	N    int    `json:"n"`
+	Word string `json:"word"`
+}
+
+type echoResp struct {
+	Twice int `json:"twice"`
+}
+
+func startEcho(t *testing.T, cfg bus.ServerConfig) (*bus.Client, bus.Subjects) {
+	t.Helper()
+	ns := bustest.NewServer(t)
+	subj, _ := bus.NewSubjects("t")
+	if cfg.Name == "" {
+		cfg.Name = "echo"
+	}
+	srv, err := bus.NewServer(ns.Conn, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	err = bus.Handle(srv, "echo", subj.Core("echo"), func(ctx context.Context, r *echoReq) (*echoResp, error) {
+		switch r.Word {
+		case "missing":
+			return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", r.N)
+		case "boom":
+			return nil, errors.New("disk on fire")
+		}
+		return &echoResp{Twice: 2 * r.N}, nil
+	})
+	require.NoError(t, err)
+	return bus.NewClient(bustest.Connect(t, ns.ClientURL()), time.Second), subj
+}
+
+func TestRPCRoundTrip(t *testing.T) {
+	client, subj := startEcho(t, bus.ServerConfig{})
+	var resp echoResp
+	require.NoError(t, client.Call(context.Background(), subj.Core("echo"), echoReq{N: 21}, &resp))
+	require.Equal(t, 42, resp.Twice)
+}
+
+func TestRPCErrorsCrossTheWireWithTheirCode(t *testing.T) {
+	client, subj := startEcho(t, bus.ServerConfig{})
+	ctx := context.Background()
+
+	err := client.Call(ctx, subj.Core("echo"), echoReq{N: 9, Word: "missing"}, nil)
+	require.ErrorIs(t, err, bus.ErrNotFound)
+	require.NotErrorIs(t, err, bus.ErrInvalid)
+	require.Contains(t, err.Error(), "job 9 not found")
+
+	err = client.Call(ctx, subj.Core("echo"), echoReq{Word: "boom"}, nil)
+	require.ErrorIs(t, err, bus.ErrInternal)
+	require.Contains(t, err.Error(), "disk on fire")
+}
+
+func TestRPCBadBodiesAreInvalidAndNameTheField(t *testing.T) {
+	client, subj := startEcho(t, bus.ServerConfig{MaxRequestBytes: 64})
+	ctx := context.Background()
+	cases := []struct {
+		name, body, want string
+	}{
+		{"broken JSON", `{"n":`, "body: truncated JSON"},
+		{"not JSON at all", `hello`, "body: not valid JSON"},
+		{"a wrong field type", `{"n":"seven"}`, "n: expected int, got JSON string"},
+		{"an unknown field", `{"nn":1}`, "nn: unknown field"},
+		{"trailing data", `{"n":1} {}`, "unexpected data after"},
+		{"a body over the limit", `{"word":"` + strings.Repeat("x", 100) + `"}`, "over the limit of 64"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := client.CallRaw(ctx, subj.Core("echo"), []byte(c.body), nil)
+			require.ErrorIs(t, err, bus.ErrInvalid)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+	// An empty body is {}.
+	var resp echoResp
+	require.NoError(t, client.CallRaw(ctx, subj.Core("echo"), nil, &resp))
+}
+
+func TestRPCWithNobodyListeningIsUnavailable(t *testing.T) {
+	ns := bustest.NewServer(t)
+	client := bus.NewClient(ns.Conn, time.Second)
+	err := client.Call(context.Background(), "core.nobody", struct{}{}, nil)
+	require.ErrorIs(t, err, bus.ErrUnavailable)
+}
+
+func TestStopWaitsForRequestsInFlight(t *testing.T) {
+	ns := bustest.NewServer(t)
+	srv, err := bus.NewServer(ns.Conn, bus.ServerConfig{Name: "slow"})
+	require.NoError(t, err)
+	entered, finish := make(chan struct{}), make(chan struct{})
+	require.NoError(t, bus.Handle(srv, "slow", "slow", func(ctx context.Context, _ *struct{}) (*struct{}, error) {
+		close(entered)
+		<-finish
+		return &struct{}{}, nil
+	}))
+	client := bus.NewClient(bustest.Connect(t, ns.ClientURL()), 5*time.Second)
+	replied := make(chan error, 1)
+	go func() { replied <- client.Call(context.Background(), "slow", struct{}{}, nil) }()
+	<-entered
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.Stop(context.Background()) }()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a request was in flight")
+	case <-time.After(50 * time.Millisecond): // a bound on a negative, not a synchronisation
+	}
+	close(finish)
+	require.NoError(t, <-stopped)
+	require.NoError(t, <-replied)
+}

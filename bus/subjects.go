@@ -1,0 +1,196 @@
+package bus
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Service names and queue groups. Every core instance joins CoreQueueGroup, so
+// one request reaches exactly one of them.
+const (
+	CoreServiceName     = "kuebus-core"
+	CoreQueueGroup      = "kuebus-core"
+	PromoterServiceName = "kuebus-promoter"
+)
+
+// Header names carried on RPC replies. They are micro's own, so any micro
+// client sees kuebus errors the same way.
+const (
+	HeaderError     = "Nats-Service-Error"
+	HeaderErrorCode = "Nats-Service-Error-Code"
+)
+
+// Job events, the <event> token of job.<event>.<id>.<type>.
+const (
+	EventEnqueue       = "enqueue"
+	EventPromotion     = "promotion"
+	EventStart         = "start"
+	EventProgress      = "progress"
+	EventLog           = "log"
+	EventFailedAttempt = "failed_attempt"
+	EventFailed        = "failed"
+	EventComplete      = "complete"
+	EventRemove        = "remove"
+	EventStalled       = "stalled"
+	EventRejoin        = "rejoin"
+)
+
+// Queue events, the <event> token of queue.<event>.
+const (
+	QueueLeader = "leader"
+	QueueError  = "error"
+	QueuePause  = "pause"
+	QueueResume = "resume"
+	// QueueDue announces the earliest due time of a delayed job that was just
+	// created or rejoined, so that a sleeping promoter can wake early.
+	QueueDue = "due"
+)
+
+// Core RPC methods, the <method> token of core.<method>.
+const (
+	MethodCreate      = "create"
+	MethodCreateBulk  = "create_bulk"
+	MethodGet         = "get"
+	MethodExists      = "exists"
+	MethodRemove      = "remove"
+	MethodLog         = "log"
+	MethodAddLog      = "add_log"
+	MethodRange       = "range"
+	MethodCount       = "count"
+	MethodTypes       = "types"
+	MethodIDs         = "ids"
+	MethodStats       = "stats"
+	MethodSetState    = "set_state"
+	MethodSetPriority = "set_priority"
+	MethodPromote     = "promote"
+	MethodLease       = "lease"
+	MethodComplete    = "complete"
+	MethodFail        = "fail"
+	MethodTouch       = "touch"
+	MethodRelease     = "release"
+	MethodRejoin      = "rejoin"
+	MethodProgress    = "progress"
+	MethodRescue      = "rescue"
+)
+
+// maxTokenLen bounds one subject token (a job type, an event name).
+const maxTokenLen = 128
+
+// ValidToken reports why s cannot be one subject token, or nil when it can:
+// 1 to 128 characters from [A-Za-z0-9_-]. That is stricter than NATS needs,
+// on purpose: a job type is also part of Redis keys and URLs.
+func ValidToken(s string) error {
+	if s == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	if len(s) > maxTokenLen {
+		return fmt.Errorf("%d characters is longer than %d", len(s), maxTokenLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return fmt.Errorf("character %q at %d is not one of A-Z a-z 0-9 _ -", rune(c), i)
+		}
+	}
+	return nil
+}
+
+// Subjects builds every subject kuebus uses, under an optional prefix. The
+// zero value builds unprefixed subjects.
+type Subjects struct {
+	prefix string // "" or "acme." — always ends with a dot when set
+}
+
+// NewSubjects returns the builder for the given prefix, which is one or more
+// dot-separated tokens ("acme", "acme.prod"), or "" for none.
+func NewSubjects(prefix string) (Subjects, error) {
+	prefix = strings.TrimSuffix(prefix, ".")
+	if prefix == "" {
+		return Subjects{}, nil
+	}
+	for _, tok := range strings.Split(prefix, ".") {
+		if err := ValidToken(tok); err != nil {
+			return Subjects{}, fmt.Errorf("bus: subject prefix %q: token %q %v", prefix, tok, err)
+		}
+	}
+	return Subjects{prefix: prefix + "."}, nil
+}
+
+// Prefix returns the prefix without its trailing dot.
+func (s Subjects) Prefix() string { return strings.TrimSuffix(s.prefix, ".") }
+
+// Core is the subject of one core RPC method: core.<method>.
+func (s Subjects) Core(method string) string { return s.prefix + "core." + method }
+
+// Job is the subject of one job's event: job.<event>.<id>.<type>. The caller
+// passes a type that has already been validated with ValidToken.
+func (s Subjects) Job(event string, id int64, jobType string) string {
+	return s.prefix + "job." + event + "." + strconv.FormatInt(id, 10) + "." + jobType
+}
+
+// Queue is the subject of a queue-wide event: queue.<event>.
+func (s Subjects) Queue(event string) string { return s.prefix + "queue." + event }
+
+// AllJobEvents matches every job event: job.>.
+func (s Subjects) AllJobEvents() string { return s.prefix + "job.>" }
+
+// AllQueueEvents matches every queue event: queue.>.
+func (s Subjects) AllQueueEvents() string { return s.prefix + "queue.>" }
+
+// JobEvents matches the events of one job, whatever its type: job.*.<id>.*.
+func (s Subjects) JobEvents(id int64) string {
+	return s.prefix + "job.*." + strconv.FormatInt(id, 10) + ".*"
+}
+
+// JobEventsOf matches events of a kind, or of a type, with "" for any:
+// JobEventsOf("complete", "") is job.complete.*.*, JobEventsOf("", "email")
+// is job.*.*.email.
+func (s Subjects) JobEventsOf(event, jobType string) string {
+	return s.prefix + "job." + orStar(event) + ".*." + orStar(jobType)
+}
+
+// ClusterStatus is the subject the promoter nodes serve their view on.
+func (s Subjects) ClusterStatus() string { return s.prefix + "cluster.status" }
+
+// Pattern applies the prefix to a subject or wildcard pattern given by a user
+// (for example on the command line) after checking that every token is a
+// valid token or a wildcard.
+func (s Subjects) Pattern(pattern string) (string, error) {
+	toks := strings.Split(pattern, ".")
+	for i, tok := range toks {
+		if tok == "*" || (tok == ">" && i == len(toks)-1) {
+			continue
+		}
+		if err := ValidToken(tok); err != nil {
+			return "", fmt.Errorf("bus: subject %q: token %d %q %v", pattern, i+1, tok, err)
+		}
+	}
+	return s.prefix + pattern, nil
+}
+
+// ParseJob splits a job event subject built by Job back into its parts.
+func (s Subjects) ParseJob(subject string) (event string, id int64, jobType string, err error) {
+	rest, ok := strings.CutPrefix(subject, s.prefix+"job.")
+	if !ok {
+		return "", 0, "", fmt.Errorf("bus: %q is not a job event subject", subject)
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 {
+		return "", 0, "", fmt.Errorf("bus: %q is not job.<event>.<id>.<type>", subject)
+	}
+	id, err = strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return "", 0, "", fmt.Errorf("bus: %q: id %q is not a number", subject, parts[1])
+	}
+	return parts[0], id, parts[2], nil
+}
+
+func orStar(tok string) string {
+	if tok == "" {
+		return "*"
+	}
+	return tok
+}

@@ -1,0 +1,24 @@
+// Package redisproc owns the lifecycle of a real redis-server child process
+// listening on a loopback port, and nothing of what is stored in it:
+//
+//   - finding the binary (Options.Binary or redis-server in PATH), with
+//     ErrNotInstalled and an install hint when there is none;
+//   - the command line: bound to 127.0.0.1, protected mode on, no RDB
+//     snapshots, AOF on or off, data under Options.Dir (or a temporary
+//     directory that Stop removes), logs on stdout;
+//   - picking a free port, and retrying on another one when the picked port
+//     was taken before redis-server could bind it;
+//   - waiting until the server answers PING (over a raw TCP connection, so
+//     that this package does not depend on a Redis client library);
+//   - keeping the last lines redis-server printed, so that a failed start
+//     says why;
+//   - stopping (SIGTERM, then SIGKILL), killing and restarting on the same
+//     port, and making sure a parent that dies does not leave redis-server
+//     running (Linux).
+//
+// It exists because two users need exactly that: `kuebus dev`, which runs
+// its own Redis with its data and AOF under the dev data directory, and the
+// test suites, which start a throwaway Redis when TEST_REDIS_URL is unset and
+// need to take it down and bring it back to test outages. Talking to Redis is
+// left to the packages that use it.
+package redisproc
