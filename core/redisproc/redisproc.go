@@ -2,6 +2,7 @@ package redisproc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +48,9 @@ const (
 // directory, no AOF.
 type Options struct {
 	// Binary is the redis-server binary, a path or a name looked up in PATH.
-	// Default: redis-server, looked up in PATH.
+	// A wrapper script must exec redis-server, not fork it: readiness checks
+	// that the server answering is the child's pid. Default: redis-server,
+	// looked up in PATH.
 	Binary string
 	// Dir is the working directory for data (RDB dump, AOF). It is created
 	// (0o755) if missing and kept by Stop. Default: a temporary directory
@@ -64,8 +67,9 @@ type Options struct {
 	// Logger gets one debug line per start and stop, with pid and address.
 	// nil discards.
 	Logger *slog.Logger
-	// ExtraArgs are appended to redis-server's command line, for example
-	// []string{"--maxmemory", "64mb"}.
+	// ExtraArgs are appended to redis-server's command line, so they override
+	// the defaults above, for example []string{"--maxmemory", "64mb"}. They
+	// must not change --bind or --port, which readiness relies on.
 	ExtraArgs []string
 }
 
@@ -83,18 +87,21 @@ type Server struct {
 	stopped bool
 }
 
-// process is one run of redis-server. A single goroutine calls cmd.Wait and
-// closes done when it returns; err is its result, valid once done is closed.
+// process is one run of redis-server. A single goroutine (wait) calls
+// cmd.Wait and closes done when it returns; err is its result, valid once
+// done is closed.
 type process struct {
-	cmd  *exec.Cmd
-	out  *tailBuffer
-	done chan struct{}
-	err  error
+	cmd    *exec.Cmd
+	out    *tailBuffer
+	done   chan struct{}
+	err    error
+	onExit context.CancelFunc // called after done is closed
 }
 
 func (p *process) wait() {
 	p.err = p.cmd.Wait()
 	close(p.done)
+	p.onExit()
 }
 
 func (p *process) exited() bool {
@@ -172,7 +179,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for attempt := 1; ; attempt++ {
 		port := opts.Port
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = pickPort(); err != nil {
 				err = fmt.Errorf("redisproc: start redis-server: pick a free port: %w", err)
 				break
 			}
@@ -189,7 +196,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				"pid", p.cmd.Process.Pid, "addr", s.addr, "dir", opts.Dir)
 			return s, nil
 		}
-		// A picked port may have been taken between freePort and redis-server's
+		// A picked port may have been taken between pickPort and redis-server's
 		// bind: try another one. Any early exit counts, as the reason can only
 		// be told from redis-server's log text.
 		if !exitedEarly || attempt >= attempts || ctx.Err() != nil {
@@ -220,6 +227,9 @@ func findBinary(bin string) (string, error) {
 	}
 	return path, nil
 }
+
+// pickPort is freePort; tests replace it to provoke port clashes.
+var pickPort = freePort
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func freePort() (int, error) {
@@ -275,11 +285,13 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 	if err := cmd.Start(); err != nil {
 		return nil, false, fail("%w", err)
 	}
-	p = &process{cmd: cmd, out: out, done: make(chan struct{})}
-	go p.wait()
-
+	// readyCtx also ends when the child exits, so that a probe stuck on
+	// whatever else listens on the port does not delay the verdict.
 	readyCtx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
+	p = &process{cmd: cmd, out: out, done: make(chan struct{}), onExit: cancel}
+	go p.wait()
+
 	lastErr := errors.New("no probe yet")
 	backoff := firstBackoff
 	timer := time.NewTimer(0)
@@ -289,6 +301,9 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 		case <-p.done:
 			return nil, true, fail("exited during startup (%s)%s", p.exitStatus(), out.tail())
 		case <-readyCtx.Done():
+			if p.exited() {
+				return nil, true, fail("exited during startup (%s)%s", p.exitStatus(), out.tail())
+			}
 			_ = p.kill()
 			if ctx.Err() != nil {
 				return nil, false, fail("%w%s", ctx.Err(), out.tail())
@@ -297,10 +312,7 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 				opts.StartTimeout, lastErr, readyCtx.Err(), out.tail())
 		case <-timer.C:
 		}
-		if lastErr = ping(readyCtx, addr); lastErr == nil {
-			if p.exited() { // answered by someone else on that port
-				return nil, true, fail("exited during startup (%s)%s", p.exitStatus(), out.tail())
-			}
+		if lastErr = probe(readyCtx, addr, cmd.Process.Pid); lastErr == nil {
 			return p, false, nil
 		}
 		timer.Reset(backoff)
@@ -308,9 +320,16 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 	}
 }
 
-// ping sends PING on a new connection and expects +PONG. A server that is
+// probe sends PING on a new connection and expects +PONG. A server that is
 // still loading its data answers -LOADING, which counts as not ready.
-func ping(ctx context.Context, addr string) error {
+//
+// PONG alone does not prove that our child answered: if the port was taken
+// (by another test package's redis-server, say) our child exits on "address
+// already in use", but the other server answers first. So probe also asks
+// INFO server and compares process_id with pid. Options.Binary must therefore
+// be redis-server itself or exec it, not fork it. A server whose INFO is
+// disabled or renamed is taken at its PONG.
+func probe(ctx context.Context, addr string, pid int) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -324,15 +343,49 @@ func ping(ctx context.Context, addr string) error {
 			return err
 		}
 	}
+	// Cancelling ctx (the child exited, or the caller gave up) unblocks a
+	// read from a listener that never answers.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	r := bufio.NewReader(conn)
 	if _, err := io.WriteString(conn, "PING\r\n"); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}
 	if line != "+PONG\r\n" {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+
+	if _, err := io.WriteString(conn, "INFO server\r\n"); err != nil {
+		return err
+	}
+	line, err = r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "$") {
+		return nil // INFO refused: no way to tell, trust the PONG
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil || n < 0 || n > 1<<20 {
+		return fmt.Errorf("INFO answered %q", strings.TrimSpace(line))
+	}
+	info := make([]byte, n+2)
+	if _, err := io.ReadFull(r, info); err != nil {
+		return err
+	}
+	for l := range strings.Lines(string(info)) {
+		v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:")
+		if !ok {
+			continue
+		}
+		if v != strconv.Itoa(pid) {
+			return fmt.Errorf("port answered by another redis-server (pid %s, ours is %d)", v, pid)
+		}
+		return nil
 	}
 	return nil
 }
@@ -455,20 +508,20 @@ func (s *Server) Restart(ctx context.Context) error {
 	return nil
 }
 
-// tailBuffer is an io.Writer that keeps the last max lines written to it.
+// tailBuffer is an io.Writer that keeps the last lines written to it.
 type tailBuffer struct {
 	mu      sync.Mutex
-	lines   []string // ring of at most max complete lines
+	lines   []string // ring of at most limit complete lines
 	next    int      // where the next line goes once the ring is full
-	max     int
+	limit   int
 	partial []byte // the current line, not yet ended by '\n'
 }
 
 // maxLineLen bounds one kept line; longer lines are cut.
 const maxLineLen = 4096
 
-func newTailBuffer(max int) *tailBuffer {
-	return &tailBuffer{max: max}
+func newTailBuffer(limit int) *tailBuffer {
+	return &tailBuffer{limit: limit}
 }
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
@@ -476,7 +529,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	defer b.mu.Unlock()
 	n := len(p)
 	for len(p) > 0 {
-		i := strings.IndexByte(string(p), '\n')
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			b.appendPartial(p)
 			break
@@ -490,19 +543,17 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *tailBuffer) appendPartial(p []byte) {
-	if room := maxLineLen - len(b.partial); len(p) > room {
-		p = p[:max(room, 0)]
-	}
-	b.partial = append(b.partial, p...)
+	room := maxLineLen - len(b.partial)
+	b.partial = append(b.partial, p[:min(len(p), room)]...)
 }
 
 func (b *tailBuffer) push(line string) {
-	if len(b.lines) < b.max {
+	if len(b.lines) < b.limit {
 		b.lines = append(b.lines, line)
 		return
 	}
 	b.lines[b.next] = line
-	b.next = (b.next + 1) % b.max
+	b.next = (b.next + 1) % b.limit
 }
 
 // String returns the kept lines, oldest first, and any unfinished line.

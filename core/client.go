@@ -1,0 +1,254 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// ClientOptions configures a Client. The zero value is fine.
+type ClientOptions struct {
+	// Prefix is the subject prefix of the deployment. Default: none.
+	Prefix string
+	// Timeout bounds calls whose context has no deadline. Default 10s.
+	Timeout time.Duration
+}
+
+// Client is the Go API to a kuebus queue, over NATS only: create jobs, read
+// and change them, and listen to their events. It is safe for concurrent use.
+//
+// Kue's queue.create(type, data).priority('high').save() is
+//
+//	job, err := client.Create(ctx, "email", data, &core.CreateOpts{Priority: core.PriorityHigh})
+//
+// and Kue's queue.on('job complete', fn) is
+//
+//	sub, err := client.Subscribe(client.Subjects().JobEventsOf("complete", ""), fn)
+type Client struct {
+	rpc  *bus.Client
+	nc   *nats.Conn
+	subj bus.Subjects
+}
+
+// NewClient returns a client on an open NATS connection (see bus.Connect).
+func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
+	if opts == nil {
+		opts = &ClientOptions{}
+	}
+	subj, err := bus.NewSubjects(opts.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj}, nil
+}
+
+// Subjects returns the subject builder of the client's deployment, to build
+// patterns for Subscribe.
+func (c *Client) Subjects() bus.Subjects { return c.subj }
+
+// Call sends any core method's request and decodes its reply; the typed
+// methods below are built on it.
+func (c *Client) Call(ctx context.Context, method string, req, reply any) error {
+	if err := c.rpc.Call(ctx, c.subj.Core(method), req, reply); err != nil {
+		return fmt.Errorf("core.%s: %w", method, err)
+	}
+	return nil
+}
+
+// CreateOpts are the optional fields of a new job. Durations are rounded
+// down to milliseconds on the wire.
+type CreateOpts struct {
+	Priority         Priority
+	Delay            time.Duration
+	Attempts         int      // default 1
+	Backoff          *Backoff // nil: retry at once
+	TTL              time.Duration
+	RemoveOnComplete bool
+	UniqueKey        string
+}
+
+// Spec turns a type, data and options into the spec sent on the wire. data
+// is marshalled as JSON unless it is already a json.RawMessage.
+func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
+	raw, ok := data.(json.RawMessage)
+	if !ok && data != nil {
+		var err error
+		if raw, err = json.Marshal(data); err != nil {
+			return Spec{}, fmt.Errorf("core: job data: %w", err)
+		}
+	}
+	sp := Spec{Type: jobType, Data: raw}
+	if o != nil {
+		sp.Priority, sp.MaxAttempts, sp.Backoff = o.Priority, o.Attempts, o.Backoff
+		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
+		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
+	}
+	return sp, nil
+}
+
+// Create creates a job. With a UniqueKey held by an unfinished job, it
+// returns that job instead.
+func (c *Client) Create(ctx context.Context, jobType string, data any, opts *CreateOpts) (*Job, error) {
+	sp, err := opts.Spec(jobType, data)
+	if err != nil {
+		return nil, err
+	}
+	return c.CreateSpec(ctx, sp)
+}
+
+// CreateSpec creates a job from a wire spec.
+func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
+	var job Job
+	return &job, c.Call(ctx, bus.MethodCreate, sp, &job)
+}
+
+// CreateBulk creates many jobs in one call, all or none.
+func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
+	var reply JobsReply
+	return reply.Jobs, c.Call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
+}
+
+// Get reads a job.
+func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
+	var job Job
+	if err := c.Call(ctx, bus.MethodGet, IDRequest{ID: id}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// Exists reports whether a job exists.
+func (c *Client) Exists(ctx context.Context, id int64) (bool, error) {
+	var reply ExistsReply
+	return reply.Exists, c.Call(ctx, bus.MethodExists, IDRequest{ID: id}, &reply)
+}
+
+// Remove deletes a job and its log.
+func (c *Client) Remove(ctx context.Context, id int64) error {
+	return c.Call(ctx, bus.MethodRemove, IDRequest{ID: id}, nil)
+}
+
+// Log reads a job's log lines, oldest first.
+func (c *Client) Log(ctx context.Context, id int64) ([]string, error) {
+	var reply LogReply
+	return reply.Lines, c.Call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
+}
+
+// AddLog appends a line to a job's log.
+func (c *Client) AddLog(ctx context.Context, id int64, line string) error {
+	return c.Call(ctx, bus.MethodAddLog, AddLogRequest{ID: id, Line: line}, nil)
+}
+
+// Range pages through jobs by state and type.
+func (c *Client) Range(ctx context.Context, req RangeRequest) ([]Job, error) {
+	var reply JobsReply
+	return reply.Jobs, c.Call(ctx, bus.MethodRange, req, &reply)
+}
+
+// Count counts jobs by state and type ("" for any).
+func (c *Client) Count(ctx context.Context, state State, jobType string) (int64, error) {
+	var reply CountReply
+	return reply.Count, c.Call(ctx, bus.MethodCount, CountRequest{State: state, Type: jobType}, &reply)
+}
+
+// Types lists the job types.
+func (c *Client) Types(ctx context.Context) ([]string, error) {
+	var reply TypesReply
+	return reply.Types, c.Call(ctx, bus.MethodTypes, Empty{}, &reply)
+}
+
+// IDs lists the ids of the jobs in a state.
+func (c *Client) IDs(ctx context.Context, state State) ([]int64, error) {
+	var reply IDsReply
+	return reply.IDs, c.Call(ctx, bus.MethodIDs, IDsRequest{State: state}, &reply)
+}
+
+// Stats counts jobs per state and type.
+func (c *Client) Stats(ctx context.Context) (*Stats, error) {
+	var st Stats
+	if err := c.Call(ctx, bus.MethodStats, Empty{}, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// SetState moves a job by hand: a failed job set to inactive runs again.
+func (c *Client) SetState(ctx context.Context, id int64, state State) (*Job, error) {
+	var job Job
+	if err := c.Call(ctx, bus.MethodSetState, SetStateRequest{ID: id, State: state}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// SetPriority changes a job's priority.
+func (c *Client) SetPriority(ctx context.Context, id int64, p Priority) (*Job, error) {
+	var job Job
+	if err := c.Call(ctx, bus.MethodSetPriority, SetPriorityRequest{ID: id, Priority: &p}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// Promote moves due delayed jobs to inactive: the promoter's call.
+func (c *Client) Promote(ctx context.Context, limit int) (*MoveReply, error) {
+	var reply MoveReply
+	if err := c.Call(ctx, bus.MethodPromote, LimitRequest{Limit: limit}, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
+// Subscribe calls fn with every event on subject, a pattern from Subjects()
+// (JobEvents, JobEventsOf, AllJobEvents, Queue...). fn runs on the
+// subscription's goroutine, one event at a time. Bodies that do not decode
+// are skipped. Events are at most once: a listener that must not miss a
+// change reads the job after subscribing.
+func (c *Client) Subscribe(subject string, fn func(*Event)) (*nats.Subscription, error) {
+	sub, err := c.nc.Subscribe(subject, func(m *nats.Msg) {
+		var ev Event
+		if json.Unmarshal(m.Data, &ev) == nil {
+			fn(&ev)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("core: subscribe %s: %w", subject, err)
+	}
+	return sub, nil
+}
+
+// Await waits until a job is complete or failed and returns it as it is
+// then. It subscribes to the job's events before it reads the job, so a job
+// that finishes meanwhile is not missed.
+func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
+	changed := make(chan struct{}, 1)
+	sub, err := c.Subscribe(c.subj.JobEvents(id), func(*Event) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := c.nc.Flush(); err != nil {
+		return nil, fmt.Errorf("core: await job %d: %w", id, err)
+	}
+	for {
+		job, err := c.Get(ctx, id)
+		if err != nil || job.State.Finished() {
+			return job, err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("core: await job %d: %w", id, ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,186 @@
+// Package coretest gives tests a real Redis and a real core: Main starts one
+// redis-server per test binary (unless TEST_REDIS_URL names one), NewStore
+// gives each test its own key prefix, and NewCore runs the whole stack,
+// embedded NATS, store and service, behind a client.
+package coretest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisproc"
+	"github.com/kuebus/kuebus/core/redisstore"
+)
+
+// redisURL is the Redis the tests of this binary use, set by Main.
+var redisURL string
+
+// Main runs a test binary's tests against a real Redis: the one in
+// TEST_REDIS_URL, or a redis-server it starts on a free loopback port and
+// stops afterwards. When it can do neither, every test fails: a suite that
+// silently skips its Redis tests proves nothing. After the tests it checks
+// that no goroutine was left running. Use it as
+//
+//	func TestMain(m *testing.M) { os.Exit(coretest.Main(m)) }
+func Main(m *testing.M) int {
+	redisURL = os.Getenv("TEST_REDIS_URL")
+	var srv *redisproc.Server
+	if redisURL == "" {
+		var err error
+		srv, err = redisproc.Start(context.Background(), redisproc.Options{})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "coretest: no TEST_REDIS_URL and cannot start redis-server: %v\n", err)
+			return 1
+		}
+		redisURL = srv.URL()
+	}
+	code := m.Run()
+	if srv != nil {
+		if err := srv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "coretest: stop redis-server: %v\n", err)
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(LeakIgnores()...); err != nil {
+			fmt.Fprintf(os.Stderr, "coretest: goroutines left behind: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// LeakIgnores are the goroutines that outlive a test on purpose.
+func LeakIgnores() []goleak.Option {
+	return []goleak.Option{
+		// go-redis closes its pools' reaper goroutines lazily after Close.
+		goleak.IgnoreTopFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).reaper"),
+	}
+}
+
+// RedisURL is the Redis of this test binary. Main must have run.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	if redisURL == "" {
+		t.Fatal("coretest: no Redis: call coretest.Main from TestMain")
+	}
+	return redisURL
+}
+
+// NewRedis returns a client to the test Redis, closed when the test ends.
+func NewRedis(t testing.TB) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(RedisURL(t))
+	if err != nil {
+		t.Fatalf("coretest: %v", err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("coretest: Redis at %s does not answer: %v", RedisURL(t), err)
+	}
+	return rdb
+}
+
+// Prefix returns a key prefix no other test uses; the test's cleanup deletes
+// every key under it.
+func Prefix(t testing.TB, rdb *redis.Client) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	prefix := "kt" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := rdb.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+	})
+	return prefix
+}
+
+// NewStore returns a Store on the test Redis under a prefix of its own.
+func NewStore(t testing.TB) (*redisstore.Store, *redis.Client) {
+	t.Helper()
+	rdb := NewRedis(t)
+	st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: Prefix(t, rdb)})
+	if err != nil {
+		t.Fatalf("coretest: %v", err)
+	}
+	return st, rdb
+}
+
+// Core is a running core for one test.
+type Core struct {
+	NATS    *bustest.Server
+	Store   *redisstore.Store
+	Redis   *redis.Client
+	Service *core.Service
+	Client  *core.Client
+}
+
+// NewCore starts embedded NATS, a store under its own prefix and a core
+// service, and returns a client connected to them. cfg may set the clock and
+// limits; Store, Conn and Subjects are filled in. Everything stops when the
+// test ends.
+func NewCore(t testing.TB, cfg core.Config) *Core {
+	t.Helper()
+	ns := bustest.NewServer(t)
+	st, rdb := NewStore(t)
+	cfg.Store, cfg.Conn = st, ns.Conn
+	svc, err := core.NewService(cfg)
+	if err != nil {
+		t.Fatalf("coretest: %v", err)
+	}
+	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
+	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
+	if err != nil {
+		t.Fatalf("coretest: %v", err)
+	}
+	return &Core{NATS: ns, Store: st, Redis: rdb, Service: svc, Client: client}
+}
+
+// Clock is a settable clock for core.Config.Now.
+type Clock struct{ ms chanInt }
+
+type chanInt chan int64
+
+// NewClock returns a clock that reads `at` until moved.
+func NewClock(at time.Time) *Clock {
+	c := &Clock{ms: make(chanInt, 1)}
+	c.ms <- at.UnixMilli()
+	return c
+}
+
+// Now is core.Config.Now.
+func (c *Clock) Now() time.Time {
+	ms := <-c.ms
+	c.ms <- ms
+	return time.UnixMilli(ms)
+}
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	ms := <-c.ms
+	c.ms <- ms + d.Milliseconds()
+}
+
+// ErrCode is the wire code of err, for tables of expected failures.
+func ErrCode(err error) bus.Code {
+	if err == nil {
+		return ""
+	}
+	return bus.CodeOf(err)
+}

@@ -1,0 +1,251 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// State is where a job is in its life: delayed → inactive → active →
+// complete | failed, with active → inactive or delayed again for retries,
+// released leases and rejoins.
+type State string
+
+// The states of DESIGN §2.
+const (
+	StateDelayed  State = "delayed"
+	StateInactive State = "inactive"
+	StateActive   State = "active"
+	StateComplete State = "complete"
+	StateFailed   State = "failed"
+)
+
+// States lists every state in the order of a job's life.
+var States = []State{StateDelayed, StateInactive, StateActive, StateComplete, StateFailed}
+
+// ParseState checks a state name.
+func ParseState(s string) (State, error) {
+	for _, st := range States {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not a state (delayed, inactive, active, complete, failed)", s)
+}
+
+// Finished reports whether a job in this state will not run again by itself.
+func (s State) Finished() bool { return s == StateComplete || s == StateFailed }
+
+// Priority orders jobs of one type: lower runs first; within one priority,
+// first in, first out. On the wire it is a number or one of Kue's names.
+type Priority int64
+
+// Kue's named priorities.
+const (
+	PriorityLow      Priority = 10
+	PriorityNormal   Priority = 0
+	PriorityMedium   Priority = -5
+	PriorityHigh     Priority = -10
+	PriorityCritical Priority = -15
+)
+
+// MaxPriority bounds a priority's magnitude: Redis keeps scores as doubles,
+// which hold every integer up to 2^53 exactly.
+const MaxPriority = 1<<53 - 1
+
+var priorityNames = map[string]Priority{
+	"low": PriorityLow, "normal": PriorityNormal, "medium": PriorityMedium,
+	"high": PriorityHigh, "critical": PriorityCritical,
+}
+
+// ParsePriority reads a priority name (low, normal, medium, high, critical)
+// or an integer.
+func ParsePriority(s string) (Priority, error) {
+	if p, ok := priorityNames[strings.ToLower(s)]; ok {
+		return p, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither a priority name (low, normal, medium, high, critical) nor an integer", s)
+	}
+	p := Priority(n)
+	return p, p.check()
+}
+
+func (p Priority) check() error {
+	if p > MaxPriority || p < -MaxPriority {
+		return fmt.Errorf("%d is outside ±%d", int64(p), int64(MaxPriority))
+	}
+	return nil
+}
+
+// UnmarshalJSON accepts a number or a name.
+func (p *Priority) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("priority: %v", err)
+	}
+	var err error
+	switch v := v.(type) {
+	case string:
+		*p, err = ParsePriority(v)
+	case float64:
+		if v != math.Trunc(v) {
+			return fmt.Errorf("priority: %v is not an integer", v)
+		}
+		if math.Abs(v) > MaxPriority {
+			return fmt.Errorf("priority: %v is outside ±%d", v, int64(MaxPriority))
+		}
+		*p = Priority(v)
+	default:
+		return fmt.Errorf("priority: expected a number or a name, got %s", b)
+	}
+	if err != nil {
+		return fmt.Errorf("priority: %v", err)
+	}
+	return nil
+}
+
+// BackoffType names how long a failed attempt waits before the next.
+type BackoffType string
+
+// The backoff types of DESIGN §2.
+const (
+	BackoffFixed       BackoffType = "fixed"
+	BackoffExponential BackoffType = "exponential"
+)
+
+// Backoff says how long to wait before retrying a failed attempt.
+type Backoff struct {
+	Type  BackoffType `json:"type"`
+	Delay int64       `json:"delay"` // ms
+}
+
+// After returns the wait in ms before the next attempt, given how many
+// attempts have been made: fixed waits Delay; exponential waits
+// Delay × 0.5 × (2^attempts − 1), Kue's formula, capped at MaxDelay.
+// A nil Backoff retries at once.
+func (b *Backoff) After(attempts int) int64 {
+	if b == nil {
+		return 0
+	}
+	if b.Type == BackoffFixed {
+		return b.Delay
+	}
+	wait := math.Round(float64(b.Delay) * 0.5 * (math.Pow(2, float64(attempts)) - 1))
+	return int64(min(wait, MaxDelay))
+}
+
+func (b *Backoff) validate() error {
+	if b.Type != BackoffFixed && b.Type != BackoffExponential {
+		return invalid("backoff.type", "%q is not fixed or exponential", b.Type)
+	}
+	if b.Delay < 0 || b.Delay > MaxDelay {
+		return invalid("backoff.delay", "%d ms is outside 0..%d", b.Delay, int64(MaxDelay))
+	}
+	return nil
+}
+
+// Limits on a job spec.
+const (
+	MaxDelay        = 10 * 365 * 24 * 3600 * 1000 // ten years, in ms
+	MaxAttempts     = 1_000_000
+	MaxUniqueKeyLen = 512
+	DefaultTTL      = 60_000 // ms
+	// DefaultMaxDataBytes is the default limit on a job's data (and result),
+	// well below NATS's 1 MiB message limit so that the job with its other
+	// fields still fits in a reply.
+	DefaultMaxDataBytes = 512 << 10
+)
+
+// Spec is what a producer sends to create a job.
+type Spec struct {
+	Type             string          `json:"type"`
+	Data             json.RawMessage `json:"data,omitempty"`
+	Priority         Priority        `json:"priority,omitempty"`
+	Delay            int64           `json:"delay,omitempty"`        // ms before the job may run
+	MaxAttempts      int             `json:"max_attempts,omitempty"` // default 1
+	Backoff          *Backoff        `json:"backoff,omitempty"`
+	TTL              int64           `json:"ttl,omitempty"` // ms one attempt may hold its lease; default 60000
+	RemoveOnComplete bool            `json:"remove_on_complete,omitempty"`
+	UniqueKey        string          `json:"unique_key,omitempty"`
+}
+
+// Normalize fills defaults and checks every field, returning an invalid
+// error that names the first bad one. maxData limits len(Data).
+func (s *Spec) Normalize(maxData int) error {
+	if err := bus.ValidToken(s.Type); err != nil {
+		return invalid("type", "%q is not a job type: %v", s.Type, err)
+	}
+	if len(s.Data) > maxData {
+		return invalid("data", "%d bytes is over the limit of %d", len(s.Data), maxData)
+	}
+	if err := s.Priority.check(); err != nil {
+		return invalid("priority", "%v", err)
+	}
+	if s.Delay < 0 || s.Delay > MaxDelay {
+		return invalid("delay", "%d ms is outside 0..%d", s.Delay, int64(MaxDelay))
+	}
+	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttempts {
+		return invalid("max_attempts", "%d is outside 1..%d", s.MaxAttempts, MaxAttempts)
+	}
+	if s.MaxAttempts == 0 {
+		s.MaxAttempts = 1
+	}
+	if s.Backoff != nil {
+		if err := s.Backoff.validate(); err != nil {
+			return err
+		}
+	}
+	if s.TTL < 0 || s.TTL > MaxDelay {
+		return invalid("ttl", "%d ms is outside 1..%d", s.TTL, int64(MaxDelay))
+	}
+	if s.TTL == 0 {
+		s.TTL = DefaultTTL
+	}
+	if len(s.UniqueKey) > MaxUniqueKeyLen {
+		return invalid("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)
+	}
+	return nil
+}
+
+// Job is a stored job. Times are unix ms, durations ms.
+type Job struct {
+	ID               int64           `json:"id"`
+	Type             string          `json:"type"`
+	Data             json.RawMessage `json:"data,omitempty"`
+	Priority         Priority        `json:"priority"`
+	State            State           `json:"state"`
+	Delay            int64           `json:"delay"`
+	MaxAttempts      int             `json:"max_attempts"`
+	Attempts         int             `json:"attempts"`
+	Backoff          *Backoff        `json:"backoff,omitempty"`
+	TTL              int64           `json:"ttl"`
+	RemoveOnComplete bool            `json:"remove_on_complete"`
+	UniqueKey        string          `json:"unique_key,omitempty"`
+	Progress         int             `json:"progress"`
+	Result           json.RawMessage `json:"result,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	CreatedAt        int64           `json:"created_at"`
+	PromoteAt        int64           `json:"promote_at,omitempty"`
+	StartedAt        int64           `json:"started_at,omitempty"`
+	UpdatedAt        int64           `json:"updated_at"`
+	FailedAt         int64           `json:"failed_at,omitempty"`
+	Duration         int64           `json:"duration,omitempty"`
+	WorkerID         string          `json:"worker_id,omitempty"`
+	Stalls           int             `json:"stalls,omitempty"` // leases that ran out
+	// Lease and LeaseUntil are set on a job handed out by lease: the token a
+	// worker must show, and when the lease runs out.
+	Lease      string `json:"lease,omitempty"`
+	LeaseUntil int64  `json:"lease_until,omitempty"`
+}
+
+// WithoutData returns a copy without its data, as carried by most events.
+func (j Job) WithoutData() *Job {
+	j.Data = nil
+	return &j
+}

@@ -1,0 +1,312 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// The RPC methods of DESIGN §3 that are not the worker's: each checks its
+// input, calls the store once, and publishes what changed.
+
+func (s *Service) register() error {
+	return errors.Join(
+		handle(s, bus.MethodCreate, s.create),
+		handle(s, bus.MethodCreateBulk, s.createBulk),
+		handle(s, bus.MethodGet, s.get),
+		handle(s, bus.MethodExists, s.exists),
+		handle(s, bus.MethodRemove, s.remove),
+		handle(s, bus.MethodLog, s.logLines),
+		handle(s, bus.MethodAddLog, s.addLog),
+		handle(s, bus.MethodRange, s.rangeJobs),
+		handle(s, bus.MethodCount, s.count),
+		handle(s, bus.MethodTypes, s.types),
+		handle(s, bus.MethodIDs, s.ids),
+		handle(s, bus.MethodStats, s.stats),
+		handle(s, bus.MethodSetState, s.setState),
+		handle(s, bus.MethodSetPriority, s.setPriority),
+		handle(s, bus.MethodPromote, s.promote),
+	)
+}
+
+// handle serves one method on core.<method>.
+func handle[Req, Resp any](s *Service, method string, fn func(context.Context, *Req) (*Resp, error)) error {
+	return bus.Handle(s.server, method, s.subj.Core(method), fn)
+}
+
+func checkID(id int64) error {
+	if id <= 0 {
+		return invalid("id", "%d is not a job id (a positive integer)", id)
+	}
+	return nil
+}
+
+// checkState accepts a state name, or "" when optional is true.
+func checkState(st State, optional bool) error {
+	if st == "" && optional {
+		return nil
+	}
+	if _, err := ParseState(string(st)); err != nil {
+		return invalid("state", "%v", err)
+	}
+	return nil
+}
+
+func checkType(t string) error {
+	if t == "" {
+		return nil
+	}
+	if err := bus.ValidToken(t); err != nil {
+		return invalid("type", "%q is not a job type: %v", t, err)
+	}
+	return nil
+}
+
+func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
+	if err := sp.Normalize(s.cfg.MaxDataBytes); err != nil {
+		return nil, err
+	}
+	jobs, existing, err := s.store.Create(ctx, s.now(), []Spec{*sp})
+	if err != nil {
+		return nil, err
+	}
+	s.announceCreated(jobs, existing)
+	return &jobs[0], nil
+}
+
+func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply, error) {
+	if len(req.Jobs) == 0 {
+		return nil, invalid("jobs", "no jobs given")
+	}
+	if len(req.Jobs) > s.cfg.MaxBulk {
+		return nil, invalid("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
+	}
+	for i := range req.Jobs {
+		if err := req.Jobs[i].Normalize(s.cfg.MaxDataBytes); err != nil {
+			// Name the job too: "jobs[3].type: ...".
+			msg := strings.TrimPrefix(err.Error(), "kuebus: invalid: ")
+			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, msg)
+		}
+	}
+	jobs, existing, err := s.store.Create(ctx, s.now(), req.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	s.announceCreated(jobs, existing)
+	return &JobsReply{Jobs: jobs}, nil
+}
+
+func (s *Service) get(ctx context.Context, req *IDRequest) (*Job, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	return s.store.Get(ctx, req.ID)
+}
+
+func (s *Service) exists(ctx context.Context, req *IDRequest) (*ExistsReply, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	_, err := s.store.Get(ctx, req.ID)
+	if bus.CodeOf(err) == bus.CodeNotFound {
+		return &ExistsReply{Exists: false}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ExistsReply{Exists: true}, nil
+}
+
+func (s *Service) remove(ctx context.Context, req *IDRequest) (*Empty, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	job, err := s.store.Remove(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	s.publish(bus.EventRemove, job, nil)
+	return &Empty{}, nil
+}
+
+func (s *Service) logLines(ctx context.Context, req *IDRequest) (*LogReply, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	lines, err := s.store.Log(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &LogReply{Lines: lines}, nil
+}
+
+func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	if len(req.Line) > s.cfg.MaxLogLineBytes {
+		return nil, invalid("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
+	}
+	job, err := s.store.AddLog(ctx, req.ID, req.Line)
+	if err != nil {
+		return nil, err
+	}
+	s.publish(bus.EventLog, job, func(ev *Event) { ev.Line = req.Line })
+	return &Empty{}, nil
+}
+
+func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply, error) {
+	if err := checkState(req.State, true); err != nil {
+		return nil, err
+	}
+	if err := checkType(req.Type); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.From < 0:
+		return nil, invalid("from", "%d is negative", req.From)
+	case req.To < req.From:
+		return nil, invalid("to", "%d is before from (%d)", req.To, req.From)
+	case req.To-req.From+1 > MaxRangeSize:
+		return nil, invalid("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, req.To-req.From+1, MaxRangeSize)
+	case req.Order != "" && req.Order != OrderAsc && req.Order != OrderDesc:
+		return nil, invalid("order", "%q is not asc or desc", req.Order)
+	}
+	jobs, err := s.store.Range(ctx, *req)
+	if err != nil {
+		return nil, err
+	}
+	return &JobsReply{Jobs: jobs}, nil
+}
+
+func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, error) {
+	if err := checkState(req.State, true); err != nil {
+		return nil, err
+	}
+	if err := checkType(req.Type); err != nil {
+		return nil, err
+	}
+	n, err := s.store.Count(ctx, req.State, req.Type)
+	if err != nil {
+		return nil, err
+	}
+	return &CountReply{Count: n}, nil
+}
+
+func (s *Service) types(ctx context.Context, _ *Empty) (*TypesReply, error) {
+	types, err := s.store.Types(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &TypesReply{Types: types}, nil
+}
+
+func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
+	if err := checkState(req.State, false); err != nil {
+		return nil, err
+	}
+	ids, err := s.store.IDs(ctx, req.State)
+	if err != nil {
+		return nil, err
+	}
+	return &IDsReply{IDs: ids}, nil
+}
+
+func (s *Service) stats(ctx context.Context, _ *Empty) (*Stats, error) {
+	return s.store.Stats(ctx)
+}
+
+// stateEvents says which event a move by hand into a state publishes.
+var stateEvents = map[State]string{
+	StateInactive: bus.EventEnqueue,
+	StateDelayed:  bus.EventEnqueue,
+	StateActive:   bus.EventStart,
+	StateComplete: bus.EventComplete,
+	StateFailed:   bus.EventFailed,
+}
+
+func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	if err := checkState(req.State, false); err != nil {
+		return nil, err
+	}
+	job, changed, err := s.store.SetState(ctx, s.now(), req.ID, req.State)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		s.publish(stateEvents[req.State], job, func(ev *Event) {
+			if req.State == StateFailed {
+				ev.Error, ev.Attempts = job.Error, job.Attempts
+			}
+		})
+		if req.State == StateDelayed {
+			s.announceDue(job.PromoteAt)
+		}
+	}
+	return job, nil
+}
+
+func (s *Service) setPriority(ctx context.Context, req *SetPriorityRequest) (*Job, error) {
+	if err := checkID(req.ID); err != nil {
+		return nil, err
+	}
+	if req.Priority == nil {
+		return nil, invalid("priority", "missing")
+	}
+	return s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
+}
+
+// MaxMoveLimit bounds promote's and rescue's limit.
+const MaxMoveLimit = 100_000
+
+func checkLimit(limit int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, invalid("limit", "%d is negative", limit)
+	case limit > MaxMoveLimit:
+		return 0, invalid("limit", "%d is over %d", limit, MaxMoveLimit)
+	case limit == 0:
+		return DefaultMoveLimit, nil
+	}
+	return limit, nil
+}
+
+func (s *Service) promote(ctx context.Context, req *LimitRequest) (*MoveReply, error) {
+	limit, err := checkLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	moved, next, err := s.store.Promote(ctx, s.now(), limit)
+	for i := range moved {
+		s.publish(bus.EventPromotion, &moved[i], nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("core: promote after %d moved: %w", len(moved), err)
+	}
+	return &MoveReply{Moved: len(moved), NextDue: next}, nil
+}
+
+// announceCreated publishes enqueue for every job that was stored (not for a
+// unique-key duplicate, which changed nothing), and queue.due once with the
+// earliest due time among the delayed ones.
+func (s *Service) announceCreated(jobs []Job, existing []bool) {
+	var earliest int64
+	for i := range jobs {
+		if existing[i] {
+			continue
+		}
+		s.publish(bus.EventEnqueue, &jobs[i], nil)
+		if jobs[i].State == StateDelayed && (earliest == 0 || jobs[i].PromoteAt < earliest) {
+			earliest = jobs[i].PromoteAt
+		}
+	}
+	if earliest > 0 {
+		s.announceDue(earliest)
+	}
+}

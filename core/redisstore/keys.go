@@ -1,0 +1,66 @@
+package redisstore
+
+import (
+	"strconv"
+)
+
+// keys builds every Redis key of one store. All keys of one job type share
+// the hash tag {<type>}, so every script, which only ever touches one type,
+// runs on Redis Cluster too. The few keys that belong to no type share the
+// tag {_}.
+//
+// Global keys, under <prefix>:{_}:
+//
+//	ids     STRING  the job id counter
+//	idtype  HASH    job id → job type, to find a job's keys from its id
+//	types   SET     every job type ever created
+//
+// Keys of type T, under <prefix>:{T}:
+//
+//	ready     ZSET  inactive jobs; score = priority, member = "<seq, 16 digits>:<id>",
+//	                so equal priorities run in the order they became ready
+//	due       ZSET  delayed jobs; score = promote_at (unix ms), member = id
+//	leases    ZSET  active jobs; score = lease_until (unix ms), member = id
+//	jobs      ZSET  every job of the type; score = member = id
+//	complete  ZSET  complete jobs; score = when they finished, member = id
+//	failed    ZSET  failed jobs; score = when they failed, member = id
+//	unique    HASH  unique_key → id of the unfinished job holding it
+//	seq       STRING  counter for ready members
+//	stats     HASH  work_time (ms spent in handlers of completed jobs)
+//	job:<id>  HASH  the job's fields (see decode.go)
+//	log:<id>  LIST  the job's log lines
+type keys struct {
+	prefix string
+}
+
+func (k keys) global(name string) string { return k.prefix + ":{_}:" + name }
+
+func (k keys) ids() string    { return k.global("ids") }
+func (k keys) idType() string { return k.global("idtype") }
+func (k keys) types() string  { return k.global("types") }
+
+func (k keys) ofType(t string) typeKeys { return typeKeys{base: k.prefix + ":{" + t + "}:"} }
+
+// typeKeys are the keys of one job type.
+type typeKeys struct {
+	base string
+}
+
+// Fixed is the per-type part of every script's KEYS, in the order the Lua
+// prelude names them (KEYS[1]..KEYS[9]).
+func (t typeKeys) fixed() []string {
+	return []string{t.ready(), t.due(), t.leases(), t.jobs(), t.complete(), t.failed(), t.unique(), t.seq(), t.stats()}
+}
+
+func (t typeKeys) ready() string    { return t.base + "ready" }
+func (t typeKeys) due() string      { return t.base + "due" }
+func (t typeKeys) leases() string   { return t.base + "leases" }
+func (t typeKeys) jobs() string     { return t.base + "jobs" }
+func (t typeKeys) complete() string { return t.base + "complete" }
+func (t typeKeys) failed() string   { return t.base + "failed" }
+func (t typeKeys) unique() string   { return t.base + "unique" }
+func (t typeKeys) seq() string      { return t.base + "seq" }
+func (t typeKeys) stats() string    { return t.base + "stats" }
+
+func (t typeKeys) job(id int64) string { return t.base + "job:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) log(id int64) string { return t.base + "log:" + strconv.FormatInt(id, 10) }

@@ -1,0 +1,225 @@
+package redisstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// The reads of ranges, counts, ids and stats. Each state has its own index
+// per type (see keys.go), ordered the way that state is naturally looked at:
+// inactive by queue position, delayed by due time, active by lease expiry,
+// complete and failed by finish time; no state means every job, by id.
+// Reads over several types merge the per-type indexes in that order.
+
+// indexOf is the key of the index of a state ("" for every job).
+func indexOf(tk typeKeys, state core.State) string {
+	switch state {
+	case core.StateInactive:
+		return tk.ready()
+	case core.StateDelayed:
+		return tk.due()
+	case core.StateActive:
+		return tk.leases()
+	case core.StateComplete:
+		return tk.complete()
+	case core.StateFailed:
+		return tk.failed()
+	}
+	return tk.jobs()
+}
+
+// memberID is the job id in an index member: ready's members are
+// "<seq>:<id>", the others are the id.
+func memberID(member string) int64 {
+	if strings.Contains(member, ":") {
+		return readyID(member)
+	}
+	n, _ := strconv.ParseInt(member, 10, 64)
+	return n
+}
+
+// entry is one job in a merged index read.
+type entry struct {
+	score   float64
+	member  string
+	jobType string
+}
+
+// scan reads positions from..to (to = -1: to the end) of the index of state
+// over the given types, merged in the index's order.
+func (s *Store) scan(ctx context.Context, types []string, state core.State, from, to int64, desc bool) ([]entry, error) {
+	if len(types) == 1 {
+		// One index: Redis pages it itself.
+		tk := s.keys.ofType(types[0])
+		zr := redis.ZRangeArgs{Key: indexOf(tk, state), Start: from, Stop: to, Rev: desc}
+		zs, err := s.rdb.ZRangeArgsWithScores(ctx, zr).Result()
+		if err != nil {
+			return nil, s.fail("range", err)
+		}
+		return toEntries(zs, types[0], nil), nil
+	}
+	// Several: read each from the start to `to`, merge, then page.
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.ZSliceCmd, len(types))
+	for i, t := range types {
+		zr := redis.ZRangeArgs{Key: indexOf(s.keys.ofType(t), state), Start: 0, Stop: to, Rev: desc}
+		cmds[i] = pipe.ZRangeArgsWithScores(ctx, zr)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.fail("range", err)
+	}
+	var all []entry
+	for i, t := range types {
+		all = toEntries(cmds[i].Val(), t, all)
+	}
+	slices.SortFunc(all, func(a, b entry) int {
+		c := compareEntries(a, b)
+		if desc {
+			return -c
+		}
+		return c
+	})
+	if from >= int64(len(all)) {
+		return nil, nil
+	}
+	if to >= 0 && to+1 < int64(len(all)) {
+		all = all[:to+1]
+	}
+	return all[from:], nil
+}
+
+func compareEntries(a, b entry) int {
+	switch {
+	case a.score < b.score:
+		return -1
+	case a.score > b.score:
+		return 1
+	}
+	return strings.Compare(a.member, b.member)
+}
+
+func toEntries(zs []redis.Z, jobType string, into []entry) []entry {
+	for _, z := range zs {
+		into = append(into, entry{score: z.Score, member: z.Member.(string), jobType: jobType})
+	}
+	return into
+}
+
+// typesFor is the one type asked for, or every type.
+func (s *Store) typesFor(ctx context.Context, jobType string) ([]string, error) {
+	if jobType != "" {
+		return []string{jobType}, nil
+	}
+	return s.Types(ctx)
+}
+
+// Range returns the jobs at positions From..To of a state and type.
+func (s *Store) Range(ctx context.Context, q core.RangeRequest) ([]core.Job, error) {
+	types, err := s.typesFor(ctx, q.Type)
+	if err != nil || len(types) == 0 {
+		return []core.Job{}, err
+	}
+	entries, err := s.scan(ctx, types, q.State, q.From, q.To, q.Order == core.OrderDesc)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(entries))
+	for i, e := range entries {
+		cmds[i] = pipe.HGetAll(ctx, s.keys.ofType(e.jobType).job(memberID(e.member)))
+	}
+	if len(entries) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, s.fail("range jobs", err)
+		}
+	}
+	jobs := make([]core.Job, 0, len(entries))
+	for _, c := range cmds {
+		if h := c.Val(); len(h) > 0 { // removed between the two reads
+			jobs = append(jobs, decodeJob(h))
+		}
+	}
+	return jobs, nil
+}
+
+// IDs lists the ids of every job in a state, in the state's order.
+func (s *Store) IDs(ctx context.Context, state core.State) ([]int64, error) {
+	types, err := s.Types(ctx)
+	if err != nil || len(types) == 0 {
+		return []int64{}, err
+	}
+	entries, err := s.scan(ctx, types, state, 0, -1, false)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(entries))
+	for i, e := range entries {
+		ids[i] = memberID(e.member)
+	}
+	return ids, nil
+}
+
+// Count counts the jobs of a state (or all) and a type (or all).
+func (s *Store) Count(ctx context.Context, state core.State, jobType string) (int64, error) {
+	types, err := s.typesFor(ctx, jobType)
+	if err != nil {
+		return 0, err
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(types))
+	for i, t := range types {
+		cmds[i] = pipe.ZCard(ctx, indexOf(s.keys.ofType(t), state))
+	}
+	if len(types) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return 0, s.fail("count", err)
+		}
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c.Val()
+	}
+	return n, nil
+}
+
+// Stats counts every state per type and adds up the work time.
+func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
+	types, err := s.Types(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := &core.Stats{Types: make(map[string]core.StateCounts, len(types))}
+	if len(types) == 0 {
+		return st, nil
+	}
+	pipe := s.rdb.Pipeline()
+	counts := make([][]*redis.IntCmd, len(types))
+	work := make([]*redis.StringCmd, len(types))
+	for i, t := range types {
+		tk := s.keys.ofType(t)
+		for _, state := range core.States {
+			counts[i] = append(counts[i], pipe.ZCard(ctx, indexOf(tk, state)))
+		}
+		work[i] = pipe.HGet(ctx, tk.stats(), "work_time")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, s.fail("stats", err)
+	}
+	for i, t := range types {
+		var tc core.StateCounts
+		for j, state := range core.States {
+			tc.Add(state, counts[i][j].Val())
+			st.Add(state, counts[i][j].Val())
+		}
+		st.Types[t] = tc
+		w, _ := strconv.ParseInt(work[i].Val(), 10, 64)
+		st.WorkTime += w
+	}
+	return st, nil
+}

@@ -1,0 +1,345 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every state change of a job is one of the scripts below. Rules they share:
+//
+//   - Every key comes in through KEYS; nothing is built from ARGV. Scripts of
+//     one type get the nine keys of typeKeys.fixed as KEYS[1..9] (named in the
+//     prelude) followed by the keys of the jobs they touch.
+//   - "Now" comes in through ARGV; no script reads the clock or randomness.
+//   - A script that moves jobs it did not choose itself (promote) is given
+//     candidates read just before and re-checks each one, so running it twice,
+//     or from two cores at once, moves each job once.
+//
+// Job hashes hold these fields: id type data priority state delay
+// max_attempts attempts backoff ttl roc unique_key progress result error
+// created_at promote_at started_at updated_at failed_at duration worker_id
+// stalls lease lease_until rmember (the job's member in ready).
+
+// prelude names the fixed keys and holds the helpers every per-type script
+// shares.
+const prelude = `
+local K_READY, K_DUE, K_LEASES, K_JOBS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local K_COMPLETE, K_FAILED, K_UNIQUE, K_SEQ, K_STATS = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+
+-- the job's fields as a flat list, without data unless asked for
+local function snapshot(jobkey, with_data)
+  local h = redis.call('HGETALL', jobkey)
+  if with_data then return h end
+  local out = {}
+  for i = 1, #h, 2 do
+    if h[i] ~= 'data' then out[#out+1] = h[i]; out[#out+1] = h[i+1] end
+  end
+  return out
+end
+
+-- put a job at the back of its priority in ready
+local function enter_ready(jobkey, id, priority)
+  local member = string.format('%016d', redis.call('INCR', K_SEQ)) .. ':' .. id
+  redis.call('ZADD', K_READY, priority, member)
+  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', member)
+end
+
+-- take a job out of the index of the state it is in
+local function leave(jobkey, id, state)
+  if state == 'inactive' then
+    redis.call('ZREM', K_READY, redis.call('HGET', jobkey, 'rmember'))
+  elseif state == 'delayed' then
+    redis.call('ZREM', K_DUE, id)
+  elseif state == 'active' then
+    redis.call('ZREM', K_LEASES, id)
+  elseif state == 'complete' then
+    redis.call('ZREM', K_COMPLETE, id)
+  elseif state == 'failed' then
+    redis.call('ZREM', K_FAILED, id)
+  end
+end
+
+-- a finished job gives up its unique key; a job that runs again takes it back
+-- unless another job holds it by now
+local function release_unique(jobkey, id)
+  local uk = redis.call('HGET', jobkey, 'unique_key')
+  if uk and uk ~= '' and redis.call('HGET', K_UNIQUE, uk) == id then
+    redis.call('HDEL', K_UNIQUE, uk)
+  end
+end
+local function retake_unique(jobkey, id)
+  local uk = redis.call('HGET', jobkey, 'unique_key')
+  if uk and uk ~= '' then redis.call('HSETNX', K_UNIQUE, uk, id) end
+end
+`
+
+// script is a Lua script with the prelude when it works on one type.
+func script(body string, withPrelude bool) *redis.Script {
+	if withPrelude {
+		return redis.NewScript(prelude + body)
+	}
+	return redis.NewScript(body)
+}
+
+// allocIDs reserves n consecutive job ids for type T and records their type.
+//
+//	KEYS[1] ids counter   KEYS[2] idtype hash   KEYS[3] types set
+//	ARGV[1] T             ARGV[2] n
+//	returns the first id
+var allocIDs = script(`
+local n = tonumber(ARGV[2])
+local last = redis.call('INCRBY', KEYS[1], n)
+local args = {}
+for id = last - n + 1, last do
+  args[#args+1] = id
+  args[#args+1] = ARGV[1]
+end
+redis.call('HSET', KEYS[2], unpack(args))
+redis.call('SADD', KEYS[3], ARGV[1])
+return last - n + 1
+`, false)
+
+func (s *Store) runAllocIDs(ctx context.Context, jobType string, n int) (int64, error) {
+	k := s.keys
+	return allocIDs.Run(ctx, s.rdb, []string{k.ids(), k.idType(), k.types()}, jobType, n).Int64()
+}
+
+// createJobs stores new jobs of one type, delayed or ready.
+//
+//	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
+//	ARGV[1] now  ARGV[2] type
+//	ARGV[3+9(i-1) ..] id data priority delay max_attempts backoff ttl roc unique_key
+//	returns, per job, 0 when it was created, or the id of the unfinished job
+//	that holds its unique key
+var createJobs = script(`
+local now = tonumber(ARGV[1])
+local out = {}
+local n = (#ARGV - 2) / 9
+for i = 1, n do
+  local a = 3 + (i - 1) * 9
+  local id, uk = ARGV[a], ARGV[a + 8]
+  local holder = false
+  if uk ~= '' then holder = redis.call('HGET', K_UNIQUE, uk) end
+  if holder then
+    out[i] = tonumber(holder)
+  else
+    local jobkey = KEYS[9 + i]
+    local delay = tonumber(ARGV[a + 3])
+    redis.call('HSET', jobkey, 'id', id, 'type', ARGV[2], 'data', ARGV[a + 1],
+      'priority', ARGV[a + 2], 'delay', delay, 'max_attempts', ARGV[a + 4], 'attempts', 0,
+      'backoff', ARGV[a + 5], 'ttl', ARGV[a + 6], 'roc', ARGV[a + 7], 'unique_key', uk,
+      'progress', 0, 'created_at', now, 'updated_at', now, 'promote_at', now + delay)
+    if delay > 0 then
+      redis.call('HSET', jobkey, 'state', 'delayed')
+      redis.call('ZADD', K_DUE, now + delay, id)
+    else
+      enter_ready(jobkey, id, ARGV[a + 2])
+    end
+    redis.call('ZADD', K_JOBS, id, id)
+    if uk ~= '' then redis.call('HSET', K_UNIQUE, uk, id) end
+    out[i] = 0
+  end
+end
+return out
+`, true)
+
+func (s *Store) runCreateJobs(ctx context.Context, tk typeKeys, jobKeys []string, args []any) ([]int64, error) {
+	return createJobs.Run(ctx, s.rdb, append(tk.fixed(), jobKeys...), args...).Int64Slice()
+}
+
+// promoteDue moves delayed jobs of one type whose time has come to ready.
+// The candidates were read from due just before; each is checked again here,
+// so a job another promoter moved meanwhile is skipped, never moved twice.
+//
+//	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
+//	ARGV[1] now           ARGV[1+i] id_i
+//	returns {next_due or 0, snapshot of each moved job...}
+var promoteDue = script(`
+local now = tonumber(ARGV[1])
+local out = {0}
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local due = redis.call('ZSCORE', K_DUE, id)
+  if due and tonumber(due) <= now then
+    local jobkey = KEYS[8 + i]
+    redis.call('ZREM', K_DUE, id)
+    enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+    redis.call('HSET', jobkey, 'updated_at', now)
+    out[#out+1] = snapshot(jobkey, false)
+  end
+end
+local head = redis.call('ZRANGE', K_DUE, 0, 0, 'WITHSCORES')
+if head[2] then out[1] = tonumber(head[2]) end
+return out
+`, true)
+
+func (s *Store) runPromoteDue(ctx context.Context, tk typeKeys, ids []int64, now int64) (nextDue int64, moved []map[string]string, err error) {
+	keys := tk.fixed()
+	args := []any{now}
+	for _, id := range ids {
+		keys = append(keys, tk.job(id))
+		args = append(args, id)
+	}
+	res, err := promoteDue.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	return toInt64(res[0]), snapshots(res[1:]), nil
+}
+
+// removeJob deletes a job, its log and every index entry.
+//
+//	KEYS[1..9] fixed   KEYS[10] job:<id>   KEYS[11] log:<id>
+//	ARGV[1] id
+//	returns the job's snapshot, or an empty list when there is no such job
+var removeJob = script(`
+local jobkey, id = KEYS[10], ARGV[1]
+local snap = snapshot(jobkey, false)
+if #snap == 0 then return snap end
+leave(jobkey, id, redis.call('HGET', jobkey, 'state'))
+redis.call('ZREM', K_JOBS, id)
+release_unique(jobkey, id)
+redis.call('DEL', jobkey, KEYS[11])
+return snap
+`, true)
+
+func (s *Store) runRemoveJob(ctx context.Context, tk typeKeys, id int64) (map[string]string, error) {
+	res, err := removeJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), id).Slice()
+	return pairs(res), err
+}
+
+// addLog appends a line to a job's log, keeping the newest maxLines.
+//
+//	KEYS[1..9] fixed   KEYS[10] job:<id>   KEYS[11] log:<id>
+//	ARGV[1] line       ARGV[2] maxLines
+//	returns the job's snapshot, or an empty list when there is no such job
+var addLog = script(`
+local snap = snapshot(KEYS[10], false)
+if #snap == 0 then return snap end
+redis.call('RPUSH', KEYS[11], ARGV[1])
+redis.call('LTRIM', KEYS[11], -tonumber(ARGV[2]), -1)
+return snap
+`, true)
+
+func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id int64, line string) (map[string]string, error) {
+	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines).Slice()
+	return pairs(res), err
+}
+
+// setState moves a job to another state by hand (a person's retry from the
+// UI or CLI). Leaving active drops the lease, so the worker that held it gets
+// conflict. Leaving failed or complete for a state that runs again resets
+// attempts and takes the unique key back.
+//
+//	KEYS[1..9] fixed   KEYS[10] job:<id>
+//	ARGV[1] now        ARGV[2] new state
+//	returns {changed 0|1, snapshot}, or an empty list when there is no such job
+var setState = script(`
+local jobkey, now, new = KEYS[10], tonumber(ARGV[1]), ARGV[2]
+local id = redis.call('HGET', jobkey, 'id')
+if not id then return {} end
+local cur = redis.call('HGET', jobkey, 'state')
+if cur == new then return {0, snapshot(jobkey, false)} end
+leave(jobkey, id, cur)
+redis.call('HDEL', jobkey, 'lease', 'lease_until')
+local finished = (cur == 'complete' or cur == 'failed')
+if new == 'inactive' then
+  enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+elseif new == 'delayed' then
+  local at = now + tonumber(redis.call('HGET', jobkey, 'delay'))
+  redis.call('ZADD', K_DUE, at, id)
+  redis.call('HSET', jobkey, 'promote_at', at)
+elseif new == 'active' then
+  local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
+  redis.call('ZADD', K_LEASES, until_, id)
+  redis.call('HSET', jobkey, 'started_at', now, 'lease_until', until_)
+elseif new == 'complete' then
+  redis.call('ZADD', K_COMPLETE, now, id)
+  release_unique(jobkey, id)
+elseif new == 'failed' then
+  redis.call('ZADD', K_FAILED, now, id)
+  redis.call('HSET', jobkey, 'failed_at', now)
+  release_unique(jobkey, id)
+end
+if finished and (new == 'inactive' or new == 'delayed' or new == 'active') then
+  redis.call('HSET', jobkey, 'attempts', 0, 'failed_at', '')
+  retake_unique(jobkey, id)
+end
+redis.call('HSET', jobkey, 'state', new, 'updated_at', now)
+return {1, snapshot(jobkey, false)}
+`, true)
+
+func (s *Store) runSetState(ctx context.Context, tk typeKeys, id, now int64, state string) (changed bool, job map[string]string, err error) {
+	res, err := setState.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now, state).Slice()
+	if err != nil || len(res) == 0 {
+		return false, nil, err
+	}
+	return toInt64(res[0]) == 1, pairs(res[1].([]any)), nil
+}
+
+// setPriority changes a job's priority; an inactive job moves within ready
+// but keeps its place among jobs of the new priority.
+//
+//	KEYS[1..9] fixed   KEYS[10] job:<id>
+//	ARGV[1] now        ARGV[2] priority
+//	returns the job's snapshot, or an empty list when there is no such job
+var setPriority = script(`
+local jobkey = KEYS[10]
+if redis.call('EXISTS', jobkey) == 0 then return {} end
+if redis.call('HGET', jobkey, 'state') == 'inactive' then
+  redis.call('ZADD', K_READY, ARGV[2], redis.call('HGET', jobkey, 'rmember'))
+end
+redis.call('HSET', jobkey, 'priority', ARGV[2], 'updated_at', ARGV[1])
+return snapshot(jobkey, false)
+`, true)
+
+func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now, priority int64) (map[string]string, error) {
+	res, err := setPriority.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now, priority).Slice()
+	return pairs(res), err
+}
+
+// allScripts are loaded at start so that pipelined EVALSHAs find them.
+var allScripts = []*redis.Script{allocIDs, createJobs, promoteDue, removeJob, addLog, setState, setPriority}
+
+// pairs turns a flat field/value list from a script into a map.
+func pairs(flat []any) map[string]string {
+	if len(flat) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		m[toString(flat[i])] = toString(flat[i+1])
+	}
+	return m
+}
+
+func snapshots(list []any) []map[string]string {
+	out := make([]map[string]string, 0, len(list))
+	for _, s := range list {
+		out = append(out, pairs(s.([]any)))
+	}
+	return out
+}
+
+func toString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
+}
+
+func toInt64(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case string:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return 0
+}

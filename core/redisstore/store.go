@@ -1,0 +1,373 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// Config configures a Store.
+type Config struct {
+	// Client is the Redis connection: standalone, Sentinel (failover) or
+	// Cluster. Required; the Store does not close it.
+	Client redis.UniversalClient
+	// Prefix starts every key. Default "kuebus". Tests use a random one.
+	Prefix string
+	// MaxLogLines is how many log lines a job keeps, the newest. Default 10000.
+	MaxLogLines int
+}
+
+// Store is core.Store on Redis.
+type Store struct {
+	rdb         redis.UniversalClient
+	keys        keys
+	maxLogLines int
+}
+
+var _ core.Store = (*Store)(nil)
+
+// New returns a Store. It does not talk to Redis yet, so core can start while
+// Redis is still coming up and answer unavailable meanwhile.
+func New(cfg Config) (*Store, error) {
+	if cfg.Client == nil {
+		panic("redisstore: New needs a Redis client")
+	}
+	prefix := cmp.Or(cfg.Prefix, "kuebus")
+	if strings.ContainsAny(prefix, "{} \t\r\n") {
+		return nil, fmt.Errorf("redisstore: key prefix %q must not contain braces or spaces", prefix)
+	}
+	return &Store{rdb: cfg.Client, keys: keys{prefix: prefix}, maxLogLines: cmp.Or(cfg.MaxLogLines, 10000)}, nil
+}
+
+// Ping checks that Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.fail("ping", s.rdb.Ping(ctx).Err())
+}
+
+// fail turns a Redis error into a coded error: failures of the connection or
+// of a Redis that is loading or failing over are unavailable (the caller may
+// try again), an error reply from a script is internal (a bug).
+func (s *Store) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var coded *bus.Error
+	if errors.As(err, &coded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) && !isTransient(reply.Error()) {
+		return bus.Errorf(bus.CodeInternal, "redis %s: %v", op, err)
+	}
+	return bus.Errorf(bus.CodeUnavailable, "redis %s: %v", op, err)
+}
+
+func isTransient(msg string) bool {
+	for _, p := range []string{"LOADING", "BUSY", "READONLY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "NOREPLICAS", "MOVED", "ASK"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// typeOf finds a job's type from its id.
+func (s *Store) typeOf(ctx context.Context, id int64) (typeKeys, string, error) {
+	t, err := s.rdb.HGet(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Result()
+	if errors.Is(err, redis.Nil) {
+		return typeKeys{}, "", bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	if err != nil {
+		return typeKeys{}, "", s.fail("find job type", err)
+	}
+	return s.keys.ofType(t), t, nil
+}
+
+// Get reads one job, data included.
+func (s *Store) Get(ctx context.Context, id int64) (*core.Job, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.rdb.HGetAll(ctx, tk.job(id)).Result()
+	if err != nil {
+		return nil, s.fail("get job", err)
+	}
+	if len(h) == 0 {
+		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	j := decodeJob(h)
+	return &j, nil
+}
+
+// Create stores jobs, grouped by type: one id allocation and one create
+// script per type. A bulk of one type is atomic; a bulk over several types
+// is atomic per type, and when a later type fails, the jobs already stored
+// for earlier types are removed again before the error is returned.
+func (s *Store) Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error) {
+	jobs := make([]core.Job, len(specs))
+	existing := make([]bool, len(specs))
+	var stored []int64 // for the rollback
+	for _, group := range groupByType(specs) {
+		ids, err := s.createGroup(ctx, now, specs, group, jobs, existing)
+		if err != nil {
+			s.rollback(ctx, stored)
+			return nil, nil, err
+		}
+		stored = append(stored, ids...)
+	}
+	return jobs, existing, nil
+}
+
+func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, idx []int, jobs []core.Job, existing []bool) ([]int64, error) {
+	jobType := specs[idx[0]].Type
+	first, err := s.runAllocIDs(ctx, jobType, len(idx))
+	if err != nil {
+		return nil, s.fail("allocate ids", err)
+	}
+	tk := s.keys.ofType(jobType)
+	jobKeys := make([]string, 0, len(idx))
+	args := make([]any, 0, 2+9*len(idx))
+	args = append(args, now, jobType)
+	for n, i := range idx {
+		sp := specs[i]
+		id := first + int64(n)
+		jobKeys = append(jobKeys, tk.job(id))
+		roc := 0
+		if sp.RemoveOnComplete {
+			roc = 1
+		}
+		args = append(args, id, string(sp.Data), int64(sp.Priority), sp.Delay, sp.MaxAttempts,
+			encodeBackoff(sp.Backoff), sp.TTL, roc, sp.UniqueKey)
+	}
+	holders, err := s.runCreateJobs(ctx, tk, jobKeys, args)
+	if err != nil {
+		return nil, s.fail("create jobs", err)
+	}
+	var created []int64
+	var wasted []string // ids allocated for duplicates
+	for n, i := range idx {
+		id := first + int64(n)
+		if holders[n] == 0 {
+			jobs[i] = newJob(id, now, specs[i])
+			created = append(created, id)
+			continue
+		}
+		wasted = append(wasted, strconv.FormatInt(id, 10))
+		held, err := s.Get(ctx, holders[n])
+		if err != nil {
+			return created, err
+		}
+		jobs[i], existing[i] = *held, true
+	}
+	if len(wasted) > 0 {
+		// Harmless if it fails: an id whose job does not exist reads as not found.
+		s.rdb.HDel(ctx, s.keys.idType(), wasted...)
+	}
+	return created, nil
+}
+
+// newJob is the job createJobs stored for a spec, built without reading it back.
+func newJob(id, now int64, sp core.Spec) core.Job {
+	j := core.Job{
+		ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
+		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
+		RemoveOnComplete: sp.RemoveOnComplete, UniqueKey: sp.UniqueKey,
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay,
+	}
+	if sp.Delay > 0 {
+		j.State = core.StateDelayed
+	}
+	return j
+}
+
+func (s *Store) rollback(ctx context.Context, ids []int64) {
+	for _, id := range ids {
+		// Best effort: this runs because Redis just failed.
+		_, _ = s.Remove(context.WithoutCancel(ctx), id)
+	}
+}
+
+// groupByType returns the indexes of specs per type, types in first-seen order.
+func groupByType(specs []core.Spec) [][]int {
+	pos := map[string]int{}
+	var groups [][]int
+	for i, sp := range specs {
+		g, ok := pos[sp.Type]
+		if !ok {
+			g = len(groups)
+			pos[sp.Type] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
+// Remove deletes a job and its log.
+func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.runRemoveJob(ctx, tk, id)
+	if err != nil {
+		return nil, s.fail("remove job", err)
+	}
+	if h == nil {
+		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	// After the job: a crash in between leaves an id that reads as not found.
+	if err := s.rdb.HDel(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Err(); err != nil {
+		return nil, s.fail("remove job id", err)
+	}
+	j := decodeJob(h)
+	return &j, nil
+}
+
+// Log returns a job's log lines, oldest first.
+func (s *Store) Log(ctx context.Context, id int64) ([]string, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	exists := pipe.Exists(ctx, tk.job(id))
+	lines := pipe.LRange(ctx, tk.log(id), 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.fail("read log", err)
+	}
+	if exists.Val() == 0 {
+		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	return lines.Val(), nil
+}
+
+// AddLog appends a line to a job's log.
+func (s *Store) AddLog(ctx context.Context, id int64, line string) (*core.Job, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.runAddLog(ctx, tk, id, line)
+	if err != nil {
+		return nil, s.fail("add log", err)
+	}
+	if h == nil {
+		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	j := decodeJob(h)
+	return &j, nil
+}
+
+// SetState moves a job to a state by hand.
+func (s *Store) SetState(ctx context.Context, now, id int64, state core.State) (*core.Job, bool, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, h, err := s.runSetState(ctx, tk, id, now, string(state))
+	if err != nil {
+		return nil, false, s.fail("set state", err)
+	}
+	if h == nil {
+		return nil, false, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	j := decodeJob(h)
+	return &j, changed, nil
+}
+
+// SetPriority changes a job's priority.
+func (s *Store) SetPriority(ctx context.Context, now, id int64, p core.Priority) (*core.Job, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.runSetPriority(ctx, tk, id, now, int64(p))
+	if err != nil {
+		return nil, s.fail("set priority", err)
+	}
+	if h == nil {
+		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+	}
+	j := decodeJob(h)
+	return &j, nil
+}
+
+// Promote moves due delayed jobs to inactive, at most limit in all. It reads
+// the due candidates of every type in one pipeline, then runs promoteDue for
+// each type that has some.
+func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, int64, error) {
+	types, err := s.Types(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	pipe := s.rdb.Pipeline()
+	due := make([]*redis.StringSliceCmd, len(types))
+	head := make([]*redis.ZSliceCmd, len(types))
+	for i, t := range types {
+		tk := s.keys.ofType(t)
+		due[i] = pipe.ZRangeByScore(ctx, tk.due(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: int64(limit)})
+		head[i] = pipe.ZRangeWithScores(ctx, tk.due(), 0, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, s.fail("read due jobs", err)
+	}
+	var moved []core.Job
+	var next int64
+	earliest := func(at int64) {
+		if at > 0 && (next == 0 || at < next) {
+			next = at
+		}
+	}
+	for i, t := range types {
+		ids := parseIDs(due[i].Val())
+		if room := limit - len(moved); len(ids) > room {
+			ids = ids[:room]
+		}
+		if len(ids) == 0 {
+			if h := head[i].Val(); len(h) > 0 {
+				earliest(int64(h[0].Score))
+			}
+			continue
+		}
+		nextDue, snaps, err := s.runPromoteDue(ctx, s.keys.ofType(t), ids, now)
+		if err != nil {
+			return moved, 0, s.fail("promote", err)
+		}
+		earliest(nextDue)
+		for _, h := range snaps {
+			moved = append(moved, decodeJob(h))
+		}
+	}
+	return moved, next, nil
+}
+
+func parseIDs(members []string) []int64 {
+	ids := make([]int64, 0, len(members))
+	for _, m := range members {
+		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Types lists every job type, sorted.
+func (s *Store) Types(ctx context.Context) ([]string, error) {
+	types, err := s.rdb.SMembers(ctx, s.keys.types()).Result()
+	if err != nil {
+		return nil, s.fail("list types", err)
+	}
+	slices.Sort(types)
+	return types, nil
+}

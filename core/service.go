@@ -1,0 +1,126 @@
+package core
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// Config configures a Service.
+type Config struct {
+	// Store is where jobs live. Required.
+	Store Store
+	// Conn is the NATS connection the service serves and publishes on. Required.
+	Conn *nats.Conn
+	// Subjects carries the subject prefix. Default: no prefix.
+	Subjects bus.Subjects
+	// Logger gets failures. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// MaxDataBytes limits a job's data. Default DefaultMaxDataBytes (512 KiB).
+	MaxDataBytes int
+	// MaxBulk limits the jobs of one create_bulk. Default 1000.
+	MaxBulk int
+	// MaxLogLineBytes limits one log line. Default 64 KiB.
+	MaxLogLineBytes int
+	// ShutdownTimeout bounds how long Run waits for requests in flight after
+	// its context ends. Default 10s.
+	ShutdownTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.MaxDataBytes = cmp.Or(c.MaxDataBytes, DefaultMaxDataBytes)
+	c.MaxBulk = cmp.Or(c.MaxBulk, 1000)
+	c.MaxLogLineBytes = cmp.Or(c.MaxLogLineBytes, 64<<10)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, 10*time.Second)
+	return c
+}
+
+// Service is core: it serves the RPC methods of DESIGN §3 as the micro
+// service kuebus-core, stores through its Store, and publishes an event after
+// every committed change. Any number of Services may serve one Redis: they
+// share the queue group, so each request reaches one.
+type Service struct {
+	cfg    Config
+	store  Store
+	nc     *nats.Conn
+	subj   bus.Subjects
+	log    *slog.Logger
+	server *bus.Server
+}
+
+// NewService registers the service's endpoints on the bus. It serves until
+// Stop (or the end of Run's context).
+func NewService(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Conn == nil {
+		panic("core: NewService needs a Store and a NATS connection")
+	}
+	cfg = cfg.withDefaults()
+	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core")}
+	srv, err := bus.NewServer(cfg.Conn, bus.ServerConfig{
+		Name:        bus.CoreServiceName,
+		QueueGroup:  bus.CoreQueueGroup,
+		Description: "kuebus core: the job queue's RPC methods",
+		Logger:      s.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("core: %w", err)
+	}
+	s.server = srv
+	if err := s.register(); err != nil {
+		_ = srv.Stop(context.Background())
+		return nil, fmt.Errorf("core: %w", err)
+	}
+	return s, nil
+}
+
+// Run serves until ctx ends, then stops as Stop does.
+func (s *Service) Run(ctx context.Context) error {
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	return s.Stop(stopCtx)
+}
+
+// Stop stops taking requests and waits for those in flight until ctx ends.
+func (s *Service) Stop(ctx context.Context) error {
+	return s.server.Stop(ctx)
+}
+
+func (s *Service) now() int64 { return s.cfg.Now().UnixMilli() }
+
+// publish sends one job event; a failure to publish is logged, never undoes
+// the change it reports (the change is committed; events are at most once).
+func (s *Service) publish(event string, job *Job, fill func(*Event)) {
+	ev := Event{Event: event, ID: job.ID, Type: job.Type, At: s.now(), Job: job.WithoutData()}
+	if fill != nil {
+		fill(&ev)
+	}
+	s.emit(s.subj.Job(event, job.ID, job.Type), &ev)
+}
+
+func (s *Service) emit(subject string, ev *Event) {
+	data, err := bus.Encode(ev)
+	if err == nil {
+		err = s.nc.Publish(subject, data)
+	}
+	if err != nil {
+		s.log.Warn("event not published", "subject", subject, "err", err)
+	}
+}
+
+// announceDue tells a sleeping promoter that a job falls due at `at`.
+func (s *Service) announceDue(at int64) {
+	s.emit(s.subj.Queue(bus.QueueDue), &Event{Event: bus.QueueDue, At: s.now(), DueAt: at})
+}

@@ -1,0 +1,34 @@
+package core
+
+import "context"
+
+// Store is the queue's persistence: every read and every state change core
+// makes. It is the one wide interface in core, on purpose: core/redisstore is
+// its implementation and the only package that imports go-redis, and this
+// interface is what keeps go-redis out of everything that imports core (the
+// worker, the CLI, outside producers).
+//
+// A Store trusts its input: the Service has validated and normalized it.
+// Errors are *bus.Error with a code (not_found, unavailable, internal, ...).
+type Store interface {
+	// Create stores jobs. For each spec it returns the stored job and whether
+	// it was an existing unfinished job holding the spec's unique key.
+	Create(ctx context.Context, now int64, specs []Spec) ([]Job, []bool, error)
+	Get(ctx context.Context, id int64) (*Job, error)
+	// Remove deletes a job and its log, returning what it was.
+	Remove(ctx context.Context, id int64) (*Job, error)
+	Log(ctx context.Context, id int64) ([]string, error)
+	AddLog(ctx context.Context, id int64, line string) (*Job, error)
+	Range(ctx context.Context, req RangeRequest) ([]Job, error)
+	Count(ctx context.Context, state State, jobType string) (int64, error)
+	Types(ctx context.Context) ([]string, error)
+	IDs(ctx context.Context, state State) ([]int64, error)
+	Stats(ctx context.Context) (*Stats, error)
+	// SetState moves a job by hand; changed is false when it was already there.
+	SetState(ctx context.Context, now, id int64, state State) (job *Job, changed bool, err error)
+	SetPriority(ctx context.Context, now, id int64, p Priority) (*Job, error)
+	// Promote moves up to limit delayed jobs whose time has come to inactive,
+	// returning them and the next due time (0 when none waits).
+	Promote(ctx context.Context, now int64, limit int) (moved []Job, nextDue int64, err error)
+	Ping(ctx context.Context) error
+}

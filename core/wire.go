@@ -1,0 +1,187 @@
+package core
+
+import "encoding/json"
+
+// The request and reply bodies of core's RPC methods (DESIGN §3). Field names
+// are the wire names; docs/protocol.md shows each with an example.
+
+// IDRequest names one job: get, exists, remove, log.
+type IDRequest struct {
+	ID int64 `json:"id"`
+}
+
+// BulkRequest is create_bulk's request.
+type BulkRequest struct {
+	Jobs []Spec `json:"jobs"`
+}
+
+// JobsReply carries jobs: create_bulk, range, lease.
+type JobsReply struct {
+	Jobs []Job `json:"jobs"`
+}
+
+// ExistsReply is exists' reply.
+type ExistsReply struct {
+	Exists bool `json:"exists"`
+}
+
+// Empty is the reply of methods that return nothing: {}.
+type Empty struct{}
+
+// AddLogRequest is add_log's request.
+type AddLogRequest struct {
+	ID   int64  `json:"id"`
+	Line string `json:"line"`
+}
+
+// LogReply is log's reply: the job's log lines, oldest first.
+type LogReply struct {
+	Lines []string `json:"lines"`
+}
+
+// Order is the direction of a range: asc (the default) or desc.
+type Order string
+
+// The orders of a range.
+const (
+	OrderAsc  Order = "asc"
+	OrderDesc Order = "desc"
+)
+
+// RangeRequest selects jobs by state and type, both optional, and pages
+// through them: from and to are inclusive positions, 0-based. The order is the
+// state's own (see docs/protocol.md): inactive by queue position, delayed by
+// due time, active by lease expiry, complete and failed by finish time, and
+// all states by id.
+type RangeRequest struct {
+	State State  `json:"state,omitempty"`
+	Type  string `json:"type,omitempty"`
+	From  int64  `json:"from"`
+	To    int64  `json:"to"`
+	Order Order  `json:"order,omitempty"`
+}
+
+// MaxRangeSize bounds the jobs one range returns.
+const MaxRangeSize = 1000
+
+// CountRequest counts jobs by state and type, both optional.
+type CountRequest struct {
+	State State  `json:"state,omitempty"`
+	Type  string `json:"type,omitempty"`
+}
+
+// CountReply is count's reply.
+type CountReply struct {
+	Count int64 `json:"count"`
+}
+
+// TypesReply is types' reply: every job type ever created, sorted.
+type TypesReply struct {
+	Types []string `json:"types"`
+}
+
+// IDsRequest is ids' request.
+type IDsRequest struct {
+	State State `json:"state"`
+}
+
+// IDsReply is ids' reply, in the state's order.
+type IDsReply struct {
+	IDs []int64 `json:"ids"`
+}
+
+// StateCounts counts jobs per state.
+type StateCounts struct {
+	Delayed  int64 `json:"delayed"`
+	Inactive int64 `json:"inactive"`
+	Active   int64 `json:"active"`
+	Complete int64 `json:"complete"`
+	Failed   int64 `json:"failed"`
+}
+
+// Add adds n to the count of state s.
+func (c *StateCounts) Add(s State, n int64) {
+	switch s {
+	case StateDelayed:
+		c.Delayed += n
+	case StateInactive:
+		c.Inactive += n
+	case StateActive:
+		c.Active += n
+	case StateComplete:
+		c.Complete += n
+	case StateFailed:
+		c.Failed += n
+	}
+}
+
+// Get returns the count of state s.
+func (c StateCounts) Get(s State) int64 {
+	switch s {
+	case StateDelayed:
+		return c.Delayed
+	case StateInactive:
+		return c.Inactive
+	case StateActive:
+		return c.Active
+	case StateComplete:
+		return c.Complete
+	case StateFailed:
+		return c.Failed
+	}
+	return 0
+}
+
+// Stats is stats' reply: counts per state, the same per type, and the total
+// time spent in handlers of completed jobs (ms).
+type Stats struct {
+	StateCounts
+	WorkTime int64                  `json:"work_time"`
+	Types    map[string]StateCounts `json:"types"`
+}
+
+// SetStateRequest is set_state's request.
+type SetStateRequest struct {
+	ID    int64 `json:"id"`
+	State State `json:"state"`
+}
+
+// SetPriorityRequest is set_priority's request.
+type SetPriorityRequest struct {
+	ID       int64     `json:"id"`
+	Priority *Priority `json:"priority"`
+}
+
+// LimitRequest is promote's and rescue's request: how many jobs to move at
+// most in this call (default 1000).
+type LimitRequest struct {
+	Limit int `json:"limit,omitempty"`
+}
+
+// DefaultMoveLimit is promote's and rescue's limit when none is given.
+const DefaultMoveLimit = 1000
+
+// MoveReply is promote's and rescue's reply: how many jobs moved, and when
+// the next one falls due (unix ms; 0 when none is waiting).
+type MoveReply struct {
+	Moved   int   `json:"moved"`
+	NextDue int64 `json:"next_due"`
+}
+
+// Event is the body of every job and queue event.
+type Event struct {
+	Event    string          `json:"event"`
+	ID       int64           `json:"id,omitempty"`
+	Type     string          `json:"type,omitempty"`
+	At       int64           `json:"at"`
+	Job      *Job            `json:"job,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Attempts int             `json:"attempts,omitempty"`
+	Progress *int            `json:"progress,omitempty"`
+	Line     string          `json:"line,omitempty"`
+	// DueAt is queue.due's: the earliest due time among the jobs just
+	// delayed. Leader is queue.leader's: the new leader's name.
+	DueAt  int64  `json:"due_at,omitempty"`
+	Leader string `json:"leader,omitempty"`
+}
