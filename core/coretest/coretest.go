@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,30 +153,21 @@ func NewCore(t testing.TB, cfg core.Config) *Core {
 	return &Core{NATS: ns, Store: st, Redis: rdb, Service: svc, Client: client}
 }
 
-// Clock is a settable clock for core.Config.Now.
-type Clock struct{ ms chanInt }
-
-type chanInt chan int64
+// Clock is a settable clock for core.Config.Now, safe for concurrent use.
+type Clock struct{ ms atomic.Int64 }
 
 // NewClock returns a clock that reads `at` until moved.
 func NewClock(at time.Time) *Clock {
-	c := &Clock{ms: make(chanInt, 1)}
-	c.ms <- at.UnixMilli()
+	c := &Clock{}
+	c.ms.Store(at.UnixMilli())
 	return c
 }
 
 // Now is core.Config.Now.
-func (c *Clock) Now() time.Time {
-	ms := <-c.ms
-	c.ms <- ms
-	return time.UnixMilli(ms)
-}
+func (c *Clock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
 
 // Advance moves the clock forward.
-func (c *Clock) Advance(d time.Duration) {
-	ms := <-c.ms
-	c.ms <- ms + d.Milliseconds()
-}
+func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // ErrCode is the wire code of err, for tables of expected failures.
 func ErrCode(err error) bus.Code {
