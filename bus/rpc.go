@@ -38,6 +38,7 @@ type ServerConfig struct {
 // micro handler, each request runs in its own goroutine, so a slow method (a
 // lease that waits for work) never holds up the others.
 type Server struct {
+	nc       *nats.Conn
 	svc      micro.Service
 	maxBytes int
 	logger   *slog.Logger
@@ -45,7 +46,12 @@ type Server struct {
 	ctx    context.Context // cancelled when Stop gives up waiting
 	cancel context.CancelFunc
 	slots  chan struct{} // one per request in flight
-	wg     sync.WaitGroup
+
+	// mu orders adding to wg against Stop's wait: micro drains subscriptions
+	// asynchronously, so a request can still arrive after Stop has begun.
+	mu       sync.Mutex
+	stopping bool
+	wg       sync.WaitGroup
 }
 
 // NewServer registers a micro service on nc. Endpoints are added with Handle.
@@ -64,6 +70,7 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		nc:       nc,
 		svc:      svc,
 		maxBytes: cfg.MaxRequestBytes,
 		logger:   cfg.Logger,
@@ -85,8 +92,17 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 // as JSON, or its error as micro error headers with the code from CodeOf.
 func Handle[Req, Resp any](s *Server, method, subject string, fn func(context.Context, *Req) (*Resp, error)) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
+		s.mu.Lock()
+		if s.stopping {
+			s.mu.Unlock()
+			_ = r.Error(string(CodeUnavailable), "service is shutting down", nil)
+			return
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
 		s.slots <- struct{}{}
-		s.wg.Go(func() {
+		go func() {
+			defer s.wg.Done()
 			defer func() { <-s.slots }()
 			s.serve(r, func(ctx context.Context, body []byte) (any, error) {
 				var req Req
@@ -95,7 +111,7 @@ func Handle[Req, Resp any](s *Server, method, subject string, fn func(context.Co
 				}
 				return fn(ctx, &req)
 			})
-		})
+		}()
 	})
 	if err := s.svc.AddEndpoint(method, h, micro.WithEndpointSubject(subject)); err != nil {
 		return fmt.Errorf("bus: add endpoint %s on %s: %w", method, subject, err)
@@ -130,9 +146,21 @@ func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, e
 	}
 }
 
+// Ready returns once the NATS server knows every endpoint added so far, so
+// that a request sent afterwards from any connection finds them.
+func (s *Server) Ready() error {
+	if err := s.nc.Flush(); err != nil {
+		return fmt.Errorf("bus: flush endpoints: %w", err)
+	}
+	return nil
+}
+
 // Stop stops taking requests, waits for the ones in flight until ctx ends,
 // then cancels their context and waits for them to return.
 func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
 	err := s.svc.Stop()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -207,8 +207,9 @@ func (c *Client) Promote(ctx context.Context, limit int) (*MoveReply, error) {
 // Subscribe calls fn with every event on subject, a pattern from Subjects()
 // (JobEvents, JobEventsOf, AllJobEvents, Queue...). fn runs on the
 // subscription's goroutine, one event at a time. Bodies that do not decode
-// are skipped. Events are at most once: a listener that must not miss a
-// change reads the job after subscribing.
+// are skipped. When Subscribe returns, the server knows the subscription:
+// every event published after that reaches fn. Events are at most once: a
+// listener that must not miss a change reads the job after subscribing.
 func (c *Client) Subscribe(subject string, fn func(*Event)) (*nats.Subscription, error) {
 	sub, err := c.nc.Subscribe(subject, func(m *nats.Msg) {
 		var ev Event
@@ -216,6 +217,9 @@ func (c *Client) Subscribe(subject string, fn func(*Event)) (*nats.Subscription,
 			fn(&ev)
 		}
 	})
+	if err == nil {
+		err = c.nc.Flush()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("core: subscribe %s: %w", subject, err)
 	}
@@ -237,9 +241,6 @@ func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
 		return nil, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := c.nc.Flush(); err != nil {
-		return nil, fmt.Errorf("core: await job %d: %w", id, err)
-	}
 	for {
 		job, err := c.Get(ctx, id)
 		if err != nil || job.State.Finished() {

@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -78,7 +79,7 @@ func NewService(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("core: %w", err)
 	}
 	s.server = srv
-	if err := s.register(); err != nil {
+	if err := errors.Join(s.register(), srv.Ready()); err != nil {
 		_ = srv.Stop(context.Background())
 		return nil, fmt.Errorf("core: %w", err)
 	}

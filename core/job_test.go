@@ -1,0 +1,58 @@
+package core_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+func TestPriorityAcceptsNamesAndNumbers(t *testing.T) {
+	cases := []struct {
+		json string
+		want core.Priority
+	}{
+		{`"low"`, 10}, {`"normal"`, 0}, {`"medium"`, -5}, {`"high"`, -10}, {`"critical"`, -15},
+		{`"HIGH"`, -10}, {`7`, 7}, {`-100`, -100}, {`"42"`, 42},
+	}
+	for _, c := range cases {
+		var p core.Priority
+		require.NoError(t, json.Unmarshal([]byte(c.json), &p), c.json)
+		require.Equal(t, c.want, p, c.json)
+	}
+	for _, bad := range []string{`"urgent"`, `1.5`, `true`, `1e300`, `"9007199254740993"`} {
+		var p core.Priority
+		require.Error(t, json.Unmarshal([]byte(bad), &p), bad)
+	}
+}
+
+func TestBackoffFollowsKue(t *testing.T) {
+	fixed := &core.Backoff{Type: core.BackoffFixed, Delay: 1000}
+	exp := &core.Backoff{Type: core.BackoffExponential, Delay: 1000}
+	for attempts, want := range map[int]int64{1: 500, 2: 1500, 3: 3500, 4: 7500} {
+		require.Equal(t, int64(1000), fixed.After(attempts))
+		require.Equal(t, want, exp.After(attempts), "attempts %d", attempts)
+	}
+	require.Equal(t, int64(core.MaxDelay), exp.After(200), "capped, not overflowed")
+	var none *core.Backoff
+	require.Zero(t, none.After(3), "no backoff retries at once")
+}
+
+func TestSpecNormalizeFillsDefaults(t *testing.T) {
+	sp := core.Spec{Type: "email"}
+	require.NoError(t, sp.Normalize(100))
+	require.Equal(t, 1, sp.MaxAttempts)
+	require.Equal(t, int64(core.DefaultTTL), sp.TTL)
+}
+
+func TestParseState(t *testing.T) {
+	for _, s := range core.States {
+		got, err := core.ParseState(string(s))
+		require.NoError(t, err)
+		require.Equal(t, s, got)
+	}
+	_, err := core.ParseState("done")
+	require.ErrorContains(t, err, `"done" is not a state`)
+}

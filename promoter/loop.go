@@ -1,0 +1,232 @@
+package promoter
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// Loop defaults.
+const (
+	LimitDefault      = core.DefaultMoveLimit
+	MaxSleepDefault   = time.Second
+	RetryDelayDefault = 250 * time.Millisecond
+)
+
+// minSleep is the shortest sleep between two calls that moved fewer than
+// Limit jobs: a next_due already in the past (clock skew between this
+// process and core, or a job that fell due during the call) must not make
+// the loop spin.
+const minSleep = time.Millisecond
+
+// Core is what the loop needs of core; *core.Client satisfies it.
+type Core interface {
+	Promote(ctx context.Context, limit int) (*core.MoveReply, error)
+	Subscribe(subject string, fn func(*core.Event)) (*nats.Subscription, error)
+	Subjects() bus.Subjects
+}
+
+var _ Core = (*core.Client)(nil)
+
+// LoopConfig configures RunLoop.
+type LoopConfig struct {
+	// Core is the queue the loop promotes in. Required.
+	Core Core
+	// Limit is how many jobs one promote call may move, at most
+	// core.MaxMoveLimit. Default LimitDefault (1000).
+	Limit int
+	// MaxSleep is the longest the loop sleeps between two calls, whatever
+	// next_due says; it also bounds how late a job is when a queue.due
+	// announcement is lost. Default MaxSleepDefault (1s).
+	MaxSleep time.Duration
+	// RetryDelay is how long the loop waits after a failed call (core or
+	// Redis unavailable) before it tries again. Default RetryDelayDefault
+	// (250ms).
+	RetryDelay time.Duration
+	// Logger gets failed calls (Warn) and promotions (Debug). Default: discard.
+	Logger *slog.Logger
+	// Now is the clock next_due and queue.due times are read against.
+	// Default time.Now.
+	Now func() time.Time
+	// OnPromote, when set, is called on the loop's goroutine after every
+	// successful promote call with its reply; failed calls are logged, not
+	// reported here. A test hook: nil in production. It must not block.
+	OnPromote func(*core.MoveReply)
+}
+
+func (c LoopConfig) withDefaults() LoopConfig {
+	c.Limit = cmp.Or(c.Limit, LimitDefault)
+	c.MaxSleep = cmp.Or(c.MaxSleep, MaxSleepDefault)
+	c.RetryDelay = cmp.Or(c.RetryDelay, RetryDelayDefault)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func (c LoopConfig) validate() error {
+	switch {
+	case c.Limit < 0 || c.Limit > core.MaxMoveLimit:
+		return fmt.Errorf("promoter: loop limit %d is not in 1..%d", c.Limit, core.MaxMoveLimit)
+	case c.MaxSleep < 0:
+		return fmt.Errorf("promoter: loop max sleep %v is negative", c.MaxSleep)
+	case c.RetryDelay < 0:
+		return fmt.Errorf("promoter: loop retry delay %v is negative", c.RetryDelay)
+	}
+	return nil
+}
+
+// RunLoop promotes due delayed jobs until ctx ends; returns nil on ctx end.
+//
+// It subscribes to queue.due before its first call, so every announcement
+// made after that call reaches it. Each call moves up to Limit jobs; when a
+// call moves Limit, more may be due and the loop calls again at once.
+// Otherwise it sleeps until the reply's next_due (unix ms by Now), at least
+// 1ms and at most MaxSleep, or until an announced job is due earlier. A
+// failed call is logged and retried after RetryDelay: the loop outlives core
+// restarts. It returns an error only for an invalid config or when it cannot
+// subscribe. It starts no goroutine; the subscription is removed on return.
+func RunLoop(ctx context.Context, cfg LoopConfig) error {
+	if cfg.Core == nil {
+		panic("promoter: RunLoop needs a Core")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	l := &loop{cfg: cfg, log: cfg.Logger.With("component", "promoter"), wake: make(chan struct{}, 1)}
+	subject := cfg.Core.Subjects().Queue(bus.QueueDue)
+	sub, err := cfg.Core.Subscribe(subject, l.announced)
+	if err != nil {
+		return fmt.Errorf("promoter: loop: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	l.run(ctx)
+	return nil
+}
+
+// loop is the state of one RunLoop.
+type loop struct {
+	cfg LoopConfig
+	log *slog.Logger
+	// until is when the loop next calls promote, in unix ms by cfg.Now. It is
+	// math.MaxInt64 while a call is in flight, so that an announcement made
+	// during the call still counts. The queue.due callback only lowers it.
+	until atomic.Int64
+	// wake gets a token whenever the callback lowered until.
+	wake chan struct{}
+}
+
+// announced is the queue.due callback. It runs on the subscription's
+// goroutine and does no I/O: it lowers until and pokes the loop.
+func (l *loop) announced(ev *core.Event) {
+	if ev.DueAt <= 0 || !lowerTo(&l.until, ev.DueAt) {
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lowerTo sets v to at when at is earlier, and reports whether it did.
+func lowerTo(v *atomic.Int64, at int64) bool {
+	for {
+		cur := v.Load()
+		if at >= cur {
+			return false
+		}
+		if v.CompareAndSwap(cur, at) {
+			return true
+		}
+	}
+}
+
+func (l *loop) run(ctx context.Context) {
+	failures := 0
+	for ctx.Err() == nil {
+		l.until.Store(math.MaxInt64)
+		reply, err := l.cfg.Core.Promote(ctx, l.cfg.Limit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			l.log.WarnContext(ctx, "promote failed; retrying",
+				"err", err, "failures", failures, "retry_in", l.cfg.RetryDelay)
+			if !l.pause(ctx, l.cfg.RetryDelay) {
+				return
+			}
+			continue
+		}
+		if failures > 0 {
+			l.log.InfoContext(ctx, "promote works again", "failures", failures)
+			failures = 0
+		}
+		if reply.Moved > 0 {
+			l.log.DebugContext(ctx, "promoted", "moved", reply.Moved, "next_due", reply.NextDue)
+		}
+		if l.cfg.OnPromote != nil {
+			l.cfg.OnPromote(reply)
+		}
+		if reply.Moved >= l.cfg.Limit {
+			continue // a full batch: more may be due already
+		}
+		if !l.sleep(ctx, reply.NextDue) {
+			return
+		}
+	}
+}
+
+// sleep waits until nextDue (0: nothing waits), capped at MaxSleep, or
+// earlier when queue.due announces an earlier job. It reports false when ctx
+// ended.
+func (l *loop) sleep(ctx context.Context, nextDue int64) bool {
+	target := l.cfg.Now().Add(l.cfg.MaxSleep).UnixMilli()
+	if nextDue > 0 {
+		target = min(target, nextDue)
+	}
+	// An announcement during the call may already have lowered until.
+	lowerTo(&l.until, target)
+	timer := time.NewTimer(l.left())
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return true
+		case <-l.wake:
+			timer.Reset(l.left())
+		}
+	}
+}
+
+// left is how long until l.until, at least minSleep and at most MaxSleep
+// (also when the clock stepped back since until was set).
+func (l *loop) left() time.Duration {
+	ms := min(l.until.Load()-l.cfg.Now().UnixMilli(), l.cfg.MaxSleep.Milliseconds())
+	return max(time.Duration(ms)*time.Millisecond, minSleep)
+}
+
+// pause waits d, and reports false when ctx ended first.
+func (l *loop) pause(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
