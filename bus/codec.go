@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -43,11 +44,15 @@ func describeJSONError(err error) string {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
+		want := typeErr.Type.String()
+		if typeErr.Type.Kind() == reflect.Struct {
+			want = "a JSON object"
+		}
 		field := typeErr.Field
 		if field == "" {
-			return fmt.Sprintf("body: expected %s, got JSON %s", typeErr.Type, typeErr.Value)
+			field = "body"
 		}
-		return fmt.Sprintf("%s: expected %s, got JSON %s", field, typeErr.Type, typeErr.Value)
+		return fmt.Sprintf("%s: expected %s, got JSON %s", field, want, typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		return fmt.Sprintf("body: not valid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):

@@ -42,6 +42,7 @@ func startEcho(t *testing.T, cfg bus.ServerConfig) (*bus.Client, bus.Subjects) {
 		return &echoResp{Twice: 2 * r.N}, nil
 	})
 	require.NoError(t, err)
+	require.NoError(t, srv.Ready())
 	return bus.NewClient(bustest.Connect(t, ns.ClientURL()), time.Second), subj
 }
 
@@ -108,10 +109,15 @@ func TestStopWaitsForRequestsInFlight(t *testing.T) {
 		<-finish
 		return &struct{}{}, nil
 	}))
+	require.NoError(t, srv.Ready())
 	client := bus.NewClient(bustest.Connect(t, ns.ClientURL()), 5*time.Second)
 	replied := make(chan error, 1)
 	go func() { replied <- client.Call(context.Background(), "slow", struct{}{}, nil) }()
-	<-entered
+	select {
+	case <-entered:
+	case err := <-replied:
+		t.Fatalf("the request never reached the handler: %v", err)
+	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.Stop(context.Background()) }()
 	select {
@@ -122,4 +128,32 @@ func TestStopWaitsForRequestsInFlight(t *testing.T) {
 	close(finish)
 	require.NoError(t, <-stopped)
 	require.NoError(t, <-replied)
+}
+
+func TestRepliesOverMaxPayloadBecomeErrors(t *testing.T) {
+	ns := bustest.NewServer(t)
+	srv, err := bus.NewServer(ns.Conn, bus.ServerConfig{Name: "big"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	require.NoError(t, bus.Handle(srv, "big", "big", func(ctx context.Context, r *echoReq) (*echoReq, error) {
+		return &echoReq{Word: strings.Repeat("x", r.N)}, nil
+	}))
+	require.NoError(t, srv.Ready())
+	client := bus.NewClient(bustest.Connect(t, ns.ClientURL()), 5*time.Second)
+	err = client.Call(context.Background(), "big", echoReq{N: 2 << 20}, nil)
+	require.ErrorIs(t, err, bus.ErrInvalid, "an answer, not a timeout")
+	require.ErrorContains(t, err, "ask for fewer or smaller jobs")
+}
+
+// TestErrorRepliesUnderRace sends many failing requests at once: replies are
+// sent from the request goroutines, which the race detector checks.
+func TestErrorRepliesUnderRace(t *testing.T) {
+	client, subj := startEcho(t, bus.ServerConfig{})
+	errs := make(chan error, 50)
+	for range 50 {
+		go func() { errs <- client.Call(context.Background(), subj.Core("echo"), echoReq{Word: "missing"}, nil) }()
+	}
+	for range 50 {
+		require.ErrorIs(t, <-errs, bus.ErrNotFound)
+	}
 }

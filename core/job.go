@@ -98,7 +98,7 @@ func (p *Priority) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("priority: %v is not an integer", v)
 		}
 		if math.Abs(v) > MaxPriority {
-			return fmt.Errorf("priority: %v is outside ±%d", v, int64(MaxPriority))
+			return fmt.Errorf("priority: %g is outside ±%d", v, int64(MaxPriority))
 		}
 		*p = Priority(v)
 	default:
@@ -191,7 +191,7 @@ func (s *Spec) Normalize(maxData int) error {
 		return invalid("delay", "%d ms is outside 0..%d", s.Delay, int64(MaxDelay))
 	}
 	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttempts {
-		return invalid("max_attempts", "%d is outside 1..%d", s.MaxAttempts, MaxAttempts)
+		return invalid("max_attempts", "%d is outside 0..%d (0 means the default, 1)", s.MaxAttempts, MaxAttempts)
 	}
 	if s.MaxAttempts == 0 {
 		s.MaxAttempts = 1
@@ -202,7 +202,7 @@ func (s *Spec) Normalize(maxData int) error {
 		}
 	}
 	if s.TTL < 0 || s.TTL > MaxDelay {
-		return invalid("ttl", "%d ms is outside 1..%d", s.TTL, int64(MaxDelay))
+		return invalid("ttl", "%d ms is outside 0..%d (0 means the default, %d)", s.TTL, int64(MaxDelay), DefaultTTL)
 	}
 	if s.TTL == 0 {
 		s.TTL = DefaultTTL

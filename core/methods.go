@@ -96,6 +96,11 @@ func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply,
 		return nil, err
 	}
 	s.announceCreated(jobs, existing)
+	// The reply leaves out the data the caller just sent, so that it can
+	// never outgrow the request and fail after the jobs are stored.
+	for i := range jobs {
+		jobs[i].Data = nil
+	}
 	return &JobsReply{Jobs: jobs}, nil
 }
 

@@ -73,6 +73,7 @@ func NewService(cfg Config) (*Service, error) {
 		Name:        bus.CoreServiceName,
 		QueueGroup:  bus.CoreQueueGroup,
 		Description: "kuebus core: the job queue's RPC methods",
+		Metadata:    map[string]string{"prefix": cfg.Subjects.Prefix()},
 		Logger:      s.log,
 	})
 	if err != nil {

@@ -366,7 +366,7 @@ func TestBadInputIsInvalidAndStoresNothing(t *testing.T) {
 		name, method, body, want string
 	}{
 		{"broken JSON", "create", `{"type":"email",`, "body: truncated JSON"},
-		{"not an object", "create", `[1,2]`, "body: expected core.Spec"},
+		{"not an object", "create", `[1,2]`, "body: expected a JSON object, got JSON array"},
 		{"type is a number", "create", `{"type":5}`, "type: expected string"},
 		{"type with a dot", "create", `{"type":"a.b"}`, `type: "a.b" is not a job type`},
 		{"type with a space", "create", `{"type":"a b"}`, `type: "a b" is not a job type`},

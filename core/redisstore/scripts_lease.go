@@ -1,0 +1,266 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The scripts of jobs held by a worker. Every one takes a batch, so that a
+// worker acknowledging 64 jobs pays one round trip and one script call.
+// They share a layout:
+//
+//	KEYS[1..9] fixed      KEYS[10 + 2(i-1)] job:<id_i>   KEYS[11 + 2(i-1)] log:<id_i>
+//	ARGV[1] now           ARGV[2 + 3(i-1) ..] id_i, lease_i, arg_i
+//	returns, per job, {code, snapshot}: code 1 done, 0 no such job,
+//	-1 the lease is not (or no longer) the job's current one; the
+//	snapshot is the job after the change (before it, for a job removed on
+//	completion).
+//
+// holding(jobkey, lease) is the check every one of them starts with.
+const leasePrelude = `
+local now = tonumber(ARGV[1])
+local function holding(jobkey, lease)
+  local cur = redis.call('HMGET', jobkey, 'id', 'lease')
+  if not cur[1] then return 0 end
+  if cur[2] ~= lease or lease == '' then return -1 end
+  return 1
+end
+local function each(fn)
+  local out = {}
+  for i = 1, (#ARGV - 1) / 3 do
+    local a = 2 + (i - 1) * 3
+    local jobkey, logkey = KEYS[10 + 2 * (i - 1)], KEYS[11 + 2 * (i - 1)]
+    local id, lease, arg = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+    local code = holding(jobkey, lease)
+    if code == 1 then
+      out[i] = fn(jobkey, logkey, id, arg)
+    else
+      out[i] = {code, {}}
+    end
+  end
+  return out
+end
+-- leave active: the lease is gone
+local function unlease(jobkey, id)
+  redis.call('ZREM', K_LEASES, id)
+  redis.call('HDEL', jobkey, 'lease', 'lease_until')
+end
+`
+
+func leaseScript(body string) *redis.Script { return script(leasePrelude+body, true) }
+
+// completeJobs: the handler succeeded. arg = result JSON ("" for none).
+// The attempt counts; its duration is added to the type's work time; a job
+// with roc=1 is deleted with its log (code 2 tells the caller to drop its
+// id from the id index, which lives in another slot).
+var completeJobs = leaseScript(`
+return each(function(jobkey, logkey, id, result)
+  unlease(jobkey, id)
+  local started = tonumber(redis.call('HGET', jobkey, 'started_at')) or now
+  local duration = now - started
+  redis.call('HINCRBY', K_STATS, 'work_time', duration)
+  redis.call('HINCRBY', jobkey, 'attempts', 1)
+  release_unique(jobkey, id)
+  redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,
+    'duration', duration, 'updated_at', now)
+  if redis.call('HGET', jobkey, 'roc') == '1' then
+    local snap = snapshot(jobkey, false)
+    redis.call('ZREM', K_JOBS, id)
+    redis.call('DEL', jobkey, logkey)
+    return {2, snap}
+  end
+  redis.call('ZADD', K_COMPLETE, now, id)
+  return {1, snapshot(jobkey, false)}
+end)
+`)
+
+// failJobs: the handler failed. arg = the error. While attempts remain the
+// job goes back to inactive, or to delayed for its backoff (Kue's formula,
+// as core.Backoff.After); otherwise it is failed. Code 1 = will retry,
+// 3 = failed for good.
+var failJobs = leaseScript(`
+return each(function(jobkey, logkey, id, err)
+  unlease(jobkey, id)
+  local attempts = redis.call('HINCRBY', jobkey, 'attempts', 1)
+  local max = tonumber(redis.call('HGET', jobkey, 'max_attempts'))
+  redis.call('HSET', jobkey, 'error', err, 'updated_at', now)
+  if attempts >= max then
+    redis.call('ZADD', K_FAILED, now, id)
+    redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now)
+    release_unique(jobkey, id)
+    return {3, snapshot(jobkey, false)}
+  end
+  local wait = 0
+  local backoff = redis.call('HGET', jobkey, 'backoff')
+  if backoff and backoff ~= '' then
+    local kind, delay = string.match(backoff, '^(%a+):(%d+)$')
+    delay = tonumber(delay)
+    if kind == 'fixed' then
+      wait = delay
+    else
+      wait = math.floor(delay * 0.5 * (2 ^ attempts - 1) + 0.5)
+    end
+    wait = math.min(wait, ` + maxDelayLua + `)
+  end
+  if wait > 0 then
+    redis.call('ZADD', K_DUE, now + wait, id)
+    redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', now + wait)
+  else
+    enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+  end
+  return {1, snapshot(jobkey, false)}
+end)
+`)
+
+// touchJobs extends leases: lease_until = now + ttl. arg unused.
+var touchJobs = leaseScript(`
+return each(function(jobkey, logkey, id)
+  local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
+  redis.call('ZADD', K_LEASES, until_, id)
+  redis.call('HSET', jobkey, 'lease_until', until_)
+  return {1, {'id', id, 'lease_until', until_}}
+end)
+`)
+
+// releaseJobs gives jobs back to inactive without using an attempt (a
+// worker stopping before or during its handlers). arg unused.
+var releaseJobs = leaseScript(`
+return each(function(jobkey, logkey, id)
+  unlease(jobkey, id)
+  enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+  redis.call('HSET', jobkey, 'updated_at', now)
+  return {1, snapshot(jobkey, false)}
+end)
+`)
+
+// rejoinJobs puts jobs back to delayed for arg ms without using an attempt.
+var rejoinJobs = leaseScript(`
+return each(function(jobkey, logkey, id, delay)
+  unlease(jobkey, id)
+  local at = now + tonumber(delay)
+  redis.call('ZADD', K_DUE, at, id)
+  redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now)
+  return {1, snapshot(jobkey, false)}
+end)
+`)
+
+// progressJobs records progress: arg = percent 0..100.
+var progressJobs = leaseScript(`
+return each(function(jobkey, logkey, id, pct)
+  redis.call('HSET', jobkey, 'progress', pct, 'updated_at', now)
+  return {1, snapshot(jobkey, false)}
+end)
+`)
+
+// maxDelayLua is core.MaxDelay, which bounds a backoff.
+const maxDelayLua = "315360000000"
+
+// runLeased runs one of the scripts above over jobs of one type.
+func (s *Store) runLeased(ctx context.Context, sc *redis.Script, tk typeKeys, now int64, ops []leasedArg) ([]any, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 1+3*len(ops))
+	args = append(args, now)
+	for _, op := range ops {
+		keys = append(keys, tk.job(op.id), tk.log(op.id))
+		args = append(args, op.id, op.lease, op.arg)
+	}
+	return sc.Run(ctx, s.rdb, keys, args...).Slice()
+}
+
+type leasedArg struct {
+	id    int64
+	lease string
+	arg   string
+}
+
+// leaseJobs hands ready jobs to a worker. The candidates (ready members)
+// were read just before; a member another lease took meanwhile is skipped,
+// so no job is ever handed out twice.
+//
+//	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
+//	ARGV[1] now  ARGV[2] worker  ARGV[3] lease token   ARGV[3+i] member_i
+//	returns the snapshot, data included, of every job leased
+var leaseJobs = script(`
+local now = tonumber(ARGV[1])
+local out = {}
+for i = 4, #ARGV do
+  if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
+    local jobkey = KEYS[6 + i]
+    local id = redis.call('HGET', jobkey, 'id')
+    local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
+    redis.call('ZADD', K_LEASES, until_, id)
+    redis.call('HSET', jobkey, 'state', 'active', 'lease', ARGV[3], 'lease_until', until_,
+      'started_at', now, 'updated_at', now, 'worker_id', ARGV[2], 'progress', 0)
+    out[#out+1] = snapshot(jobkey, true)
+  end
+end
+return out
+`, true)
+
+func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, members []string) ([]map[string]string, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 3+len(members))
+	args = append(args, now, worker, token)
+	for _, m := range members {
+		keys = append(keys, tk.job(readyID(m)))
+		args = append(args, m)
+	}
+	res, err := leaseJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	return snapshots(res), nil
+}
+
+// rescueExpired puts active jobs whose lease ran out back to inactive,
+// without using an attempt, counting a stall; a job that stalls more than
+// the limit fails. Candidates were read just before and are re-checked.
+//
+//	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
+//	ARGV[1] now  ARGV[2] stall limit  ARGV[2+i] id_i
+//	returns {next expiry or 0, {code, snapshot}...}: code 1 back to
+//	inactive, 3 failed
+var rescueExpired = script(`
+local now, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out = {0}
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local until_ = redis.call('ZSCORE', K_LEASES, id)
+  if until_ and tonumber(until_) <= now then
+    local jobkey = KEYS[7 + i]
+    redis.call('ZREM', K_LEASES, id)
+    redis.call('HDEL', jobkey, 'lease', 'lease_until')
+    local stalls = redis.call('HINCRBY', jobkey, 'stalls', 1)
+    redis.call('HSET', jobkey, 'updated_at', now)
+    if stalls > limit then
+      local msg = 'lease expired: the job ran past its ttl of ' .. redis.call('HGET', jobkey, 'ttl') ..
+        ' ms without completing, ' .. stalls .. ' times (stall limit ' .. limit .. ')'
+      redis.call('ZADD', K_FAILED, now, id)
+      redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'error', msg)
+      release_unique(jobkey, id)
+      out[#out+1] = {3, snapshot(jobkey, false)}
+    else
+      enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+      out[#out+1] = {1, snapshot(jobkey, false)}
+    end
+  end
+end
+local head = redis.call('ZRANGE', K_LEASES, 0, 0, 'WITHSCORES')
+if head[2] then out[1] = tonumber(head[2]) end
+return out
+`, true)
+
+func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, stallLimit int, ids []int64) (int64, []any, error) {
+	keys := tk.fixed()
+	args := []any{now, stallLimit}
+	for _, id := range ids {
+		keys = append(keys, tk.job(id))
+		args = append(args, id)
+	}
+	res, err := rescueExpired.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	return toInt64(res[0]), res[1:], nil
+}
