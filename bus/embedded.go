@@ -68,6 +68,15 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	} else if len(cfg.Routes) > 0 {
 		return nil, errors.New("bus: embedded NATS: routes need a cluster listen address")
 	}
+	// The server only logs a failure to listen, and we run it without logs:
+	// try the address first so a port in use fails at once, by name.
+	if port != server.RANDOM_PORT {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return nil, fmt.Errorf("bus: embedded NATS cannot listen on %s:%d: %w", host, port, err)
+		}
+		_ = ln.Close()
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("bus: embedded NATS on %s: %w", cfg.Listen, err)

@@ -26,7 +26,15 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// Cause is the transport error behind a code the client made up itself
+	// (nats.ErrNoResponders for "no service answers"); nil for an error the
+	// service sent.
+	Cause error
 }
+
+// Unwrap returns the cause, so errors.Is(err, nats.ErrNoResponders) tells
+// "nobody serves this" from a service that answered unavailable.
+func (e *Error) Unwrap() error { return e.Cause }
 
 func (e *Error) Error() string {
 	if e.Message == "" {
@@ -86,9 +94,9 @@ func messageOf(err error) string {
 func transportError(subject string, err error) error {
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return &Error{Code: CodeUnavailable, Message: "no service answers on " + subject}
+		return &Error{Code: CodeUnavailable, Message: "no service answers on " + subject, Cause: err}
 	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrDisconnected):
-		return &Error{Code: CodeUnavailable, Message: subject + ": " + err.Error()}
+		return &Error{Code: CodeUnavailable, Message: subject + ": " + err.Error(), Cause: err}
 	default:
 		// context.DeadlineExceeded, context.Canceled and nats.ErrTimeout pass
 		// through unchanged so callers can tell a slow answer from a refusal.

@@ -3,10 +3,12 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
@@ -156,4 +158,21 @@ func TestErrorRepliesUnderRace(t *testing.T) {
 	for range 50 {
 		require.ErrorIs(t, <-errs, bus.ErrNotFound)
 	}
+}
+
+func TestNoRespondersKeepsItsCause(t *testing.T) {
+	ns := bustest.NewServer(t)
+	err := bus.NewClient(ns.Conn, time.Second).Call(context.Background(), "nobody.home", struct{}{}, nil)
+	require.ErrorIs(t, err, bus.ErrUnavailable)
+	require.ErrorIs(t, err, nats.ErrNoResponders)
+}
+
+func TestEmbeddedPortInUseFailsAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	start := time.Now()
+	_, err = bus.StartEmbedded(bus.EmbeddedConfig{Listen: ln.Addr().String()})
+	require.ErrorContains(t, err, "cannot listen on")
+	require.Less(t, time.Since(start), 5*time.Second, "not after the ready timeout")
 }

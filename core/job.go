@@ -249,3 +249,14 @@ func (j Job) WithoutData() *Job {
 	j.Data = nil
 	return &j
 }
+
+// Percent turns progress "complete of total" into 0..100, clamped.
+func Percent(complete, total int64) int64 {
+	if total <= 0 || complete <= 0 {
+		return 0
+	}
+	if complete >= total {
+		return 100
+	}
+	return complete * 100 / total
+}

@@ -31,4 +31,18 @@ type Store interface {
 	// returning them and the next due time (0 when none waits).
 	Promote(ctx context.Context, now int64, limit int) (moved []Job, nextDue int64, err error)
 	Ping(ctx context.Context) error
+	LeaseStore
+}
+
+// LeaseStore is the part of the Store a worker's requests use.
+type LeaseStore interface {
+	// Lease hands up to max ready jobs of the types to a worker under one
+	// token, best priority first across the types.
+	Lease(ctx context.Context, now int64, types []string, max int, worker, token string) ([]Job, error)
+	// Apply runs operations of one kind by lease holders; results are in the
+	// order of ops. Each op is already validated; Arg-like fields are set.
+	Apply(ctx context.Context, now int64, op Op, ops []LeaseOp) ([]Applied, error)
+	// Rescue sends active jobs whose lease ran out back to inactive (or to
+	// failed past stallLimit), at most limit; next is the next expiry.
+	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []Job, next int64, err error)
 }

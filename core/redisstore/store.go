@@ -303,10 +303,28 @@ func (s *Store) SetPriority(ctx context.Context, now, id int64, p core.Priority)
 	return &j, nil
 }
 
-// Promote moves due delayed jobs to inactive, at most limit in all. It reads
-// the due candidates of every type in one pipeline, then runs promoteDue for
-// each type that has some.
+// Promote moves due delayed jobs to inactive, at most limit in all.
 func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, int64, error) {
+	return s.sweep(ctx, now, limit, typeKeys.due, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
+		next, snaps, err := s.runPromoteDue(ctx, tk, ids, now)
+		if err != nil {
+			return 0, nil, s.fail("promote", err)
+		}
+		jobs := make([]core.Job, len(snaps))
+		for i, h := range snaps {
+			jobs[i] = decodeJob(h)
+		}
+		return next, jobs, nil
+	})
+}
+
+// sweep is the shape promote and rescue share: read, in one pipeline, the
+// members of a time-scored index (due, leases) that are due by now, and the
+// index's head; then, for each type that has some, let move re-check and
+// move them in one script. It returns what moved, at most limit, and the
+// earliest time still waiting (0 when none).
+func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(typeKeys) string,
+	move func(typeKeys, []int64) (next int64, moved []core.Job, err error)) ([]core.Job, int64, error) {
 	types, err := s.Types(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -315,12 +333,14 @@ func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, 
 	due := make([]*redis.StringSliceCmd, len(types))
 	head := make([]*redis.ZSliceCmd, len(types))
 	for i, t := range types {
-		tk := s.keys.ofType(t)
-		due[i] = pipe.ZRangeByScore(ctx, tk.due(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: int64(limit)})
-		head[i] = pipe.ZRangeWithScores(ctx, tk.due(), 0, 0)
+		key := index(s.keys.ofType(t))
+		due[i] = pipe.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: int64(limit)})
+		head[i] = pipe.ZRangeWithScores(ctx, key, 0, 0)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, 0, s.fail("read due jobs", err)
+	if len(types) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, 0, s.fail("read due jobs", err)
+		}
 	}
 	var moved []core.Job
 	var next int64
@@ -340,14 +360,12 @@ func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, 
 			}
 			continue
 		}
-		nextDue, snaps, err := s.runPromoteDue(ctx, s.keys.ofType(t), ids, now)
+		at, jobs, err := move(s.keys.ofType(t), ids)
 		if err != nil {
-			return moved, 0, s.fail("promote", err)
+			return moved, 0, err
 		}
-		earliest(nextDue)
-		for _, h := range snaps {
-			moved = append(moved, decodeJob(h))
-		}
+		earliest(at)
+		moved = append(moved, jobs...)
 	}
 	return moved, next, nil
 }

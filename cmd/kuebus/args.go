@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// flags returns an empty flag set for the running command. It prints
+// nothing itself: parse reports errors and help.
+func (e *env) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("kuebus "+e.cmd.path(), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args, where flags and positional arguments may be mixed, and
+// checks that there are between minArgs and maxArgs positional ones (maxArgs
+// -1: any number). On -h/--help it prints the command's help to stdout and
+// returns errHelp.
+func (e *env) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) ([]string, error) {
+	flagArgs, pos := splitArgs(fs, args)
+	if err := fs.Parse(flagArgs); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			e.printHelp(fs)
+			return nil, errHelp
+		}
+		return nil, usagef("%s: %v (see 'kuebus %s --help')", e.cmd.path(), err, e.cmd.path())
+	}
+	switch {
+	case len(pos) < minArgs:
+		return nil, usagef("%s: missing argument: usage: kuebus %s [flags] %s", e.cmd.path(), e.cmd.path(), e.cmd.args)
+	case maxArgs >= 0 && len(pos) > maxArgs:
+		return nil, usagef("%s: unexpected argument %q: usage: kuebus %s [flags] %s", e.cmd.path(), pos[maxArgs], e.cmd.path(), e.cmd.args)
+	}
+	return pos, nil
+}
+
+// splitArgs separates flags (with their values) from positional arguments,
+// so that `job create email --data '{}'` works: the flag package alone stops
+// at the first positional argument. A negative number is an argument, not a
+// flag (`job priority 7 -10`); `--` ends the flags.
+func splitArgs(fs *flag.FlagSet, args []string) (flagArgs, pos []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flagArgs, append(pos, args[i+1:]...)
+		}
+		if len(a) < 2 || a[0] != '-' || isInt(a) {
+			pos = append(pos, a)
+			continue
+		}
+		flagArgs = append(flagArgs, a)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if hasValue || f == nil || isBoolFlag(f) {
+			continue // an unknown flag is reported by fs.Parse
+		}
+		if i+1 < len(args) {
+			i++
+			flagArgs = append(flagArgs, args[i])
+		}
+	}
+	return flagArgs, pos
+}
+
+func isInt(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// printHelp prints a leaf command's usage and flags, GNU style (--name).
+func (e *env) printHelp(fs *flag.FlagSet) {
+	w := e.stdout
+	c := e.cmd
+	fmt.Fprintf(w, "Usage:\n  %s\n\n%s.\n", strings.TrimSpace("kuebus "+c.path()+" [flags] "+c.args), upperFirst(c.summary))
+	if c.name == "events" {
+		fmt.Fprint(w, "\nSUBJECT is a subject or wildcard pattern without the prefix, e.g. job.complete.> or job.*.*.email.\n")
+	}
+	fmt.Fprint(w, "\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			name = " " + name
+		}
+		fmt.Fprintf(w, "  --%s%s\n      %s", f.Name, name, usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// parseID reads a job id argument.
+func parseID(what, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("%s %q is not a job id (a positive integer)", what, s)
+	}
+	return id, nil
+}
+
+// parseMillis reads a duration flag: a Go duration (5s, 1m30s, 250ms) or a
+// whole number of milliseconds. Zero is allowed; negative is not.
+func parseMillis(flagName, s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 {
+			return 0, usagef("--%s: %d is negative", flagName, n)
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, usagef("--%s: %q is neither a duration (5s, 250ms) nor a number of milliseconds", flagName, s)
+	case d < 0:
+		return 0, usagef("--%s: %s is negative", flagName, s)
+	case d > 0 && d < time.Millisecond:
+		return 0, usagef("--%s: %s is shorter than the 1ms resolution", flagName, s)
+	}
+	return d, nil
+}
+
+// parseBackoff reads --backoff: fixed:DURATION or exponential:DURATION.
+func parseBackoff(s string) (*core.Backoff, error) {
+	typ, delay, ok := strings.Cut(s, ":")
+	if !ok || (typ != string(core.BackoffFixed) && typ != string(core.BackoffExponential)) {
+		return nil, usagef("--backoff: %q is not fixed:DURATION or exponential:DURATION (e.g. exponential:500ms)", s)
+	}
+	d, err := parseMillis("backoff", delay)
+	if err != nil {
+		return nil, err
+	}
+	return &core.Backoff{Type: core.BackoffType(typ), Delay: d.Milliseconds()}, nil
+}
+
+// parseJSON checks a JSON flag value locally, so that a typo is reported
+// against the flag rather than as a wire error.
+func parseJSON(flagName, s string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return nil, usagef("--%s: not valid JSON: %v", flagName, err)
+	}
+	return raw, nil
+}
+
+// checkListen checks a HOST:PORT listen address; port 0 picks a free one.
+func checkListen(flagName, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		reason := err.Error()
+		if ae, ok := errors.AsType[*net.AddrError](err); ok {
+			reason = ae.Err
+		}
+		return usagef("--%s: %q is not HOST:PORT: %s", flagName, addr, reason)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usagef("--%s: %q: port must be a number from 0 to 65535", flagName, addr)
+	}
+	return nil
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+func runJobCreate(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	data := fs.String("data", "", "the job's data, as `JSON` (default: none)")
+	priority := fs.String("priority", "normal", "the job's `PRIORITY`: low, normal, medium, high, critical, or an integer (lower runs first)")
+	delay := fs.String("delay", "0", "wait this `DURATION` (5s, or milliseconds) before the job may run")
+	attempts := fs.Int("attempts", 1, "how many times (`N`) the job may run before it fails for good")
+	backoff := fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
+	ttl := fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
+	uniqueKey := fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
+	removeOnComplete := fs.Bool("remove-on-complete", false, "remove the job once it completes")
+	pos, err := e.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+
+	sp := core.Spec{Type: pos[0], MaxAttempts: *attempts, UniqueKey: *uniqueKey, RemoveOnComplete: *removeOnComplete}
+	if *data != "" {
+		if sp.Data, err = parseJSON("data", *data); err != nil {
+			return err
+		}
+	}
+	if sp.Priority, err = core.ParsePriority(*priority); err != nil {
+		return usagef("--priority: %v", err)
+	}
+	d, err := parseMillis("delay", *delay)
+	if err != nil {
+		return err
+	}
+	sp.Delay = d.Milliseconds()
+	if *attempts < 1 {
+		return usagef("--attempts: %d is less than 1", *attempts)
+	}
+	if *backoff != "" {
+		if sp.Backoff, err = parseBackoff(*backoff); err != nil {
+			return err
+		}
+	}
+	if *ttl != "" {
+		d, err := parseMillis("ttl", *ttl)
+		if err != nil {
+			return err
+		}
+		if d == 0 {
+			return usagef("--ttl: must be positive")
+		}
+		sp.TTL = d.Milliseconds()
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		job, err := c.CreateSpec(ctx, sp)
+		if err != nil {
+			return err
+		}
+		return printJSON(e.stdout, job)
+	})
+}
+
+func runJobGet(ctx context.Context, e *env, args []string) error {
+	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
+		job, err := c.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		return printJSON(e.stdout, job)
+	})
+}
+
+func runJobRemove(ctx context.Context, e *env, args []string) error {
+	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
+		if err := c.Remove(ctx, id); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(e.stdout, "removed job %d\n", id)
+		return err
+	})
+}
+
+func runJobLog(ctx context.Context, e *env, args []string) error {
+	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
+		lines, err := c.Log(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			if _, err := fmt.Fprintln(e.stdout, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func runJobRetry(ctx context.Context, e *env, args []string) error {
+	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
+		job, err := c.SetState(ctx, id, core.StateInactive)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "job %d is %s: it runs again\n", job.ID, job.State)
+		return err
+	})
+}
+
+// withJobID runs a command whose one argument is a job id.
+func withJobID(ctx context.Context, e *env, args []string, fn func(*core.Client, int64) error) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	pos, err := e.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	id, err := parseID(e.cmd.path()+": ID", pos[0])
+	if err != nil {
+		return err
+	}
+	return cf.withClient(ctx, func(c *core.Client) error { return fn(c, id) })
+}
+
+func runJobState(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	pos, err := e.parse(fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	id, err := parseID("job state: ID", pos[0])
+	if err != nil {
+		return err
+	}
+	state, err := core.ParseState(pos[1])
+	if err != nil {
+		return usagef("job state: STATE %v", err)
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		job, err := c.SetState(ctx, id, state)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "job %d is %s\n", job.ID, job.State)
+		return err
+	})
+}
+
+func runJobPriority(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	pos, err := e.parse(fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	id, err := parseID("job priority: ID", pos[0])
+	if err != nil {
+		return err
+	}
+	p, err := core.ParsePriority(pos[1])
+	if err != nil {
+		return usagef("job priority: PRIORITY %v", err)
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		job, err := c.SetPriority(ctx, id, p)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "job %d has priority %s\n", job.ID, priorityName(job.Priority))
+		return err
+	})
+}
+
+func runJobList(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	state := fs.String("state", "", "only jobs in this `STATE`: delayed, inactive, active, complete, failed")
+	jobType := fs.String("type", "", "only jobs of this `TYPE`")
+	from := fs.Int64("from", 0, "first `POSITION` to list, 0-based")
+	to := fs.Int64("to", 19, "last `POSITION` to list, inclusive")
+	order := fs.String("order", "asc", "`ORDER` of the list: asc or desc")
+	if _, err := e.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	req := core.RangeRequest{Type: *jobType, From: *from, To: *to, Order: core.Order(*order)}
+	if *state != "" {
+		st, err := core.ParseState(*state)
+		if err != nil {
+			return usagef("--state: %v", err)
+		}
+		req.State = st
+	}
+	switch {
+	case req.Order != core.OrderAsc && req.Order != core.OrderDesc:
+		return usagef("--order: %q is not asc or desc", *order)
+	case req.From < 0:
+		return usagef("--from: %d is negative", req.From)
+	case req.To < req.From:
+		return usagef("--to: %d is before --from %d", req.To, req.From)
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		jobs, err := c.Range(ctx, req)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTYPE\tSTATE\tPRIORITY\tATTEMPTS\tCREATED")
+		for _, j := range jobs {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\n", j.ID, j.Type, j.State, priorityName(j.Priority),
+				j.Attempts, j.MaxAttempts, time.UnixMilli(j.CreatedAt).Format(time.DateTime))
+		}
+		return tw.Flush()
+	})
+}
+
+// priorityName shows Kue's name of a priority, or its number.
+func priorityName(p core.Priority) string {
+	switch p {
+	case core.PriorityLow:
+		return "low"
+	case core.PriorityNormal:
+		return "normal"
+	case core.PriorityMedium:
+		return "medium"
+	case core.PriorityHigh:
+		return "high"
+	case core.PriorityCritical:
+		return "critical"
+	}
+	return strconv.FormatInt(int64(p), 10)
+}
+
+func printJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}

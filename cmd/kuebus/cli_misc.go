@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+func runStats(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	if _, err := e.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		st, err := c.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "STATE\tJOBS")
+		for _, s := range core.States {
+			fmt.Fprintf(tw, "%s\t%d\n", s, st.Get(s))
+		}
+		fmt.Fprintf(tw, "\nwork time\t%s\n", time.Duration(st.WorkTime)*time.Millisecond)
+		if len(st.Types) > 0 {
+			fmt.Fprint(tw, "\nTYPE")
+			for _, s := range core.States {
+				fmt.Fprintf(tw, "\t%s", strings.ToUpper(string(s)))
+			}
+			fmt.Fprintln(tw)
+			for _, t := range slices.Sorted(maps.Keys(st.Types)) {
+				fmt.Fprint(tw, t)
+				for _, s := range core.States {
+					fmt.Fprintf(tw, "\t%d", st.Types[t].Get(s))
+				}
+				fmt.Fprintln(tw)
+			}
+		}
+		return tw.Flush()
+	})
+}
+
+// eventBuffer is how many events may wait to be printed; beyond it NATS
+// counts the subscriber as slow and drops events.
+const eventBuffer = 4096
+
+func runEvents(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	pos, err := e.parse(fs, args, 0, 1)
+	if err != nil {
+		return err
+	}
+	subj, err := cf.check()
+	if err != nil {
+		return err
+	}
+	subjects := []string{subj.AllJobEvents(), subj.AllQueueEvents()}
+	if len(pos) == 1 {
+		s, err := subj.Pattern(pos[0])
+		if err != nil {
+			return usagef("events: SUBJECT: %v", err)
+		}
+		subjects = []string{s}
+	}
+	nc, err := cf.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	// One channel for every subscription, read on this goroutine only, so
+	// that output is written by one writer in arrival order.
+	msgs := make(chan *nats.Msg, eventBuffer)
+	for _, s := range subjects {
+		sub, err := nc.ChanSubscribe(s, msgs)
+		if err != nil {
+			return fmt.Errorf("subscribe %s: %w", s, err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	if err := nc.FlushTimeout(cf.timeout); err != nil {
+		return cf.explain(fmt.Errorf("subscribe: %w", err))
+	}
+	fmt.Fprintf(e.stderr, "listening on %s at %s\n", strings.Join(subjects, ", "), redactURL(cf.url))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-msgs:
+			if _, err := fmt.Fprintf(e.stdout, "%s %s\n", m.Subject, m.Data); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// otherwise the module version from the build info is shown.
+var version string
+
+func runVersion(_ context.Context, e *env, args []string) error {
+	fs := e.flags()
+	if _, err := e.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	_, err := fmt.Fprintf(e.stdout, "kuebus %s %s %s/%s\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus/bustest"
+)
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	t.Run("help and version print to stdout and exit 0", func(t *testing.T) {
+		t.Parallel()
+		for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+			r := kuebus(t, args...)
+			require.Equal(t, 0, r.code, args)
+			require.Contains(t, r.stdout, "job create TYPE", args)
+			require.Contains(t, r.stdout, "KUEBUS_NATS_URL", args)
+			require.Empty(t, r.stderr, args)
+		}
+		for _, args := range [][]string{{"help", "job", "create"}, {"job", "create", "--help"}, {"job", "create", "email", "-h"}} {
+			r := kuebus(t, args...)
+			require.Equal(t, 0, r.code, args)
+			require.Contains(t, r.stdout, "kuebus job create [flags] TYPE", args)
+			require.Contains(t, r.stdout, "--unique-key KEY", args)
+			require.Contains(t, r.stdout, "--nats-url URL", args)
+		}
+		r := kuebus(t, "help", "job")
+		require.Equal(t, 0, r.code)
+		require.Contains(t, r.stdout, "job retry ID")
+		require.NotContains(t, r.stdout, "stats")
+
+		r = kuebus(t, "version")
+		require.Equal(t, 0, r.code)
+		require.True(t, strings.HasPrefix(r.stdout, "kuebus "), r.stdout)
+	})
+
+	t.Run("a missing command prints the usage to stderr and exits 2", func(t *testing.T) {
+		t.Parallel()
+		for _, args := range [][]string{nil, {"job"}} {
+			r := kuebus(t, args...)
+			require.Equal(t, 2, r.code, args)
+			require.Contains(t, r.stderr, "Usage:", args)
+			require.Empty(t, r.stdout, args)
+		}
+	})
+
+	t.Run("a bad command line gets one line naming what is wrong and exits 2", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+			{[]string{"job", "frob"}, `unknown command "job frob"`},
+			{[]string{"help", "frob"}, `unknown command "frob"`},
+			{[]string{"--nats-url", "x", "stats"}, "expected a command before the flag --nats-url"},
+			{[]string{"job", "create"}, "missing argument"},
+			{[]string{"job", "create", "email", "--data", "{broken"}, "--data: not valid JSON"},
+			{[]string{"job", "create", "email", "--priority", "urgent"}, `--priority: "urgent" is neither a priority name`},
+			{[]string{"job", "create", "email", "--delay", "soon"}, "--delay"},
+			{[]string{"job", "create", "email", "--delay", "-5s"}, "--delay: -5s is negative"},
+			{[]string{"job", "create", "email", "--ttl", "0"}, "--ttl"},
+			{[]string{"job", "create", "email", "--attempts", "0"}, "--attempts"},
+			{[]string{"job", "create", "email", "--backoff", "linear:1s"}, "--backoff"},
+			{[]string{"job", "create", "email", "--backoff", "fixed:x"}, "--backoff"},
+			{[]string{"job", "create", "email", "sms"}, `unexpected argument "sms"`},
+			{[]string{"job", "get", "abc"}, `job get: ID "abc" is not a job id (a positive integer)`},
+			{[]string{"job", "get", "0"}, `ID "0" is not a job id`},
+			{[]string{"job", "get", "-3"}, `ID "-3" is not a job id`},
+			{[]string{"job", "get", "1", "2"}, `unexpected argument "2"`},
+			{[]string{"job", "get", "1", "--bogus"}, "flag provided but not defined: -bogus"},
+			{[]string{"job", "rm"}, "missing argument"},
+			{[]string{"job", "state", "1", "sleeping"}, `STATE "sleeping" is not a state`},
+			{[]string{"job", "priority", "1", "urgent"}, "PRIORITY"},
+			{[]string{"job", "ls", "--state", "sleeping"}, "--state"},
+			{[]string{"job", "ls", "--order", "up"}, "--order"},
+			{[]string{"job", "ls", "--from", "5", "--to", "2"}, "--to"},
+			{[]string{"events", "job..x"}, "SUBJECT"},
+			{[]string{"events", "a", "b"}, "unexpected argument"},
+			{[]string{"stats", "--prefix", "a b"}, "--prefix"},
+			{[]string{"stats", "--timeout", "0s"}, "--timeout"},
+			{[]string{"dev", "--nats-listen", "nohost"}, "--nats-listen"},
+			{[]string{"dev", "--http-listen", "127.0.0.1:99999"}, "--http-listen"},
+			{[]string{"dev", "--redis-url", "http://x"}, "--redis-url"},
+			{[]string{"dev", "--log-level", "loud"}, "--log-level"},
+			{[]string{"dev", "--prefix", "a.*"}, "--prefix"},
+			{[]string{"dev", "extra"}, `unexpected argument "extra"`},
+		} {
+			r := kuebus(t, tc.args...)
+			require.Equal(t, 2, r.code, "%q: %s", tc.args, r.stderr)
+			require.Contains(t, r.stderr, tc.want, tc.args)
+			require.True(t, strings.HasPrefix(r.stderr, "kuebus: "), r.stderr)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+			require.Empty(t, r.stdout, tc.args)
+		}
+	})
+}
+
+func TestNothingRunning(t *testing.T) {
+	t.Parallel()
+	t.Run("without NATS a command says so and exits 1", func(t *testing.T) {
+		t.Parallel()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		url := "nats://" + l.Addr().String()
+		require.NoError(t, l.Close()) // now nothing listens there
+		for _, args := range [][]string{{"job", "get", "1"}, {"stats"}, {"events"}} {
+			r := kuebus(t, append(args, "--nats-url", url)...)
+			require.Equal(t, 1, r.code, args)
+			require.Equal(t, "kuebus: cannot reach NATS at "+url+": is `kuebus dev` running?\n", r.stderr, args)
+		}
+	})
+
+	t.Run("with NATS but no core a command says so and exits 1", func(t *testing.T) {
+		t.Parallel()
+		ns := bustest.NewServer(t)
+		r := kuebus(t, "job", "create", "email", "--nats-url", ns.ClientURL())
+		require.Equal(t, 1, r.code)
+		require.Equal(t, "kuebus: no core service answers at "+ns.ClientURL()+": is `kuebus dev` running?\n", r.stderr)
+	})
+
+	t.Run("URLs are shown without their password", func(t *testing.T) {
+		t.Parallel()
+		require.Equal(t, "nats://u:xxxxx@h:4222,nats://xxxxx@g:4222,nats://h2:1",
+			redactURL("nats://u:secret@h:4222,nats://token@g:4222,nats://h2:1"))
+	})
+}

@@ -1,0 +1,220 @@
+// Command kuebus is the one kuebus binary. `kuebus dev` runs a whole queue in
+// one process (embedded NATS, Redis, core, promoter); the other commands talk
+// to a running queue over NATS.
+//
+//	kuebus <command> [subcommand] [flags] [args]
+//
+// Flags and arguments may come in any order; `--` ends the flags. Exit codes:
+// 0 success, 1 failure, 2 usage error (bad command, flag or argument).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal has started a graceful stop, a second one kills
+	// the process at once, as without a handler.
+	context.AfterFunc(ctx, stop)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one node of the command tree: a leaf has run, a group has sub.
+type command struct {
+	name    string // "create"; path() gives "job create"
+	args    string // positional arguments for the usage line: "TYPE"
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+	sub     []*command
+	parent  *command
+}
+
+func (c *command) path() string {
+	if c.parent == nil || c.parent.parent == nil {
+		return c.name
+	}
+	return c.parent.path() + " " + c.name
+}
+
+func (c *command) find(name string) *command {
+	for _, s := range c.sub {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// commands is the command tree; its root has no name.
+func commands() *command {
+	root := &command{sub: []*command{
+		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev},
+		{name: "job", summary: "create, read and change jobs", sub: []*command{
+			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate},
+			{name: "get", args: "ID", summary: "print a job as JSON", run: runJobGet},
+			{name: "ls", summary: "list jobs by state and type", run: runJobList},
+			{name: "rm", args: "ID", summary: "remove a job and its log", run: runJobRemove},
+			{name: "log", args: "ID", summary: "print a job's log, one line per entry", run: runJobLog},
+			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},
+			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},
+			{name: "retry", args: "ID", summary: "run a job again (set its state to inactive)", run: runJobRetry},
+		}},
+		{name: "stats", summary: "count jobs per state and type", run: runStats},
+		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT", run: runEvents},
+		{name: "version", summary: "print the version", run: runVersion},
+		{name: "help", args: "[COMMAND]", summary: "show help for kuebus or one command"},
+	}}
+	var link func(c *command)
+	link = func(c *command) {
+		for _, s := range c.sub {
+			s.parent = c
+			link(s)
+		}
+	}
+	link(root)
+	return root
+}
+
+// env is what a command runs with.
+type env struct {
+	stdout, stderr io.Writer
+	cmd            *command
+}
+
+// usageError is a mistake in the command line: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp means the help asked for has been printed: exit code 0.
+var errHelp = errors.New("help printed")
+
+// run is the whole program but for the process: main only adds signals and
+// os.Exit. Cancelling ctx stops a long-running command (dev, events)
+// gracefully, and it then returns 0.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := commands()
+	cmd, rest := root, args
+	for len(rest) > 0 && cmd.sub != nil {
+		name := rest[0]
+		switch {
+		case name == "-h" || name == "-help" || name == "--help":
+			printUsage(stdout, cmd)
+			return exitOK
+		case cmd == root && name == "help":
+			return runHelp(root, rest[1:], stdout, stderr)
+		case strings.HasPrefix(name, "-"):
+			return fail(stderr, usagef("%s: expected a command before the flag %s (see 'kuebus %s')",
+				orKuebus(cmd), name, strings.TrimSpace("help "+cmd.path())))
+		}
+		sub := cmd.find(name)
+		if sub == nil {
+			return fail(stderr, usagef("unknown command %q (see 'kuebus %s')",
+				strings.TrimSpace(cmd.path()+" "+name), strings.TrimSpace("help "+cmd.path())))
+		}
+		cmd, rest = sub, rest[1:]
+	}
+	if cmd.run == nil {
+		printUsage(stderr, cmd)
+		return exitUsage
+	}
+	err := cmd.run(ctx, &env{stdout: stdout, stderr: stderr, cmd: cmd}, rest)
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	return fail(stderr, err)
+}
+
+// fail prints err as one line and returns its exit code.
+func fail(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "kuebus: %s\n", oneLine(err.Error()))
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// oneLine folds a multi-line message (redis-server's output tail, say) so
+// that an error stays one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+}
+
+func orKuebus(c *command) string {
+	if p := c.path(); p != "" {
+		return p
+	}
+	return "kuebus"
+}
+
+func runHelp(root *command, args []string, stdout, stderr io.Writer) int {
+	cmd := root
+	for _, name := range args {
+		sub := cmd.find(name)
+		if sub == nil {
+			return fail(stderr, usagef("help: unknown command %q", strings.Join(args, " ")))
+		}
+		cmd = sub
+	}
+	if cmd.run != nil {
+		// A leaf's help lists its flags, which its own parser knows.
+		return run(context.Background(), append(args, "--help"), stdout, stderr)
+	}
+	printUsage(stdout, cmd)
+	return exitOK
+}
+
+// printUsage prints the help of the root or of a command group.
+func printUsage(w io.Writer, group *command) {
+	if group.parent == nil {
+		fmt.Fprint(w, "kuebus is a priority job queue on a NATS bus.\n\n")
+	}
+	fmt.Fprintf(w, "Usage:\n  kuebus %s\n\nCommands:\n", strings.TrimSpace(group.path()+" <command> [flags] [args]"))
+	var lines [][2]string
+	var walk func(c *command)
+	walk = func(c *command) {
+		for _, s := range c.sub {
+			if s.sub != nil {
+				walk(s)
+				continue
+			}
+			lines = append(lines, [2]string{strings.TrimSpace(s.path() + " " + s.args), s.summary})
+		}
+	}
+	walk(group)
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0]))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
+	}
+	fmt.Fprint(w, "\nRun 'kuebus help <command>' or 'kuebus <command> --help' for its flags.\n")
+	if group.parent == nil {
+		fmt.Fprintf(w, "\nEnvironment:\n  %s  default of --nats-url\n", envNATSURL)
+	}
+}

@@ -1,0 +1,108 @@
+package core
+
+import "encoding/json"
+
+// What a worker sends and gets: DESIGN §3's lease, complete, fail, touch,
+// release, rejoin, progress and rescue, plus batch, which carries many of
+// them in one request.
+
+// LeaseRequest asks for up to Max ready jobs of the given types, by
+// priority then first in, first out. With Wait > 0 and nothing ready, core
+// holds the request up to Wait ms and answers as soon as a job of one of the
+// types becomes ready.
+type LeaseRequest struct {
+	Types  []string `json:"types"`
+	Max    int      `json:"max,omitempty"` // default 1
+	Worker string   `json:"worker,omitempty"`
+	Wait   int64    `json:"wait,omitempty"` // ms
+}
+
+// Limits of a lease request.
+const (
+	MaxLeaseTypes = 64
+	MaxLeaseBatch = 1000
+	MaxLeaseWait  = 5 * 60 * 1000 // ms
+	MaxWorkerLen  = 256
+)
+
+// Op names one operation of a lease holder.
+type Op string
+
+// The operations of a lease holder.
+const (
+	OpComplete Op = "complete"
+	OpFail     Op = "fail"
+	OpTouch    Op = "touch"
+	OpRelease  Op = "release"
+	OpRejoin   Op = "rejoin"
+	OpProgress Op = "progress"
+)
+
+// LeaseOp is one operation by the holder of a lease: the request body of
+// complete, fail, touch, release, rejoin and progress, and one element of
+// batch. Fields an operation does not use must be left out.
+type LeaseOp struct {
+	// Op is set inside a batch only; each single method implies its own.
+	Op    Op     `json:"op,omitempty"`
+	ID    int64  `json:"id"`
+	Lease string `json:"lease"`
+	// Type is the job's type, when the caller knows it (a worker does): it
+	// saves core a lookup. A wrong type reads as not_found.
+	Type     string          `json:"type,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`   // complete
+	Error    string          `json:"error,omitempty"`    // fail
+	Delay    int64           `json:"delay,omitempty"`    // rejoin, ms
+	Complete *int64          `json:"complete,omitempty"` // progress: done so far
+	Total    *int64          `json:"total,omitempty"`    // progress: of this many
+}
+
+// TouchReply is touch's reply: the lease's new expiry (unix ms).
+type TouchReply struct {
+	LeaseUntil int64 `json:"lease_until"`
+}
+
+// BatchRequest carries several lease operations, applied in one round trip
+// per job type; each succeeds or fails on its own.
+type BatchRequest struct {
+	Ops []LeaseOp `json:"ops"`
+}
+
+// MaxBatch bounds the operations of one batch.
+const MaxBatch = 1000
+
+// OpError is the error of one failed operation in a batch reply.
+type OpError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// OpResult is the outcome of one operation of a batch, in request order.
+type OpResult struct {
+	ID         int64    `json:"id"`
+	Error      *OpError `json:"error,omitempty"`
+	State      State    `json:"state,omitempty"`       // the job's state after the op
+	LeaseUntil int64    `json:"lease_until,omitempty"` // touch
+}
+
+// BatchReply is batch's reply.
+type BatchReply struct {
+	Results []OpResult `json:"results"`
+}
+
+// RescueRequest is rescue's request.
+type RescueRequest struct {
+	Limit int `json:"limit,omitempty"` // default 1000
+	// StallLimit is how often a job may lose its lease and go back before it
+	// fails. Default: the core's configured limit (1).
+	StallLimit int `json:"stall_limit,omitempty"`
+}
+
+// Applied is what a Store reports for one lease operation.
+type Applied struct {
+	Job *Job // after the operation; nil when it failed
+	// Err is nil, or a coded error: not_found, conflict (the lease is not
+	// the job's current one).
+	Err error
+	// Removed is set when a completed job was deleted (remove_on_complete).
+	Removed bool
+}

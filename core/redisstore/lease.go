@@ -1,0 +1,196 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// Lease hands up to max ready jobs to a worker, best priority first across
+// the types. It reads the head of ready (merged over the types), then leases
+// those jobs in one script per type; a job another core leased in between is
+// skipped, and the read is tried again for what is missing.
+func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string) ([]core.Job, error) {
+	var leased []core.Job
+	for try := 0; try < 3 && len(leased) < max; try++ {
+		picks, err := s.scan(ctx, types, core.StateInactive, 0, int64(max-len(leased)-1), false)
+		if err != nil {
+			return leased, err
+		}
+		if len(picks) == 0 {
+			break
+		}
+		got := 0
+		for _, g := range groupEntries(picks) {
+			snaps, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, g.members)
+			if err != nil {
+				return leased, s.fail("lease", err)
+			}
+			for _, h := range snaps {
+				j := decodeJob(h)
+				j.Lease = token
+				leased = append(leased, j)
+			}
+			got += len(snaps)
+		}
+		if got == len(picks) {
+			break // nobody raced us: what was ready is leased
+		}
+	}
+	return leased, nil
+}
+
+type entryGroup struct {
+	jobType string
+	members []string
+}
+
+// groupEntries groups index entries by type, types in order of first entry.
+func groupEntries(entries []entry) []entryGroup {
+	pos := map[string]int{}
+	var groups []entryGroup
+	for _, e := range entries {
+		i, ok := pos[e.jobType]
+		if !ok {
+			i = len(groups)
+			pos[e.jobType] = i
+			groups = append(groups, entryGroup{jobType: e.jobType})
+		}
+		groups[i].members = append(groups[i].members, e.member)
+	}
+	return groups
+}
+
+// leaseScripts maps each operation to its script.
+var leaseScripts = map[core.Op]*redis.Script{
+	core.OpComplete: completeJobs,
+	core.OpFail:     failJobs,
+	core.OpTouch:    touchJobs,
+	core.OpRelease:  releaseJobs,
+	core.OpRejoin:   rejoinJobs,
+	core.OpProgress: progressJobs,
+}
+
+// Apply runs lease holders' operations of one kind: one script per job type.
+func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.LeaseOp) ([]core.Applied, error) {
+	sc, ok := leaseScripts[op]
+	if !ok {
+		return nil, bus.Errorf(bus.CodeInvalid, "op: %q is not an operation", op)
+	}
+	out := make([]core.Applied, len(ops))
+	types, err := s.typesOf(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i, t := range types {
+		if t == "" {
+			out[i].Err = bus.Errorf(bus.CodeNotFound, "job %d not found", ops[i].ID)
+			continue
+		}
+		if _, seen := groups[t]; !seen {
+			order = append(order, t)
+		}
+		groups[t] = append(groups[t], i)
+	}
+	var removed []string
+	for _, t := range order {
+		idx := groups[t]
+		args := make([]leasedArg, len(idx))
+		for n, i := range idx {
+			args[n] = leasedArg{id: ops[i].ID, lease: ops[i].Lease, arg: opArg(op, &ops[i])}
+		}
+		res, err := s.runLeased(ctx, sc, s.keys.ofType(t), now, args)
+		if err != nil {
+			return nil, s.fail(string(op), err)
+		}
+		for n, i := range idx {
+			pair := res[n].([]any)
+			switch code := toInt64(pair[0]); code {
+			case 0:
+				out[i].Err = bus.Errorf(bus.CodeNotFound, "job %d not found", ops[i].ID)
+			case -1:
+				out[i].Err = bus.Errorf(bus.CodeConflict, "job %d: lease %q is not the job's current lease (it expired and the job went back, or the job was moved by hand)", ops[i].ID, ops[i].Lease)
+			default:
+				j := decodeJob(pairs(pair[1].([]any)))
+				out[i].Job = &j
+				if code == 2 {
+					out[i].Removed = true
+					removed = append(removed, strconv.FormatInt(ops[i].ID, 10))
+				}
+			}
+		}
+	}
+	if len(removed) > 0 {
+		if err := s.rdb.HDel(ctx, s.keys.idType(), removed...).Err(); err != nil {
+			return nil, s.fail("drop removed ids", err)
+		}
+	}
+	return out, nil
+}
+
+// opArg is the per-job argument of an operation's script.
+func opArg(op core.Op, o *core.LeaseOp) string {
+	switch op {
+	case core.OpComplete:
+		return string(o.Result)
+	case core.OpFail:
+		return o.Error
+	case core.OpRejoin:
+		return strconv.FormatInt(o.Delay, 10)
+	case core.OpProgress:
+		return strconv.FormatInt(core.Percent(*o.Complete, *o.Total), 10)
+	}
+	return ""
+}
+
+// typesOf returns each op's job type: the one given, or the one on record
+// ("" when the id is unknown), looked up for all in one call.
+func (s *Store) typesOf(ctx context.Context, ops []core.LeaseOp) ([]string, error) {
+	types := make([]string, len(ops))
+	var lookup []int
+	for i, o := range ops {
+		types[i] = o.Type
+		if o.Type == "" {
+			lookup = append(lookup, i)
+		}
+	}
+	if len(lookup) == 0 {
+		return types, nil
+	}
+	fields := make([]string, len(lookup))
+	for n, i := range lookup {
+		fields[n] = strconv.FormatInt(ops[i].ID, 10)
+	}
+	vals, err := s.rdb.HMGet(ctx, s.keys.idType(), fields...).Result()
+	if err != nil {
+		return nil, s.fail("find job types", err)
+	}
+	for n, i := range lookup {
+		if t, ok := vals[n].(string); ok {
+			types[i] = t
+		}
+	}
+	return types, nil
+}
+
+// Rescue sends jobs whose lease ran out back to inactive, or to failed past
+// the stall limit.
+func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([]core.Job, int64, error) {
+	return s.sweep(ctx, now, limit, typeKeys.leases, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
+		next, res, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)
+		if err != nil {
+			return 0, nil, s.fail("rescue", err)
+		}
+		jobs := make([]core.Job, len(res))
+		for i, r := range res {
+			jobs[i] = decodeJob(pairs(r.([]any)[1].([]any)))
+		}
+		return next, jobs, nil
+	})
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what kuebus needs on a Debian machine that has Go and nothing else:
+# redis-server (for `kuebus dev` and the tests). Installs only what is missing.
+set -euo pipefail
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+if ((${#need[@]})); then
+  sudo=""
+  if [[ "$(id -u)" -ne 0 ]]; then sudo="sudo"; fi
+  echo "install-deps: installing ${need[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
