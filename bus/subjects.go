@@ -72,6 +72,7 @@ const (
 	MethodRejoin      = "rejoin"
 	MethodProgress    = "progress"
 	MethodRescue      = "rescue"
+	MethodBatch       = "batch"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

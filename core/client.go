@@ -253,3 +253,16 @@ func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
 		}
 	}
 }
+
+// Rescue sends jobs whose lease ran out back to inactive: the promoter's
+// call. req may be nil.
+func (c *Client) Rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
+	if req == nil {
+		req = &RescueRequest{}
+	}
+	var reply MoveReply
+	if err := c.Call(ctx, bus.MethodRescue, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}

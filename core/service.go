@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,6 +32,13 @@ type Config struct {
 	MaxBulk int
 	// MaxLogLineBytes limits one log line. Default 64 KiB.
 	MaxLogLineBytes int
+	// StallLimit is how often a job may lose its lease (its worker died or
+	// hung past the ttl) and go back to inactive before rescue fails it.
+	// Default 1.
+	StallLimit int
+	// OnLeaseWait, when set, is called each time a lease request finds
+	// nothing and starts to wait. A test hook: nil in production.
+	OnLeaseWait func(types []string)
 	// ShutdownTimeout bounds how long Run waits for requests in flight after
 	// its context ends. Default 10s.
 	ShutdownTimeout time.Duration
@@ -45,6 +53,7 @@ func (c Config) withDefaults() Config {
 	c.MaxBulk = cmp.Or(c.MaxBulk, 1000)
 	c.MaxLogLineBytes = cmp.Or(c.MaxLogLineBytes, 64<<10)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, 10*time.Second)
+	c.StallLimit = cmp.Or(c.StallLimit, 1)
 	return c
 }
 
@@ -59,6 +68,12 @@ type Service struct {
 	subj   bus.Subjects
 	log    *slog.Logger
 	server *bus.Server
+
+	waits   *waitRoom
+	wakeSub []*nats.Subscription
+	closing chan struct{} // closed by Stop: waiting leases answer at once
+	leaseMu sync.Mutex    // one lease at a time per core (see leaseNow)
+	stopped sync.Once
 }
 
 // NewService registers the service's endpoints on the bus. It serves until
@@ -68,7 +83,19 @@ func NewService(cfg Config) (*Service, error) {
 		panic("core: NewService needs a Store and a NATS connection")
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core")}
+	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core"),
+		waits: newWaitRoom(), closing: make(chan struct{})}
+	for _, ev := range wakeEvents {
+		sub, err := cfg.Conn.Subscribe(cfg.Subjects.JobEventsOf(ev, ""), s.waits.onEvent)
+		if err != nil {
+			s.unsubscribe()
+			return nil, fmt.Errorf("core: subscribe to %s events: %w", ev, err)
+		}
+		// Every enqueue of the deployment passes here; a burst must not be
+		// dropped as a slow consumer (a dropped wake delays a lease).
+		_ = sub.SetPendingLimits(1<<20, 256<<20)
+		s.wakeSub = append(s.wakeSub, sub)
+	}
 	srv, err := bus.NewServer(cfg.Conn, bus.ServerConfig{
 		Name:        bus.CoreServiceName,
 		QueueGroup:  bus.CoreQueueGroup,
@@ -77,10 +104,12 @@ func NewService(cfg Config) (*Service, error) {
 		Logger:      s.log,
 	})
 	if err != nil {
+		s.unsubscribe()
 		return nil, fmt.Errorf("core: %w", err)
 	}
 	s.server = srv
-	if err := errors.Join(s.register(), srv.Ready()); err != nil {
+	if err := errors.Join(s.register(), s.registerWorker(), srv.Ready()); err != nil {
+		s.unsubscribe()
 		_ = srv.Stop(context.Background())
 		return nil, fmt.Errorf("core: %w", err)
 	}
@@ -97,7 +126,15 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Stop stops taking requests and waits for those in flight until ctx ends.
 func (s *Service) Stop(ctx context.Context) error {
+	s.stopped.Do(func() { close(s.closing) })
+	s.unsubscribe()
 	return s.server.Stop(ctx)
+}
+
+func (s *Service) unsubscribe() {
+	for _, sub := range s.wakeSub {
+		_ = sub.Unsubscribe()
+	}
 }
 
 func (s *Service) now() int64 { return s.cfg.Now().UnixMilli() }

@@ -1,0 +1,302 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// The RPC methods of workers and of the promoter's rescue: lease, the
+// operations of a lease holder (complete, fail, touch, release, rejoin,
+// progress, and batch for many at once), and rescue.
+
+func (s *Service) registerWorker() error {
+	return errors.Join(
+		handle(s, bus.MethodLease, s.lease),
+		handle(s, bus.MethodComplete, s.single(OpComplete, func(*Applied) any { return &Empty{} })),
+		handle(s, bus.MethodFail, s.single(OpFail, func(a *Applied) any { return a.Job })),
+		handle(s, bus.MethodTouch, s.single(OpTouch, func(a *Applied) any { return &TouchReply{LeaseUntil: a.Job.LeaseUntil} })),
+		handle(s, bus.MethodRelease, s.single(OpRelease, func(*Applied) any { return &Empty{} })),
+		handle(s, bus.MethodRejoin, s.single(OpRejoin, func(*Applied) any { return &Empty{} })),
+		handle(s, bus.MethodProgress, s.single(OpProgress, func(*Applied) any { return &Empty{} })),
+		handle(s, bus.MethodBatch, s.batch),
+		handle(s, bus.MethodRescue, s.rescue),
+	)
+}
+
+// wakeEvents are the events after which a job may be ready: a waiting lease
+// of that type tries again.
+var wakeEvents = []string{bus.EventEnqueue, bus.EventPromotion, bus.EventFailedAttempt, bus.EventStalled}
+
+func (s *Service) checkLease(req *LeaseRequest) error {
+	switch {
+	case len(req.Types) == 0:
+		return invalid("types", "no job types given")
+	case len(req.Types) > MaxLeaseTypes:
+		return invalid("types", "%d types is over the limit of %d", len(req.Types), MaxLeaseTypes)
+	case req.Max < 0 || req.Max > MaxLeaseBatch:
+		return invalid("max", "%d is outside 0..%d (0 means 1)", req.Max, MaxLeaseBatch)
+	case req.Wait < 0 || req.Wait > MaxLeaseWait:
+		return invalid("wait", "%d ms is outside 0..%d", req.Wait, MaxLeaseWait)
+	case len(req.Worker) > MaxWorkerLen:
+		return invalid("worker", "%d bytes is longer than %d", len(req.Worker), MaxWorkerLen)
+	}
+	for i, t := range req.Types {
+		if err := bus.ValidToken(t); err != nil {
+			return invalid("types", "[%d] %q is not a job type: %v", i, t, err)
+		}
+	}
+	return nil
+}
+
+func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, error) {
+	if err := s.checkLease(req); err != nil {
+		return nil, err
+	}
+	max := max(req.Max, 1)
+	var w *waiter
+	if req.Wait > 0 {
+		// Enter before the first try, so a job that becomes ready between
+		// the try and the wait still wakes us.
+		w = s.waits.enter(req.Types)
+		defer s.waits.leave(w, req.Types)
+	}
+	var timeout <-chan time.Time
+	for {
+		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker)
+		if err != nil || len(jobs) > 0 || w == nil {
+			return &JobsReply{Jobs: jobs}, err
+		}
+		if s.cfg.OnLeaseWait != nil {
+			s.cfg.OnLeaseWait(req.Types)
+		}
+		if timeout == nil {
+			t := time.NewTimer(time.Duration(req.Wait) * time.Millisecond)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-w.ch:
+		case <-timeout:
+			return &JobsReply{Jobs: []Job{}}, nil
+		case <-s.closing:
+			return &JobsReply{Jobs: []Job{}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// leaseNow leases what is ready. One lease at a time per core: two at once
+// would read the same head of the queue and one would come back short.
+func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string) ([]Job, error) {
+	token := newToken()
+	s.leaseMu.Lock()
+	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token)
+	s.leaseMu.Unlock()
+	for i := range jobs {
+		s.publish(bus.EventStart, &jobs[i], nil)
+	}
+	if jobs == nil {
+		jobs = []Job{}
+	}
+	return jobs, err
+}
+
+// newToken makes a lease token: 96 random bits, so a stale worker can never
+// guess the current one.
+func newToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// checkOp validates one lease holder's operation.
+func (s *Service) checkOp(op Op, o *LeaseOp) error {
+	if err := checkID(o.ID); err != nil {
+		return err
+	}
+	if o.Lease == "" {
+		return invalid("lease", "missing: the token the job was leased with")
+	}
+	if err := checkType(o.Type); err != nil {
+		return err
+	}
+	if o.Result != nil && op != OpComplete {
+		return invalid("result", "only complete takes a result")
+	}
+	if o.Error != "" && op != OpFail {
+		return invalid("error", "only fail takes an error")
+	}
+	if o.Delay != 0 && op != OpRejoin {
+		return invalid("delay", "only rejoin takes a delay")
+	}
+	if (o.Complete != nil || o.Total != nil) && op != OpProgress {
+		return invalid("complete", "only progress takes complete and total")
+	}
+	switch op {
+	case OpComplete:
+		if len(o.Result) > s.cfg.MaxDataBytes {
+			return invalid("result", "%d bytes is over the limit of %d", len(o.Result), s.cfg.MaxDataBytes)
+		}
+	case OpFail:
+		if len(o.Error) > s.cfg.MaxLogLineBytes {
+			return invalid("error", "%d bytes is over the limit of %d", len(o.Error), s.cfg.MaxLogLineBytes)
+		}
+	case OpRejoin:
+		if o.Delay < 0 || o.Delay > MaxDelay {
+			return invalid("delay", "%d ms is outside 0..%d", o.Delay, int64(MaxDelay))
+		}
+	case OpProgress:
+		switch {
+		case o.Complete == nil || o.Total == nil:
+			return invalid("total", "progress needs complete and total")
+		case *o.Complete < 0:
+			return invalid("complete", "%d is negative", *o.Complete)
+		case *o.Total <= 0:
+			return invalid("total", "%d is not positive", *o.Total)
+		}
+	case OpTouch, OpRelease:
+	default:
+		return invalid("op", "%q is not complete, fail, touch, release, rejoin or progress", op)
+	}
+	return nil
+}
+
+// single serves one of complete, fail, touch, release, rejoin, progress.
+func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, *LeaseOp) (*any, error) {
+	return func(ctx context.Context, o *LeaseOp) (*any, error) {
+		if o.Op != "" && o.Op != op {
+			return nil, invalid("op", "%q does not belong in core.%s", o.Op, op)
+		}
+		if err := s.checkOp(op, o); err != nil {
+			return nil, err
+		}
+		res, err := s.store.Apply(ctx, s.now(), op, []LeaseOp{*o})
+		if err != nil {
+			return nil, err
+		}
+		if res[0].Err != nil {
+			return nil, res[0].Err
+		}
+		s.announceApplied(op, o, &res[0])
+		r := reply(&res[0])
+		return &r, nil
+	}
+}
+
+// batch applies many operations: one store call per kind of operation.
+func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
+	if len(req.Ops) == 0 {
+		return nil, invalid("ops", "no operations given")
+	}
+	if len(req.Ops) > MaxBatch {
+		return nil, invalid("ops", "%d operations is over the limit of %d per call", len(req.Ops), MaxBatch)
+	}
+	results := make([]OpResult, len(req.Ops))
+	byOp := map[Op][]int{}
+	var kinds []Op
+	for i := range req.Ops {
+		o := &req.Ops[i]
+		results[i].ID = o.ID
+		if err := s.checkOp(o.Op, o); err != nil {
+			results[i].Error = opError(err)
+			continue
+		}
+		if _, seen := byOp[o.Op]; !seen {
+			kinds = append(kinds, o.Op)
+		}
+		byOp[o.Op] = append(byOp[o.Op], i)
+	}
+	for _, op := range kinds {
+		idx := byOp[op]
+		ops := make([]LeaseOp, len(idx))
+		for n, i := range idx {
+			ops[n] = req.Ops[i]
+		}
+		res, err := s.store.Apply(ctx, s.now(), op, ops)
+		if err != nil {
+			return nil, err
+		}
+		for n, i := range idx {
+			if res[n].Err != nil {
+				results[i].Error = opError(res[n].Err)
+				continue
+			}
+			s.announceApplied(op, &ops[n], &res[n])
+			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
+		}
+	}
+	return &BatchReply{Results: results}, nil
+}
+
+func opError(err error) *OpError {
+	return &OpError{Code: string(bus.CodeOf(err)), Message: messageOf(err)}
+}
+
+func messageOf(err error) string {
+	var e *bus.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// announceApplied publishes what a lease holder's operation changed.
+func (s *Service) announceApplied(op Op, o *LeaseOp, a *Applied) {
+	job := a.Job
+	switch op {
+	case OpComplete:
+		s.publish(bus.EventComplete, job, func(ev *Event) { ev.Result = o.Result })
+	case OpFail:
+		event := bus.EventFailedAttempt
+		if job.State == StateFailed {
+			event = bus.EventFailed
+		}
+		s.publish(event, job, func(ev *Event) { ev.Error, ev.Attempts = o.Error, job.Attempts })
+		if job.State == StateDelayed {
+			s.announceDue(job.PromoteAt)
+		}
+	case OpRelease:
+		// Back in the queue: to a listener that is an enqueue, and it wakes
+		// waiting leases like one.
+		s.publish(bus.EventEnqueue, job, nil)
+	case OpRejoin:
+		s.publish(bus.EventRejoin, job, nil)
+		s.announceDue(job.PromoteAt)
+	case OpProgress:
+		p := job.Progress
+		s.publish(bus.EventProgress, job, func(ev *Event) { ev.Progress = &p })
+	}
+}
+
+func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
+	limit, err := checkLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if req.StallLimit < 0 {
+		return nil, invalid("stall_limit", "%d is negative", req.StallLimit)
+	}
+	stallLimit := req.StallLimit
+	if stallLimit == 0 {
+		stallLimit = s.cfg.StallLimit
+	}
+	moved, next, err := s.store.Rescue(ctx, s.now(), limit, stallLimit)
+	for i := range moved {
+		job := &moved[i]
+		if job.State == StateFailed {
+			s.publish(bus.EventFailed, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+		} else {
+			s.publish(bus.EventStalled, job, nil)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &MoveReply{Moved: len(moved), NextDue: next}, nil
+}

@@ -1,0 +1,353 @@
+package core_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/coretest"
+)
+
+func lease(t *testing.T, c *coretest.Core, req core.LeaseRequest) []core.Job {
+	t.Helper()
+	var reply core.JobsReply
+	require.NoError(t, c.Client.Call(ctx, bus.MethodLease, req, &reply))
+	return reply.Jobs
+}
+
+func op(t *testing.T, c *coretest.Core, method string, o core.LeaseOp, reply any) error {
+	t.Helper()
+	return c.Client.Call(ctx, method, o, reply)
+}
+
+func ptr(n int64) *int64 { return &n }
+
+func TestLeaseByPriorityThenFIFOAcrossTypes(t *testing.T) {
+	c, _ := newCore(t)
+	var want []int64
+	mk := func(typ string, p core.Priority) int64 {
+		j, err := c.Client.Create(ctx, typ, nil, &core.CreateOpts{Priority: p})
+		require.NoError(t, err)
+		return j.ID
+	}
+	a1 := mk("a", core.PriorityNormal)
+	b1 := mk("b", core.PriorityHigh)
+	a2 := mk("a", core.PriorityHigh)
+	mk("c", core.PriorityCritical) // not asked for
+	b2 := mk("b", core.PriorityLow)
+	want = []int64{b1, a2, a1, b2}
+
+	var got []int64
+	for range 4 {
+		jobs := lease(t, c, core.LeaseRequest{Types: []string{"a", "b"}, Worker: "w1"})
+		require.Len(t, jobs, 1)
+		require.Equal(t, core.StateActive, jobs[0].State)
+		require.NotEmpty(t, jobs[0].Lease)
+		require.Equal(t, "w1", jobs[0].WorkerID)
+		got = append(got, jobs[0].ID)
+	}
+	require.Equal(t, want, got)
+	require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{"a", "b"}}))
+
+	// Many per call, in the same order.
+	for i := range 5 {
+		mk("d", core.Priority(-i))
+	}
+	jobs := lease(t, c, core.LeaseRequest{Types: []string{"d"}, Max: 3})
+	require.Len(t, jobs, 3)
+	require.Equal(t, []core.Priority{-4, -3, -2}, []core.Priority{jobs[0].Priority, jobs[1].Priority, jobs[2].Priority})
+	require.Equal(t, jobs[0].Lease, jobs[2].Lease, "one token per lease call")
+}
+
+func TestLeaseWaitsAndIsWokenByACreate(t *testing.T) {
+	t.Parallel()
+	parked := make(chan struct{}, 10)
+	c := coretest.NewCore(t, core.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
+	got := make(chan []core.Job, 1)
+	go func() {
+		var reply core.JobsReply
+		_ = c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"wake"}, Wait: 60_000}, &reply)
+		got <- reply.Jobs
+	}()
+	<-parked // the lease found nothing and waits
+	job, err := c.Client.Create(ctx, "wake", nil, nil)
+	require.NoError(t, err)
+	select {
+	case jobs := <-got:
+		require.Len(t, jobs, 1)
+		require.Equal(t, job.ID, jobs[0].ID)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiting lease was not woken by a create (wait was 60 s)")
+	}
+}
+
+func TestLeaseWaitEndsEmpty(t *testing.T) {
+	c, _ := newCore(t)
+	start := time.Now()
+	require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{"none"}, Wait: 50}))
+	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+}
+
+func TestCompleteStoresResultAndRefusesStaleTokens(t *testing.T) {
+	c, clock := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("complete", ""))
+	created, err := c.Client.Create(ctx, "email", nil, &core.CreateOpts{UniqueKey: "u1"})
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"email"}})[0]
+	clock.Advance(250 * time.Millisecond)
+
+	err = op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: "not-the-token"}, nil)
+	require.ErrorIs(t, err, core.ErrConflict)
+	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: j.Lease, Result: json.RawMessage(`{"sent":true}`)}, nil))
+	ev := next(t, evs)
+	require.JSONEq(t, `{"sent":true}`, string(ev.Result))
+
+	done, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateComplete, done.State)
+	require.Equal(t, 1, done.Attempts)
+	require.Equal(t, 100, done.Progress)
+	require.Equal(t, int64(250), done.Duration)
+	require.JSONEq(t, `{"sent":true}`, string(done.Result))
+	st, err := c.Client.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(250), st.WorkTime)
+
+	err = op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: j.Lease}, nil)
+	require.ErrorIs(t, err, core.ErrConflict, "completing twice")
+	again, err := c.Client.Create(ctx, "email", nil, &core.CreateOpts{UniqueKey: "u1"})
+	require.NoError(t, err)
+	require.NotEqual(t, created.ID, again.ID, "a complete job gave its unique key up")
+}
+
+func TestRemoveOnComplete(t *testing.T) {
+	c, _ := newCore(t)
+	_, err := c.Client.Create(ctx, "tmp", 1, &core.CreateOpts{RemoveOnComplete: true})
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"tmp"}})[0]
+	require.NoError(t, c.Client.AddLog(ctx, j.ID, "working"))
+	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: "tmp"}, nil))
+	ok, err := c.Client.Exists(ctx, j.ID)
+	require.NoError(t, err)
+	require.False(t, ok)
+	n, err := c.Client.Count(ctx, "", "tmp")
+	require.NoError(t, err)
+	require.Zero(t, n)
+	keys, err := c.Redis.Keys(ctx, "*:{tmp}:log:*").Result()
+	require.NoError(t, err)
+	require.Empty(t, keys, "the log went with the job")
+}
+
+func TestFailRetriesWithBackoffThenFails(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backoff *core.Backoff
+		waits   []int64 // before attempt 2, 3
+	}{
+		{"no backoff retries at once", nil, []int64{0, 0}},
+		{"fixed backoff waits its delay", &core.Backoff{Type: core.BackoffFixed, Delay: 1000}, []int64{1000, 1000}},
+		{"exponential backoff follows Kue", &core.Backoff{Type: core.BackoffExponential, Delay: 1000}, []int64{500, 1500}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, clock := newCore(t)
+			evs := events(t, c, c.Client.Subjects().AllJobEvents())
+			created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{Attempts: 3, Backoff: tc.backoff})
+			require.NoError(t, err)
+			require.Equal(t, "enqueue", next(t, evs).Event)
+			for attempt := 1; attempt <= 3; attempt++ {
+				jobs := lease(t, c, core.LeaseRequest{Types: []string{"flaky"}})
+				require.Len(t, jobs, 1, "attempt %d", attempt)
+				require.Equal(t, "start", next(t, evs).Event)
+				var after core.Job
+				require.NoError(t, op(t, c, bus.MethodFail, core.LeaseOp{ID: created.ID, Lease: jobs[0].Lease, Error: fmt.Sprintf("boom %d", attempt)}, &after))
+				require.Equal(t, attempt, after.Attempts)
+				require.Equal(t, fmt.Sprintf("boom %d", attempt), after.Error)
+				ev := next(t, evs)
+				require.Equal(t, fmt.Sprintf("boom %d", attempt), ev.Error)
+				require.Equal(t, attempt, ev.Attempts)
+				if attempt == 3 {
+					require.Equal(t, core.StateFailed, after.State)
+					require.Equal(t, "failed", ev.Event)
+					break
+				}
+				require.Equal(t, "failed_attempt", ev.Event)
+				wait := tc.waits[attempt-1]
+				require.Equal(t, wait, tc.backoff.After(attempt), "Lua and Go agree on the backoff")
+				if wait == 0 {
+					require.Equal(t, core.StateInactive, after.State)
+					continue
+				}
+				require.Equal(t, core.StateDelayed, after.State)
+				require.Equal(t, clock.Now().UnixMilli()+wait, after.PromoteAt)
+				clock.Advance(time.Duration(wait-1) * time.Millisecond)
+				mv, err := c.Client.Promote(ctx, 0)
+				require.NoError(t, err)
+				require.Zero(t, mv.Moved, "not before the backoff is over")
+				clock.Advance(time.Millisecond)
+				mv, err = c.Client.Promote(ctx, 0)
+				require.NoError(t, err)
+				require.Equal(t, 1, mv.Moved)
+				require.Equal(t, "promotion", next(t, evs).Event)
+			}
+		})
+	}
+}
+
+func TestExpiredLeaseIsRescuedAndTheOldTokenRefused(t *testing.T) {
+	c, clock := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("", "slow"))
+	created, err := c.Client.Create(ctx, "slow", nil, &core.CreateOpts{TTL: time.Second, Attempts: 1})
+	require.NoError(t, err)
+	require.Equal(t, "enqueue", next(t, evs).Event)
+	first := lease(t, c, core.LeaseRequest{Types: []string{"slow"}})[0]
+	require.Equal(t, clock.Now().UnixMilli()+1000, first.LeaseUntil)
+	require.Equal(t, "start", next(t, evs).Event)
+
+	// Touch extends the lease.
+	clock.Advance(600 * time.Millisecond)
+	var touched core.TouchReply
+	require.NoError(t, op(t, c, bus.MethodTouch, core.LeaseOp{ID: created.ID, Lease: first.Lease}, &touched))
+	require.Equal(t, clock.Now().UnixMilli()+1000, touched.LeaseUntil)
+	clock.Advance(600 * time.Millisecond)
+	mv, err := c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	require.Zero(t, mv.Moved, "the touch kept it")
+
+	clock.Advance(400 * time.Millisecond) // now exactly at lease_until
+	mv, err = c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, mv.Moved)
+	require.Equal(t, "stalled", next(t, evs).Event)
+
+	back, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, back.State)
+	require.Zero(t, back.Attempts, "a stall does not use an attempt")
+	require.Equal(t, 1, back.Stalls)
+
+	second := lease(t, c, core.LeaseRequest{Types: []string{"slow"}})[0]
+	require.NotEqual(t, first.Lease, second.Lease)
+	for _, m := range []string{bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease} {
+		err := op(t, c, m, core.LeaseOp{ID: created.ID, Lease: first.Lease}, nil)
+		require.ErrorIs(t, err, core.ErrConflict, m)
+	}
+	got, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateActive, got.State, "the stale calls changed nothing")
+
+	// Past the stall limit (1) the job fails, saying why.
+	clock.Advance(time.Second)
+	mv, err = c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, mv.Moved)
+	failed, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateFailed, failed.State)
+	require.Contains(t, failed.Error, "lease expired")
+}
+
+func TestReleaseAndRejoinUseNoAttempt(t *testing.T) {
+	c, clock := newCore(t)
+	created, err := c.Client.Create(ctx, "r", nil, &core.CreateOpts{Attempts: 2})
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"r"}})[0]
+	require.NoError(t, op(t, c, bus.MethodRelease, core.LeaseOp{ID: j.ID, Lease: j.Lease}, nil))
+	got, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, got.State)
+	require.Zero(t, got.Attempts)
+
+	due := events(t, c, c.Client.Subjects().Queue(bus.QueueDue))
+	j = lease(t, c, core.LeaseRequest{Types: []string{"r"}})[0]
+	require.NoError(t, op(t, c, bus.MethodRejoin, core.LeaseOp{ID: j.ID, Lease: j.Lease, Delay: 3000}, nil))
+	got, err = c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateDelayed, got.State)
+	require.Zero(t, got.Attempts)
+	require.Equal(t, clock.Now().UnixMilli()+3000, got.PromoteAt)
+	require.Equal(t, got.PromoteAt, next(t, due).DueAt)
+}
+
+func TestProgress(t *testing.T) {
+	c, _ := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("progress", ""))
+	_, err := c.Client.Create(ctx, "p", nil, nil)
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"p"}})[0]
+	require.NoError(t, op(t, c, bus.MethodProgress, core.LeaseOp{ID: j.ID, Lease: j.Lease, Complete: ptr(3), Total: ptr(8)}, nil))
+	require.Equal(t, 37, *next(t, evs).Progress)
+	got, err := c.Client.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, 37, got.Progress)
+}
+
+func TestBatchAppliesEachOpOnItsOwn(t *testing.T) {
+	c, _ := newCore(t)
+	for range 4 {
+		_, err := c.Client.Create(ctx, "b", nil, &core.CreateOpts{Attempts: 2})
+		require.NoError(t, err)
+	}
+	jobs := lease(t, c, core.LeaseRequest{Types: []string{"b"}, Max: 4})
+	require.Len(t, jobs, 4)
+	var reply core.BatchReply
+	require.NoError(t, c.Client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: []core.LeaseOp{
+		{Op: core.OpComplete, ID: jobs[0].ID, Lease: jobs[0].Lease, Type: "b"},
+		{Op: core.OpFail, ID: jobs[1].ID, Lease: jobs[1].Lease, Error: "nope"},
+		{Op: core.OpTouch, ID: jobs[2].ID, Lease: jobs[2].Lease},
+		{Op: core.OpComplete, ID: jobs[3].ID, Lease: "stale"},
+		{Op: core.OpComplete, ID: 99999, Lease: "x"},
+		{Op: "explode", ID: jobs[3].ID, Lease: jobs[3].Lease},
+	}}, &reply))
+	r := reply.Results
+	require.Len(t, r, 6)
+	require.Nil(t, r[0].Error)
+	require.Equal(t, core.StateComplete, r[0].State)
+	require.Equal(t, core.StateInactive, r[1].State, "one attempt left: retried")
+	require.Positive(t, r[2].LeaseUntil)
+	require.Equal(t, "conflict", r[3].Error.Code)
+	require.Equal(t, "not_found", r[4].Error.Code)
+	require.Equal(t, "invalid", r[5].Error.Code)
+	require.Contains(t, r[5].Error.Message, `"explode"`)
+}
+
+func TestWorkerMethodsRefuseBadInput(t *testing.T) {
+	c, _ := newCore(t)
+	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
+	subj := c.Client.Subjects()
+	cases := []struct {
+		method, body, code, want string
+	}{
+		{"lease", `{}`, "invalid", "types: no job types given"},
+		{"lease", `{"types":["a.b"]}`, "invalid", `types: [0] "a.b"`},
+		{"lease", `{"types":["a"],"max":-1}`, "invalid", "max: -1"},
+		{"lease", `{"types":["a"],"wait":-5}`, "invalid", "wait: -5"},
+		{"lease", `{"types":"a"}`, "invalid", "types: expected []string"},
+		{"complete", `{"id":1}`, "invalid", "lease: missing"},
+		{"complete", `{"id":-1,"lease":"x"}`, "invalid", "id: -1"},
+		{"complete", `{"id":1,"lease":7}`, "invalid", "lease: expected string, got JSON number"},
+		{"complete", `{"id":1,"lease":"x","error":"e"}`, "invalid", "only fail takes an error"},
+		{"complete", `{"id":424242,"lease":"x"}`, "not_found", "job 424242 not found"},
+		{"fail", `{"id":424242,"lease":"x","type":"nosuch"}`, "not_found", "job 424242 not found"},
+		{"rejoin", `{"id":1,"lease":"x","delay":-1}`, "invalid", "delay: -1"},
+		{"progress", `{"id":1,"lease":"x","complete":1}`, "invalid", "progress needs complete and total"},
+		{"progress", `{"id":1,"lease":"x","complete":-1,"total":3}`, "invalid", "complete: -1 is negative"},
+		{"progress", `{"id":1,"lease":"x","complete":1,"total":0}`, "invalid", "total: 0 is not positive"},
+		{"touch", `{"id":1,"lease":"x","op":"complete"}`, "invalid", `op: "complete" does not belong in core.touch`},
+		{"batch", `{"ops":[]}`, "invalid", "ops: no operations given"},
+		{"rescue", `{"limit":-1}`, "invalid", "limit: -1"},
+		{"rescue", `{"stall_limit":-1}`, "invalid", "stall_limit: -1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.body, func(t *testing.T) {
+			err := raw.CallRaw(ctx, subj.Core(tc.method), []byte(tc.body), nil)
+			require.Error(t, err)
+			require.Equal(t, bus.Code(tc.code), coretest.ErrCode(err), err.Error())
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
