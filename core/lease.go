@@ -51,6 +51,7 @@ type LeaseOp struct {
 	Type     string          `json:"type,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`   // complete
 	Error    string          `json:"error,omitempty"`    // fail
+	Final    bool            `json:"final,omitempty"`    // fail: no more attempts
 	Delay    int64           `json:"delay,omitempty"`    // rejoin, ms
 	Complete *int64          `json:"complete,omitempty"` // progress: done so far
 	Total    *int64          `json:"total,omitempty"`    // progress: of this many

@@ -129,8 +129,8 @@ func (s *Service) checkOp(op Op, o *LeaseOp) error {
 	if o.Result != nil && op != OpComplete {
 		return invalid("result", "only complete takes a result")
 	}
-	if o.Error != "" && op != OpFail {
-		return invalid("error", "only fail takes an error")
+	if (o.Error != "" || o.Final) && op != OpFail {
+		return invalid("error", "only fail takes an error and final")
 	}
 	if o.Delay != 0 && op != OpRejoin {
 		return invalid("delay", "only rejoin takes a delay")

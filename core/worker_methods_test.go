@@ -351,3 +351,14 @@ func TestWorkerMethodsRefuseBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestFailFinalSkipsTheAttemptsLeft(t *testing.T) {
+	c, _ := newCore(t)
+	_, err := c.Client.Create(ctx, "f", nil, &core.CreateOpts{Attempts: 5})
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"f"}})[0]
+	var after core.Job
+	require.NoError(t, op(t, c, bus.MethodFail, core.LeaseOp{ID: j.ID, Lease: j.Lease, Error: "bad input", Final: true}, &after))
+	require.Equal(t, core.StateFailed, after.State)
+	require.Equal(t, 1, after.Attempts)
+}

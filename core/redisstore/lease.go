@@ -103,7 +103,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 		idx := groups[t]
 		args := make([]leasedArg, len(idx))
 		for n, i := range idx {
-			args[n] = leasedArg{id: ops[i].ID, lease: ops[i].Lease, arg: opArg(op, &ops[i])}
+			args[n] = leasedArg{id: ops[i].ID, lease: ops[i].Lease, arg: opArg(op, &ops[i]), flag: ops[i].Final}
 		}
 		res, err := s.runLeased(ctx, sc, s.keys.ofType(t), now, args)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 // They share a layout:
 //
 //	KEYS[1..9] fixed      KEYS[10 + 2(i-1)] job:<id_i>   KEYS[11 + 2(i-1)] log:<id_i>
-//	ARGV[1] now           ARGV[2 + 3(i-1) ..] id_i, lease_i, arg_i
+//	ARGV[1] now           ARGV[2 + 4(i-1) ..] id_i, lease_i, arg_i, flag_i
 //	returns, per job, {code, snapshot}: code 1 done, 0 no such job,
 //	-1 the lease is not (or no longer) the job's current one; the
 //	snapshot is the job after the change (before it, for a job removed on
@@ -28,13 +28,13 @@ local function holding(jobkey, lease)
 end
 local function each(fn)
   local out = {}
-  for i = 1, (#ARGV - 1) / 3 do
-    local a = 2 + (i - 1) * 3
+  for i = 1, (#ARGV - 1) / 4 do
+    local a = 2 + (i - 1) * 4
     local jobkey, logkey = KEYS[10 + 2 * (i - 1)], KEYS[11 + 2 * (i - 1)]
-    local id, lease, arg = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+    local id, lease, arg, flag = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
     local code = holding(jobkey, lease)
     if code == 1 then
-      out[i] = fn(jobkey, logkey, id, arg)
+      out[i] = fn(jobkey, logkey, id, arg, flag)
     else
       out[i] = {code, {}}
     end
@@ -75,17 +75,19 @@ return each(function(jobkey, logkey, id, result)
 end)
 `)
 
-// failJobs: the handler failed. arg = the error. While attempts remain the
+// failJobs: the handler failed. arg = the error; flag = 1 fails the job for
+// good whatever attempts remain (a handler that knows retrying is useless).
+// While attempts remain the
 // job goes back to inactive, or to delayed for its backoff (Kue's formula,
 // as core.Backoff.After); otherwise it is failed. Code 1 = will retry,
 // 3 = failed for good.
 var failJobs = leaseScript(`
-return each(function(jobkey, logkey, id, err)
+return each(function(jobkey, logkey, id, err, final)
   unlease(jobkey, id)
   local attempts = redis.call('HINCRBY', jobkey, 'attempts', 1)
   local max = tonumber(redis.call('HGET', jobkey, 'max_attempts'))
   redis.call('HSET', jobkey, 'error', err, 'updated_at', now)
-  if attempts >= max then
+  if attempts >= max or final == '1' then
     redis.call('ZADD', K_FAILED, now, id)
     redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now)
     release_unique(jobkey, id)
@@ -159,11 +161,15 @@ const maxDelayLua = "315360000000"
 // runLeased runs one of the scripts above over jobs of one type.
 func (s *Store) runLeased(ctx context.Context, sc *redis.Script, tk typeKeys, now int64, ops []leasedArg) ([]any, error) {
 	keys := tk.fixed()
-	args := make([]any, 0, 1+3*len(ops))
+	args := make([]any, 0, 1+4*len(ops))
 	args = append(args, now)
 	for _, op := range ops {
 		keys = append(keys, tk.job(op.id), tk.log(op.id))
-		args = append(args, op.id, op.lease, op.arg)
+		flag := 0
+		if op.flag {
+			flag = 1
+		}
+		args = append(args, op.id, op.lease, op.arg, flag)
 	}
 	return sc.Run(ctx, s.rdb, keys, args...).Slice()
 }
@@ -172,6 +178,7 @@ type leasedArg struct {
 	id    int64
 	lease string
 	arg   string
+	flag  bool
 }
 
 // leaseJobs hands ready jobs to a worker. The candidates (ready members)
