@@ -1,9 +1,37 @@
-// Package worker runs user handlers for kuebus jobs: it leases jobs from core
-// over NATS, bounds concurrency, gives each handler a context that ends at
-// the job's time-to-run deadline, extends leases while handlers run, reports
-// progress and logs, completes, fails or rejoins jobs, and releases unfinished
-// work on a graceful stop. It never imports go-redis.
+// Package worker runs user handlers for kuebus jobs, talking to core over
+// NATS only (it never imports go-redis).
 //
-// The runtime arrives with the worker issue; until then this package holds
-// only this description.
+// Two forms. Kue's, a concurrency per type:
+//
+//	w, _ := worker.New(worker.Config{Conn: nc})
+//	w.Process("email", 8, func(ctx context.Context, job *worker.Job) error { ... })
+//	err := w.Run(ctx)
+//
+// and the Go one, handlers sharing the worker's concurrency:
+//
+//	w, _ := worker.New(worker.Config{Conn: nc, Concurrency: 64})
+//	w.Handle("email", emailHandler)
+//	w.Handle("resize", resizeHandler)
+//
+// How it runs (pool.go, registry.go, acker.go):
+//
+//   - Each pool (the Handle'd types, or one Process'd type) has one leasing
+//     loop that asks core for as many jobs as it has free slots, in one call;
+//     when nothing is ready the call waits at core, which answers as soon as
+//     a job arrives. A worker never holds a job it cannot start.
+//   - Each job runs in its own goroutine with a context that ends at its
+//     time-to-run (ErrTTLExceeded). Its lease is extended while it runs,
+//     once half the ttl has passed since the lease was last set; a handler
+//     that ignores its context past the ttl is no longer covered, so the
+//     promoter's rescue gives the job to someone else.
+//   - Outcomes go to core in batches (core.batch): nil completes, an error
+//     fails the attempt (retried while attempts remain, after the job's
+//     backoff), RetryAfter rejoins without using an attempt, Discard fails
+//     for good, a panic fails the attempt and puts the stack in the job's
+//     log. Config.OnFailed runs when a job has failed for good.
+//   - Run's context ending stops leasing, lets handlers finish within
+//     ShutdownTimeout, then cancels the rest (ErrShutdown) and releases their
+//     jobs, which uses no attempt.
+//
+// Delivery is at least once: a handler must be idempotent.
 package worker

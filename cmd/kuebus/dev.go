@@ -229,6 +229,11 @@ func (d *dev) start(ctx context.Context, failed context.CancelFunc) error {
 			failed()
 		}
 	})
+	// Until the cluster issue's leader runs it, dev rescues expired leases
+	// itself, beside promoting.
+	d.loop.Go(func() {
+		_ = promoter.RunRescueLoop(loopCtx, promoter.RescueConfig{Core: client, Logger: d.log})
+	})
 
 	d.log.Debug("HTTP API not served yet: --http-listen is reserved for it", "http_listen", d.cfg.httpListen)
 	info := devInfo{NATSURL: natsURL, RedisURL: redisURL, DataDir: d.cfg.dataDir}

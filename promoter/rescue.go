@@ -1,0 +1,92 @@
+package promoter
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// RescueIntervalDefault is how often the rescue loop looks for expired
+// leases when none is due sooner.
+const RescueIntervalDefault = time.Second
+
+// Rescuer is what the rescue loop needs of core; *core.Client satisfies it.
+type Rescuer interface {
+	Rescue(ctx context.Context, req *core.RescueRequest) (*core.MoveReply, error)
+}
+
+var _ Rescuer = (*core.Client)(nil)
+
+// RescueConfig configures RunRescueLoop.
+type RescueConfig struct {
+	// Core is the queue. Required.
+	Core Rescuer
+	// Limit is how many jobs one call may move. Default LimitDefault (1000).
+	Limit int
+	// Interval is the longest wait between two calls. Default
+	// RescueIntervalDefault (1s).
+	Interval time.Duration
+	// RetryDelay is the wait after a failed call. Default RetryDelayDefault.
+	RetryDelay time.Duration
+	// Logger gets failures (Warn) and rescues (Info). Default: discard.
+	Logger *slog.Logger
+	// Now is the clock next_due is read against. Default time.Now.
+	Now func() time.Time
+}
+
+// RunRescueLoop asks core to rescue jobs whose lease ran out (their worker
+// died or hung past the ttl) until ctx ends; it returns nil then. After each
+// call it waits until the earliest lease still running expires (core's
+// next_due), at least 1ms and at most Interval: leases that workers extend
+// move later, so waking at the old expiry costs one empty call at most.
+func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
+	if cfg.Core == nil {
+		panic("promoter: RunRescueLoop needs a Core")
+	}
+	cfg.Limit = cmp.Or(cfg.Limit, LimitDefault)
+	cfg.Interval = cmp.Or(cfg.Interval, RescueIntervalDefault)
+	cfg.RetryDelay = cmp.Or(cfg.RetryDelay, RetryDelayDefault)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Limit < 0 || cfg.Limit > core.MaxMoveLimit || cfg.Interval < 0 || cfg.RetryDelay < 0 {
+		return fmt.Errorf("promoter: rescue loop: limit %d must be in 1..%d, interval %s and retry delay %s not negative",
+			cfg.Limit, core.MaxMoveLimit, cfg.Interval, cfg.RetryDelay)
+	}
+	log := cfg.Logger.With("component", "rescuer")
+	for {
+		wait := cfg.Interval
+		reply, err := cfg.Core.Rescue(ctx, &core.RescueRequest{Limit: cfg.Limit})
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			log.WarnContext(ctx, "rescue failed; retrying", "err", err, "retry_in", cfg.RetryDelay)
+			wait = cfg.RetryDelay
+		case reply.Moved >= cfg.Limit:
+			wait = 0 // a full batch: more may be expired already
+		default:
+			if reply.Moved > 0 {
+				log.InfoContext(ctx, "rescued jobs whose lease ran out", "moved", reply.Moved)
+			}
+			if reply.NextDue > 0 {
+				until := time.Duration(reply.NextDue-cfg.Now().UnixMilli()) * time.Millisecond
+				wait = max(min(until, cfg.Interval), minSleep)
+			}
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+	}
+}

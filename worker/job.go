@@ -1,0 +1,98 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// Handler runs one job. Returning nil completes it; an error fails the
+// attempt (retried while attempts remain); RetryAfter and Discard steer what
+// happens next. Delivery is at least once: a handler must be idempotent.
+type Handler interface {
+	Handle(ctx context.Context, job *Job) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, job *Job) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx, job) }
+
+var _ Handler = HandlerFunc(nil)
+
+// Job is what a handler gets: the leased job and the calls it may make while
+// it holds the lease.
+type Job struct {
+	core.Job
+	client *core.Client
+	result json.RawMessage
+}
+
+// Decode unmarshals the job's data into v.
+func (j *Job) Decode(v any) error {
+	if err := json.Unmarshal(j.Data, v); err != nil {
+		return fmt.Errorf("worker: decode data of job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// SetResult stores v, as JSON, as the job's result when the handler returns nil.
+func (j *Job) SetResult(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("worker: result of job %d: %w", j.ID, err)
+	}
+	j.result = b
+	return nil
+}
+
+// Progress reports how much is done: complete of total (shown as 0–100).
+func (j *Job) Progress(ctx context.Context, complete, total int64) error {
+	return j.client.Call(ctx, bus.MethodProgress,
+		core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type, Complete: &complete, Total: &total}, nil)
+}
+
+// Log appends a line to the job's log.
+func (j *Job) Log(ctx context.Context, line string) error {
+	return j.client.AddLog(ctx, j.ID, line)
+}
+
+// RetryAfter returns an error that puts the job back to delayed for d
+// without using an attempt (Kue-style rejoin): "not now, later".
+func RetryAfter(d time.Duration) error { return &retryAfter{delay: d} }
+
+type retryAfter struct{ delay time.Duration }
+
+func (r *retryAfter) Error() string { return fmt.Sprintf("worker: retry after %s", r.delay) }
+
+// Discard wraps err so that the job fails for good, whatever attempts remain:
+// for input that no retry will fix.
+func Discard(err error) error { return &discard{err: err} }
+
+type discard struct{ err error }
+
+func (d *discard) Error() string { return "worker: discard: " + d.err.Error() }
+func (d *discard) Unwrap() error { return d.err }
+
+// ErrShutdown is the cause of a handler's context when the worker stopped
+// and its grace period ran out; the job is released, not failed.
+var ErrShutdown = errors.New("kuebus: worker shut down")
+
+// ErrTTLExceeded is the cause of a handler's context when the job ran past
+// its time-to-run; the attempt fails.
+var ErrTTLExceeded = errors.New("kuebus: job ran past its ttl")
+
+// PanicError is a handler's recovered panic; the attempt fails with it and
+// the stack goes to the job's log.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("worker: handler panicked: %v", p.Value) }

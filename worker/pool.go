@@ -1,0 +1,187 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// pool is a set of job types that share one concurrency limit and one
+// leasing loop.
+type pool struct {
+	w           *Worker
+	concurrency int
+	types       []string
+	handlers    map[string]Handler
+	slots       chan struct{} // a token per handler that may start
+}
+
+func (p *pool) add(jobType string, h Handler) {
+	p.types = append(p.types, jobType)
+	p.handlers[jobType] = h
+}
+
+// fetch leases jobs for free slots until ctx ends. Only a free slot is ever
+// leased for, so the worker holds no job it cannot start at once.
+func (p *pool) fetch(ctx, jobsCtx context.Context) {
+	p.slots = make(chan struct{}, p.concurrency)
+	for range p.concurrency {
+		p.slots <- struct{}{}
+	}
+	types := slices.Clone(p.types)
+	failures := 0
+	for {
+		n := p.acquire(ctx)
+		if n == 0 {
+			return // ctx ended
+		}
+		jobs, err := p.lease(ctx, types, n)
+		if ctx.Err() != nil {
+			// Stopping: what this last call brought goes straight back.
+			p.release(n)
+			held := make([]*core.Job, len(jobs))
+			for i := range jobs {
+				held[i] = &jobs[i]
+			}
+			p.w.releaseNow(held)
+			return
+		}
+		p.release(n - len(jobs))
+		for i := range jobs {
+			p.start(jobsCtx, &jobs[i])
+		}
+		if err != nil {
+			failures++
+			p.w.log.Warn("lease failed; retrying", "types", types, "err", err, "failures", failures)
+			if !sleep(ctx, backoff(failures)) {
+				return
+			}
+			continue
+		}
+		failures = 0
+	}
+}
+
+// acquire waits for one free slot, then takes every other free one.
+func (p *pool) acquire(ctx context.Context) int {
+	select {
+	case <-p.slots:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < core.MaxLeaseBatch {
+		select {
+		case <-p.slots:
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+func (p *pool) release(n int) {
+	for range n {
+		p.slots <- struct{}{}
+	}
+}
+
+// lease asks core for up to n jobs. The call is not cancelled with ctx:
+// core may already have leased jobs for it, and they must come back to us
+// to be released rather than sit leased until their ttl.
+func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, error) {
+	wait := p.w.cfg.LeaseWait
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+10*time.Second)
+	defer cancel()
+	var reply core.JobsReply
+	err := p.w.client.Call(callCtx, bus.MethodLease, core.LeaseRequest{
+		Types: types, Max: n, Worker: p.w.cfg.ID, Wait: wait.Milliseconds(),
+	}, &reply)
+	return reply.Jobs, err
+}
+
+// start runs one job's handler in its own goroutine, on a slot already taken.
+func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
+	deadline := time.Now().Add(time.Duration(cj.TTL) * time.Millisecond)
+	ctx, cancel := context.WithDeadlineCause(jobsCtx, deadline, ErrTTLExceeded)
+	r := p.w.jobs.add(cj, deadline, cancel)
+	job := &Job{Job: *cj, client: p.w.client}
+	go func() {
+		defer p.release(1)
+		defer cancel()
+		err := call(ctx, p.handlers[cj.Type], job)
+		if err == nil && ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
+			err = fmt.Errorf("%w (%d ms) before the handler returned", ErrTTLExceeded, cj.TTL)
+		}
+		p.w.finish(r, job, err)
+	}()
+}
+
+// call runs a handler, turning a panic into a *PanicError with the stack.
+func call(ctx context.Context, h Handler, job *Job) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return h.Handle(ctx, job)
+}
+
+// finish turns a handler's outcome into the operation that acknowledges it.
+func (w *Worker) finish(r *running, job *Job, err error) {
+	o := core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}
+	var retry *retryAfter
+	var discard *discard
+	var panicked *PanicError
+	switch {
+	case err == nil:
+		o.Op, o.Result = core.OpComplete, job.result
+	case errors.As(err, &retry):
+		o.Op, o.Delay = core.OpRejoin, max(retry.delay.Milliseconds(), 0)
+	case errors.As(err, &discard):
+		o.Op, o.Error, o.Final = core.OpFail, discard.err.Error(), true
+	default:
+		o.Op, o.Error = core.OpFail, err.Error()
+		if errors.As(err, &panicked) {
+			// The stack goes to the job's log, where a person looks first.
+			logCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if lerr := job.Log(logCtx, fmt.Sprintf("panic: %v\n%s", panicked.Value, panicked.Stack)); lerr != nil {
+				w.log.Warn("panic stack not logged", "job_id", job.ID, "err", lerr)
+			}
+			cancel()
+		}
+	}
+	if len(o.Error) > maxErrorBytes {
+		o.Error = o.Error[:maxErrorBytes]
+	}
+	// Under the registry's lock: after a shutdown released the job, its
+	// outcome no longer counts (the lease is gone).
+	w.jobs.done(r, func() { w.acks.push(ack{op: o, job: &job.Job, err: err}) })
+}
+
+// maxErrorBytes keeps an error within what core accepts in fail.
+const maxErrorBytes = 32 << 10
+
+// backoff is the wait before retrying a failed lease call.
+func backoff(failures int) time.Duration {
+	return min(100*time.Millisecond<<min(failures-1, 5), 3*time.Second)
+}
+
+// sleep waits d or until ctx ends, reporting false when ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

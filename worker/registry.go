@@ -1,0 +1,186 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// registry knows the jobs whose handlers run: to extend their leases, and
+// to release them when the grace period of a shutdown runs out.
+type registry struct {
+	mu      sync.Mutex
+	running map[*running]struct{}
+	idle    chan struct{} // closed when running empties; replaced when it fills
+	added   chan struct{} // 1-buffered: pokes the lease keeper
+}
+
+type running struct {
+	job      *core.Job
+	deadline time.Time
+	cancel   context.CancelFunc
+	touched  time.Time // when the lease was last set (leased or touched)
+	released bool      // given back by a shutdown: the outcome is dropped
+}
+
+func newRegistry() *registry {
+	idle := make(chan struct{})
+	close(idle)
+	return &registry{running: map[*running]struct{}{}, idle: idle, added: make(chan struct{}, 1)}
+}
+
+func (g *registry) add(job *core.Job, deadline time.Time, cancel context.CancelFunc) *running {
+	r := &running{job: job, deadline: deadline, cancel: cancel, touched: time.Now()}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.running) == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.running[r] = struct{}{}
+	select {
+	case g.added <- struct{}{}:
+	default:
+	}
+	return r
+}
+
+// done removes a finished job and, unless a shutdown released it, runs ack
+// under the lock, so that no acknowledgement slips in after releaseAll.
+func (g *registry) done(r *running, ack func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r.released {
+		return
+	}
+	ack()
+	delete(g.running, r)
+	if len(g.running) == 0 {
+		close(g.idle)
+	}
+}
+
+// waitIdle waits until no handler runs, or d passes; true when idle.
+func (g *registry) waitIdle(d time.Duration) bool {
+	g.mu.Lock()
+	idle := g.idle
+	g.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// releaseAll marks every running job released and returns them.
+func (g *registry) releaseAll() []*core.Job {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	jobs := make([]*core.Job, 0, len(g.running))
+	for r := range g.running {
+		r.released = true
+		jobs = append(jobs, r.job)
+		delete(g.running, r)
+	}
+	if len(jobs) > 0 {
+		close(g.idle)
+	}
+	return jobs
+}
+
+// touchAt is when a job's lease is next extended: half its ttl after it
+// was last set, so it never runs out while the handler is within its ttl.
+func (r *running) touchAt() time.Time {
+	return r.touched.Add(time.Duration(r.job.TTL) * time.Millisecond / 2)
+}
+
+// nextTouch is the earliest touchAt of the running jobs, or zero for none.
+func (g *registry) nextTouch() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var next time.Time
+	for r := range g.running {
+		if at := r.touchAt(); next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	return next
+}
+
+// dueForTouch lists the jobs whose lease should be extended now: half their
+// ttl has passed since the lease was last set, and their handler is still
+// within its time-to-run (a handler that ignores its context past the
+// deadline stops being covered, so the promoter's rescue takes the job back).
+func (g *registry) dueForTouch(now time.Time) []*running {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var due []*running
+	for r := range g.running {
+		if now.Before(r.deadline) && !now.Before(r.touchAt()) {
+			r.touched = now
+			due = append(due, r)
+		}
+	}
+	return due
+}
+
+// keepLeases extends the leases of running jobs until ctx ends. It sleeps
+// until the earliest extension is due, and is poked when a job starts (its
+// extension may be due before the one the keeper sleeps for).
+func (w *Worker) keepLeases(ctx context.Context) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		wait := time.Hour // nothing runs: sleep until a job starts
+		if next := w.jobs.nextTouch(); !next.IsZero() {
+			wait = max(time.Until(next), time.Millisecond)
+		}
+		t.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.jobs.added:
+			continue
+		case now := <-t.C:
+			if due := w.jobs.dueForTouch(now); len(due) > 0 {
+				w.touch(ctx, due)
+			}
+		}
+	}
+}
+
+func (w *Worker) touch(ctx context.Context, due []*running) {
+	ops := make([]core.LeaseOp, len(due))
+	for i, r := range due {
+		ops[i] = core.LeaseOp{Op: core.OpTouch, ID: r.job.ID, Lease: r.job.Lease, Type: r.job.Type}
+	}
+	var reply core.BatchReply
+	if err := w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply); err != nil {
+		if !errors.Is(err, context.Canceled) {
+			w.log.Warn("lease extension failed; trying again next tick", "jobs", len(ops), "err", err)
+		}
+		// Try again a tenth of the ttl from now (at most a second): soon
+		// enough to keep the lease, never a busy loop while core is down.
+		now := time.Now()
+		w.jobs.mu.Lock()
+		for _, r := range due {
+			ttl := time.Duration(r.job.TTL) * time.Millisecond
+			r.touched = now.Add(min(ttl/10, time.Second) - ttl/2)
+		}
+		w.jobs.mu.Unlock()
+		return
+	}
+	for i, res := range reply.Results {
+		if res.Error != nil && res.Error.Code == string(bus.CodeConflict) {
+			// The job went back and may run elsewhere: stop this run.
+			w.log.Warn("lease lost; cancelling the handler", "job_id", ops[i].ID)
+			due[i].cancel()
+		}
+	}
+}

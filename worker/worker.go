@@ -1,0 +1,242 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// Defaults of Config.
+const (
+	ConcurrencyDefault     = 10
+	LeaseWaitDefault       = time.Second
+	ShutdownTimeoutDefault = 30 * time.Second
+)
+
+// Config configures a Worker.
+type Config struct {
+	// Conn is the NATS connection to the deployment. Required.
+	Conn *nats.Conn
+	// Prefix is the deployment's subject prefix. Default: none.
+	Prefix string
+	// ID names this worker in leased jobs (worker_id). Default:
+	// "<host>-<pid>-<random>".
+	ID string
+	// Concurrency bounds the handlers running at once for the types
+	// registered with Handle. Default 10. Types registered with Process have
+	// their own.
+	Concurrency int
+	// LeaseWait is how long one lease call waits at core when nothing is
+	// ready; core answers at once when a job arrives, so this only bounds how
+	// long a stopping worker waits for its last lease call. Default 1s.
+	LeaseWait time.Duration
+	// ShutdownTimeout is the grace period: after Run's context ends, running
+	// handlers have this long to finish before their contexts are cancelled
+	// with ErrShutdown and their jobs released. Default 30s.
+	ShutdownTimeout time.Duration
+	// Logger gets the worker's troubles. Default: discard.
+	Logger *slog.Logger
+	// OnFailed is called when a job has failed for good (no attempts left,
+	// or Discard), with the job as core stored it and the handler's error.
+	// It runs on the worker's acknowledging goroutine: keep it short.
+	OnFailed func(job *core.Job, err error)
+}
+
+func (c Config) withDefaults() Config {
+	c.Concurrency = cmp.Or(c.Concurrency, ConcurrencyDefault)
+	c.LeaseWait = cmp.Or(c.LeaseWait, LeaseWaitDefault)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	if c.ID == "" {
+		host, _ := os.Hostname()
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		c.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Concurrency < 0:
+		return fmt.Errorf("worker: concurrency %d is negative", c.Concurrency)
+	case c.LeaseWait < 0 || c.LeaseWait > core.MaxLeaseWait*time.Millisecond:
+		return fmt.Errorf("worker: lease wait %s is outside 0..%s", c.LeaseWait, core.MaxLeaseWait*time.Millisecond)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("worker: shutdown timeout %s is negative", c.ShutdownTimeout)
+	case len(c.ID) > core.MaxWorkerLen:
+		return fmt.Errorf("worker: id is %d bytes, longer than %d", len(c.ID), core.MaxWorkerLen)
+	}
+	return nil
+}
+
+// Worker runs handlers for jobs it leases from core over NATS. While a
+// handler runs, its lease is extended each time half the job's ttl has
+// passed since the lease was last set. Register
+// handlers with Handle or Process, then call Run.
+type Worker struct {
+	cfg    Config
+	client *core.Client
+	log    *slog.Logger
+
+	mu      sync.Mutex // guards pools and started
+	pools   []*pool
+	shared  *pool // the pool of Handle'd types
+	started bool
+
+	jobs *registry
+	acks *acker
+}
+
+// New returns a worker. It does not lease anything until Run.
+func New(cfg Config) (*Worker, error) {
+	if cfg.Conn == nil {
+		panic("worker: New needs a NATS connection")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	client, err := core.NewClient(cfg.Conn, &core.ClientOptions{Prefix: cfg.Prefix})
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	w := &Worker{cfg: cfg, client: client, log: cfg.Logger.With("component", "worker", "worker", cfg.ID)}
+	w.jobs = newRegistry()
+	w.acks = newAcker(w)
+	return w, nil
+}
+
+// Handle registers h for jobType. Every type registered this way shares
+// Config.Concurrency. It panics after Run has started or when the type was
+// registered before: both are programming errors.
+func (w *Worker) Handle(jobType string, h Handler) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkRegister(jobType)
+	if w.shared == nil {
+		w.shared = &pool{w: w, concurrency: w.cfg.Concurrency, handlers: map[string]Handler{}}
+		w.pools = append(w.pools, w.shared)
+	}
+	w.shared.add(jobType, h)
+}
+
+// Process registers fn for jobType with a concurrency of its own: Kue's
+// queue.process(type, concurrency, fn).
+func (w *Worker) Process(jobType string, concurrency int, fn HandlerFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checkRegister(jobType)
+	if concurrency <= 0 {
+		panic(fmt.Sprintf("worker: Process(%q): concurrency %d is not positive", jobType, concurrency))
+	}
+	p := &pool{w: w, concurrency: concurrency, handlers: map[string]Handler{}}
+	p.add(jobType, fn)
+	w.pools = append(w.pools, p)
+}
+
+func (w *Worker) checkRegister(jobType string) {
+	if w.started {
+		panic("worker: handlers must be registered before Run")
+	}
+	if err := bus.ValidToken(jobType); err != nil {
+		panic(fmt.Sprintf("worker: %q is not a job type: %v", jobType, err))
+	}
+	for _, p := range w.pools {
+		if _, ok := p.handlers[jobType]; ok {
+			panic(fmt.Sprintf("worker: a handler for %q is registered already", jobType))
+		}
+	}
+}
+
+// ErrNoHandlers is returned by Run when no handler was registered.
+var ErrNoHandlers = errors.New("kuebus: worker has no handlers")
+
+// Run leases and runs jobs until ctx ends, then stops in order: (1) stop
+// leasing (a lease call in flight is let finish, and what it brings is
+// released at once); (2) wait up to ShutdownTimeout for running handlers;
+// (3) cancel those still running with ErrShutdown and release their jobs,
+// which uses no attempt; (4) send the acknowledgements still pending. It
+// returns nil after a clean drain.
+func (w *Worker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started {
+		w.mu.Unlock()
+		return errors.New("worker: Run called twice")
+	}
+	w.started = true
+	pools := w.pools
+	w.mu.Unlock()
+	if len(pools) == 0 {
+		return ErrNoHandlers
+	}
+
+	// Handlers run under jobsCtx, which outlives ctx by the grace period.
+	jobsCtx, cancelJobs := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelJobs(ErrShutdown)
+	w.acks.start()
+	var keeper sync.WaitGroup
+	keeperCtx, stopKeeper := context.WithCancel(context.WithoutCancel(ctx))
+	keeper.Go(func() { w.keepLeases(keeperCtx) })
+
+	var fetchers sync.WaitGroup
+	for _, p := range pools {
+		fetchers.Go(func() { p.fetch(ctx, jobsCtx) })
+	}
+	fetchers.Wait() // (1) returns once ctx has ended and no lease call is in flight
+
+	var clean bool
+	if w.jobs.waitIdle(w.cfg.ShutdownTimeout) { // (2)
+		clean = true
+	} else { // (3)
+		left := w.jobs.releaseAll()
+		cancelJobs(ErrShutdown)
+		w.releaseNow(left)
+		w.log.Warn("grace period over: released the jobs of handlers still running",
+			"jobs", len(left), "grace", w.cfg.ShutdownTimeout)
+	}
+	stopKeeper()
+	keeper.Wait()
+	w.acks.stop() // (4)
+	if !clean {
+		return fmt.Errorf("worker: %w after %s: unfinished jobs were released", ErrShutdown, w.cfg.ShutdownTimeout)
+	}
+	return nil
+}
+
+// releaseNow gives jobs back to core at once (shutdown, or jobs leased after
+// the stop began). Failures are logged: those jobs come back when their
+// lease runs out.
+func (w *Worker) releaseNow(jobs []*core.Job) {
+	if len(jobs) == 0 {
+		return
+	}
+	ops := make([]core.LeaseOp, len(jobs))
+	for i, j := range jobs {
+		ops[i] = core.LeaseOp{Op: core.OpRelease, ID: j.ID, Lease: j.Lease, Type: j.Type}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var reply core.BatchReply
+	if err := w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply); err != nil {
+		w.log.Warn("release failed; the jobs return when their lease runs out", "jobs", len(ops), "err", err)
+		return
+	}
+	for i, r := range reply.Results {
+		if r.Error != nil {
+			w.log.Warn("release refused", "job_id", ops[i].ID, "code", r.Error.Code, "err", r.Error.Message)
+		}
+	}
+}
