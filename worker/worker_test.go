@@ -259,14 +259,14 @@ func TestLeasesAreExtendedWhileTheHandlerRuns(t *testing.T) {
 		return nil
 	})
 	run(t, w)
-	job := create(t, c, "long", nil, &core.CreateOpts{TTL: 10 * time.Second})
+	job := create(t, c, "long", nil, &core.CreateOpts{TTL: time.Second})
 	within(t, started, "the handler start")
 	first, err := c.Client.Get(ctx, job.ID)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		j, err := c.Client.Get(ctx, job.ID)
 		return err == nil && j.LeaseUntil > first.LeaseUntil
-	}, 15*time.Second, 50*time.Millisecond, "the lease was extended (half the ttl after the lease)")
+	}, 5*time.Second, 20*time.Millisecond, "the lease was extended (half the ttl after the lease)")
 	close(release)
 	require.Equal(t, core.StateComplete, await(t, c, job.ID).State)
 }
