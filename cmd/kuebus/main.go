@@ -76,6 +76,7 @@ func commands() *command {
 			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},
 			{name: "retry", args: "ID", summary: "run a job again (set its state to inactive)", run: runJobRetry},
 		}},
+		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
 		{name: "stats", summary: "count jobs per state and type", run: runStats},
 		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT", run: runEvents},
 		{name: "version", summary: "print the version", run: runVersion},

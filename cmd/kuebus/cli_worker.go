@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/worker"
+)
+
+// runWorker is a demo worker: it logs every job of the given types, takes
+// --work to do it (reporting progress halfway), and completes it. It stops
+// gracefully on SIGINT/SIGTERM.
+func runWorker(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	concurrency := fs.Int("concurrency", 4, "how many jobs run at once, `N`")
+	work := fs.Duration("work", 0, "how long each job takes, a `DURATION` (0: done at once)")
+	grace := fs.Duration("grace", 10*time.Second, "how long running jobs may finish after a stop signal, a `DURATION`")
+	types, err := e.parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	for _, t := range types {
+		if err := bus.ValidToken(t); err != nil {
+			return usagef("worker: %q is not a job type: %v", t, err)
+		}
+	}
+	if *concurrency <= 0 {
+		return usagef("--concurrency: %d is not positive", *concurrency)
+	}
+	if *work < 0 || *grace < 0 {
+		return usagef("--work and --grace must not be negative")
+	}
+	if _, err := cf.check(); err != nil {
+		return err
+	}
+	nc, err := cf.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	w, err := worker.New(worker.Config{
+		Conn: nc, Prefix: cf.prefix, Concurrency: *concurrency, ShutdownTimeout: *grace, Logger: log,
+	})
+	if err != nil {
+		return usagef("worker: %v", err)
+	}
+	handler := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
+		log.Info("job", "job_id", job.ID, "type", job.Type, "attempt", job.Attempts+1, "data", string(job.Data))
+		if *work > 0 {
+			if err := workFor(ctx, *work/2); err != nil {
+				return err
+			}
+			if err := job.Progress(ctx, 1, 2); err != nil {
+				return err
+			}
+			if err := workFor(ctx, *work-*work/2); err != nil {
+				return err
+			}
+		}
+		return job.SetResult(map[string]string{"done_by": "kuebus worker"})
+	})
+	for _, t := range types {
+		w.Handle(t, handler)
+	}
+	log.Info("worker running", "types", types, "concurrency", *concurrency, "nats_url", redactURL(cf.url))
+	if err := w.Run(ctx); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	log.Info("worker stopped")
+	return nil
+}
+
+// workFor waits d, or fails with the context's error when it ends first.
+func workFor(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
