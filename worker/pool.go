@@ -68,7 +68,11 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 	}
 }
 
-// acquire waits for one free slot, then takes every other free one.
+// acquire waits for one free slot, then takes every other free one. While
+// fewer than half the slots are free and handlers still run, it waits a
+// little (gatherWait) for more: short handlers free their slots within
+// microseconds, and one lease for many jobs costs the same round trip as a
+// lease for one. An idle pool has every slot free and leases at once.
 func (p *pool) acquire(ctx context.Context) int {
 	select {
 	case <-p.slots:
@@ -76,16 +80,36 @@ func (p *pool) acquire(ctx context.Context) int {
 		return 0
 	}
 	n := 1
-	for n < core.MaxLeaseBatch {
+	var gather <-chan time.Time
+	for n < p.concurrency {
 		select {
 		case <-p.slots:
 			n++
+			continue
 		default:
+		}
+		if n*2 >= p.concurrency {
+			return n
+		}
+		if gather == nil {
+			t := time.NewTimer(gatherWait)
+			defer t.Stop()
+			gather = t.C
+		}
+		select {
+		case <-p.slots:
+			n++
+		case <-gather:
+			return n
+		case <-ctx.Done():
 			return n
 		}
 	}
 	return n
 }
+
+// gatherWait bounds how long acquire waits for more free slots.
+const gatherWait = time.Millisecond
 
 func (p *pool) release(n int) {
 	for range n {

@@ -104,9 +104,16 @@ func Prefix(t testing.TB, rdb *redis.Client) string {
 	prefix := "kt" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		ctx := context.Background()
+		var batch []string
 		iter := rdb.Scan(ctx, 0, prefix+":*", 1000).Iterator()
 		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
+			if batch = append(batch, iter.Val()); len(batch) == 1000 {
+				rdb.Unlink(ctx, batch...)
+				batch = batch[:0]
+			}
+		}
+		if len(batch) > 0 {
+			rdb.Unlink(ctx, batch...)
 		}
 	})
 	return prefix

@@ -117,7 +117,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 			case -1:
 				out[i].Err = bus.Errorf(bus.CodeConflict, "job %d: lease %q is not the job's current lease (it expired and the job went back, or the job was moved by hand)", ops[i].ID, ops[i].Lease)
 			default:
-				j := decodeJob(pairs(pair[1].([]any)))
+				j := decodeJob(row(pair[1].([]any)))
 				out[i].Job = &j
 				if code == 2 {
 					out[i].Removed = true
@@ -189,7 +189,7 @@ func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([
 		}
 		jobs := make([]core.Job, len(res))
 		for i, r := range res {
-			jobs[i] = decodeJob(pairs(r.([]any)[1].([]any)))
+			jobs[i] = decodeJob(row(r.([]any)[1].([]any)))
 		}
 		return next, jobs, nil
 	})

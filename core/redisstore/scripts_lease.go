@@ -12,39 +12,51 @@ import (
 //
 //	KEYS[1..9] fixed      KEYS[10 + 2(i-1)] job:<id_i>   KEYS[11 + 2(i-1)] log:<id_i>
 //	ARGV[1] now           ARGV[2 + 4(i-1) ..] id_i, lease_i, arg_i, flag_i
-//	returns, per job, {code, snapshot}: code 1 done, 0 no such job,
-//	-1 the lease is not (or no longer) the job's current one; the
-//	snapshot is the job after the change (before it, for a job removed on
-//	completion).
+//	returns, per job, {code, row}: code 1 done, 0 no such job, -1 the
+//	lease is not (or no longer) the job's current one; the row (see
+//	rowFields) is the job after the change.
 //
-// holding(jobkey, lease) is the check every one of them starts with.
+// each reads a job's whole row in one HMGET, checks the lease, and hands
+// the row to the operation, which writes its changes in one HSET and sets
+// them in the row it returns: one read per job, whatever the operation.
 const leasePrelude = `
 local now = tonumber(ARGV[1])
-local function holding(jobkey, lease)
-  local cur = redis.call('HMGET', jobkey, 'id', 'lease')
-  if not cur[1] then return 0 end
-  if cur[2] ~= lease or lease == '' then return -1 end
-  return 1
-end
+local work_time = 0 -- complete adds to it; each writes it once at the end
 local function each(fn)
   local out = {}
   for i = 1, (#ARGV - 1) / 4 do
     local a = 2 + (i - 1) * 4
     local jobkey, logkey = KEYS[10 + 2 * (i - 1)], KEYS[11 + 2 * (i - 1)]
     local id, lease, arg, flag = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-    local code = holding(jobkey, lease)
-    if code == 1 then
-      out[i] = fn(jobkey, logkey, id, arg, flag)
+    local row = snapshot(jobkey)
+    if not row[R_ID] then
+      out[i] = {0, {}}
+    elseif lease == '' or row[R_LEASE] ~= lease then
+      out[i] = {-1, {}}
     else
-      out[i] = {code, {}}
+      out[i] = fn(jobkey, logkey, id, arg, flag, row)
     end
   end
+  if work_time > 0 then redis.call('HINCRBY', K_STATS, 'work_time', work_time) end
   return out
 end
--- leave active: the lease is gone
-local function unlease(jobkey, id)
+-- leave active: the lease is gone (fields set empty, which reads as none)
+local function unlease(id, row)
   redis.call('ZREM', K_LEASES, id)
-  redis.call('HDEL', jobkey, 'lease', 'lease_until')
+  row[R_LEASE], row[R_LEASE_UNTIL], row[R_UPDATED_AT] = '', '', now
+end
+-- a finished job gives up its unique key
+local function drop_unique(id, row)
+  local uk = row[R_UNIQUE_KEY]
+  if uk and uk ~= '' and redis.call('HGET', K_UNIQUE, uk) == id then
+    redis.call('HDEL', K_UNIQUE, uk)
+  end
+end
+-- back to ready at the end of its priority
+local function requeue(id, row)
+  local member = string.format('%016d', redis.call('INCR', K_SEQ)) .. ':' .. id
+  redis.call('ZADD', K_READY, row[R_PRIORITY], member)
+  row[R_STATE], row[R_RMEMBER] = 'inactive', member
 end
 `
 
@@ -55,46 +67,45 @@ func leaseScript(body string) *redis.Script { return script(leasePrelude+body, t
 // with roc=1 is deleted with its log (code 2 tells the caller to drop its
 // id from the id index, which lives in another slot).
 var completeJobs = leaseScript(`
-return each(function(jobkey, logkey, id, result)
-  unlease(jobkey, id)
-  local started = tonumber(redis.call('HGET', jobkey, 'started_at')) or now
-  local duration = now - started
-  redis.call('HINCRBY', K_STATS, 'work_time', duration)
-  redis.call('HINCRBY', jobkey, 'attempts', 1)
-  release_unique(jobkey, id)
-  redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,
-    'duration', duration, 'updated_at', now)
-  if redis.call('HGET', jobkey, 'roc') == '1' then
-    local snap = snapshot(jobkey, false)
+return each(function(jobkey, logkey, id, result, flag, row)
+  unlease(id, row)
+  local duration = now - (tonumber(row[R_STARTED_AT]) or now)
+  work_time = work_time + duration
+  drop_unique(id, row)
+  row[R_STATE], row[R_PROGRESS], row[R_DURATION] = 'complete', 100, duration
+  row[R_ATTEMPTS] = (tonumber(row[R_ATTEMPTS]) or 0) + 1
+  if row[R_ROC] == '1' then
     redis.call('ZREM', K_JOBS, id)
     redis.call('DEL', jobkey, logkey)
-    return {2, snap}
+    return {2, row}
   end
+  redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,
+    'duration', duration, 'attempts', row[R_ATTEMPTS], 'updated_at', now, 'lease', '', 'lease_until', '')
   redis.call('ZADD', K_COMPLETE, now, id)
-  return {1, snapshot(jobkey, false)}
+  return {1, row}
 end)
 `)
 
 // failJobs: the handler failed. arg = the error; flag = 1 fails the job for
 // good whatever attempts remain (a handler that knows retrying is useless).
-// While attempts remain the
-// job goes back to inactive, or to delayed for its backoff (Kue's formula,
-// as core.Backoff.After); otherwise it is failed. Code 1 = will retry,
-// 3 = failed for good.
+// While attempts remain the job goes back to inactive, or to delayed for its
+// backoff (Kue's formula, as core.Backoff.After); otherwise it is failed.
+// Code 1 = will retry, 3 = failed for good.
 var failJobs = leaseScript(`
-return each(function(jobkey, logkey, id, err, final)
-  unlease(jobkey, id)
-  local attempts = redis.call('HINCRBY', jobkey, 'attempts', 1)
-  local max = tonumber(redis.call('HGET', jobkey, 'max_attempts'))
-  redis.call('HSET', jobkey, 'error', err, 'updated_at', now)
-  if attempts >= max or final == '1' then
+return each(function(jobkey, logkey, id, err, final, row)
+  unlease(id, row)
+  local attempts = (tonumber(row[R_ATTEMPTS]) or 0) + 1
+  row[R_ATTEMPTS], row[R_ERROR] = attempts, err
+  if attempts >= tonumber(row[R_MAX_ATTEMPTS]) or final == '1' then
     redis.call('ZADD', K_FAILED, now, id)
-    redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now)
-    release_unique(jobkey, id)
-    return {3, snapshot(jobkey, false)}
+    drop_unique(id, row)
+    row[R_STATE], row[R_FAILED_AT] = 'failed', now
+    redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
+      'updated_at', now, 'lease', '', 'lease_until', '')
+    return {3, row}
   end
   local wait = 0
-  local backoff = redis.call('HGET', jobkey, 'backoff')
+  local backoff = row[R_BACKOFF]
   if backoff and backoff ~= '' then
     local kind, delay = string.match(backoff, '^(%a+):(%d+)$')
     delay = tonumber(delay)
@@ -107,51 +118,57 @@ return each(function(jobkey, logkey, id, err, final)
   end
   if wait > 0 then
     redis.call('ZADD', K_DUE, now + wait, id)
-    redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', now + wait)
+    row[R_STATE], row[R_PROMOTE_AT] = 'delayed', now + wait
   else
-    enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+    requeue(id, row)
   end
-  return {1, snapshot(jobkey, false)}
+  redis.call('HSET', jobkey, 'state', row[R_STATE], 'promote_at', row[R_PROMOTE_AT], 'rmember', row[R_RMEMBER] or '',
+    'attempts', attempts, 'error', err, 'updated_at', now, 'lease', '', 'lease_until', '')
+  return {1, row}
 end)
 `)
 
 // touchJobs extends leases: lease_until = now + ttl. arg unused.
 var touchJobs = leaseScript(`
-return each(function(jobkey, logkey, id)
-  local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
+return each(function(jobkey, logkey, id, arg, flag, row)
+  local until_ = now + tonumber(row[R_TTL])
   redis.call('ZADD', K_LEASES, until_, id)
   redis.call('HSET', jobkey, 'lease_until', until_)
-  return {1, {'id', id, 'lease_until', until_}}
+  row[R_LEASE_UNTIL] = until_
+  return {1, row}
 end)
 `)
 
 // releaseJobs gives jobs back to inactive without using an attempt (a
 // worker stopping before or during its handlers). arg unused.
 var releaseJobs = leaseScript(`
-return each(function(jobkey, logkey, id)
-  unlease(jobkey, id)
-  enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
-  redis.call('HSET', jobkey, 'updated_at', now)
-  return {1, snapshot(jobkey, false)}
+return each(function(jobkey, logkey, id, arg, flag, row)
+  unlease(id, row)
+  requeue(id, row)
+  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', row[R_RMEMBER], 'updated_at', now,
+    'lease', '', 'lease_until', '')
+  return {1, row}
 end)
 `)
 
 // rejoinJobs puts jobs back to delayed for arg ms without using an attempt.
 var rejoinJobs = leaseScript(`
-return each(function(jobkey, logkey, id, delay)
-  unlease(jobkey, id)
+return each(function(jobkey, logkey, id, delay, flag, row)
+  unlease(id, row)
   local at = now + tonumber(delay)
   redis.call('ZADD', K_DUE, at, id)
-  redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now)
-  return {1, snapshot(jobkey, false)}
+  row[R_STATE], row[R_PROMOTE_AT] = 'delayed', at
+  redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now, 'lease', '', 'lease_until', '')
+  return {1, row}
 end)
 `)
 
 // progressJobs records progress: arg = percent 0..100.
 var progressJobs = leaseScript(`
-return each(function(jobkey, logkey, id, pct)
+return each(function(jobkey, logkey, id, pct, flag, row)
   redis.call('HSET', jobkey, 'progress', pct, 'updated_at', now)
-  return {1, snapshot(jobkey, false)}
+  row[R_PROGRESS], row[R_UPDATED_AT] = pct, now
+  return {1, row}
 end)
 `)
 
@@ -187,19 +204,21 @@ type leasedArg struct {
 //
 //	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
 //	ARGV[1] now  ARGV[2] worker  ARGV[3] lease token   ARGV[3+i] member_i
-//	returns the snapshot, data included, of every job leased
+//	returns, per job leased, its row (see rowFields) followed by its data
 var leaseJobs = script(`
 local now = tonumber(ARGV[1])
 local out = {}
 for i = 4, #ARGV do
   if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
     local jobkey = KEYS[6 + i]
-    local id = redis.call('HGET', jobkey, 'id')
+    local id = string.match(ARGV[i], ':(%d+)$')
     local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
     redis.call('ZADD', K_LEASES, until_, id)
     redis.call('HSET', jobkey, 'state', 'active', 'lease', ARGV[3], 'lease_until', until_,
       'started_at', now, 'updated_at', now, 'worker_id', ARGV[2], 'progress', 0)
-    out[#out+1] = snapshot(jobkey, true)
+    local row = snapshot(jobkey)
+    row[#ROW + 1] = redis.call('HGET', jobkey, 'data') or ''
+    out[#out+1] = row
   end
 end
 return out
@@ -217,7 +236,13 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	if err != nil {
 		return nil, err
 	}
-	return snapshots(res), nil
+	out := make([]map[string]string, len(res))
+	for i, r := range res {
+		vals := r.([]any)
+		out[i] = row(vals)
+		out[i]["data"] = toString(vals[len(rowFields)])
+	}
+	return out, nil
 }
 
 // rescueExpired puts active jobs whose lease ran out back to inactive,
@@ -226,7 +251,7 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 //
 //	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
 //	ARGV[1] now  ARGV[2] stall limit  ARGV[2+i] id_i
-//	returns {next expiry or 0, {code, snapshot}...}: code 1 back to
+//	returns {next expiry or 0, {code, row}...}: code 1 back to
 //	inactive, 3 failed
 var rescueExpired = script(`
 local now, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -246,10 +271,10 @@ for i = 3, #ARGV do
       redis.call('ZADD', K_FAILED, now, id)
       redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'error', msg)
       release_unique(jobkey, id)
-      out[#out+1] = {3, snapshot(jobkey, false)}
+      out[#out+1] = {3, snapshot(jobkey)}
     else
       enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
-      out[#out+1] = {1, snapshot(jobkey, false)}
+      out[#out+1] = {1, snapshot(jobkey)}
     end
   end
 end

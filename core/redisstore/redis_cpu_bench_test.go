@@ -1,0 +1,69 @@
+package redisstore_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/coretest"
+)
+
+// evalUsec is the Redis CPU spent in scripts so far (INFO commandstats).
+func evalUsec(rdb *redis.Client) float64 {
+	s := rdb.Info(context.Background(), "commandstats").Val()
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "cmdstat_evalsha:") {
+			f := strings.Split(l, ",")[1]
+			v, _ := strconv.ParseFloat(strings.TrimPrefix(f, "usec="), 64)
+			return v
+		}
+	}
+	return 0
+}
+
+// BenchmarkRedisCPUPerJob reports the Redis CPU time the scripts spend per
+// job in each step of its life: create (bulk), lease (64 at a time) and
+// complete (64 per batch). It is what bounds throughput on a shared box.
+func BenchmarkRedisCPUPerJob(b *testing.B) {
+	st, rdb := coretest.NewStore(b)
+	ctx := context.Background()
+	n := max(b.N/64*64, 64)
+	specs := make([]core.Spec, 0, 1000)
+	u0 := evalUsec(rdb)
+	for i := range n {
+		specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)})
+		if len(specs) == cap(specs) || i == n-1 {
+			if _, _, err := st.Create(ctx, 1, specs); err != nil {
+				b.Fatal(err)
+			}
+			specs = specs[:0]
+		}
+	}
+	u1 := evalUsec(rdb)
+	var leased []core.Job
+	for len(leased) < n {
+		jobs, err := st.Lease(ctx, 2, []string{"c"}, 64, "w", "tok")
+		if err != nil {
+			b.Fatal(err)
+		}
+		leased = append(leased, jobs...)
+	}
+	u2 := evalUsec(rdb)
+	for i := 0; i < n; i += 64 {
+		ops := make([]core.LeaseOp, 64)
+		for k := range ops {
+			ops[k] = core.LeaseOp{ID: leased[i+k].ID, Lease: "tok", Type: "c"}
+		}
+		if _, err := st.Apply(ctx, 3, core.OpComplete, ops); err != nil {
+			b.Fatal(err)
+		}
+	}
+	u3 := evalUsec(rdb)
+	b.ReportMetric((u1-u0)/float64(n), "create-redis-µs/job")
+	b.ReportMetric((u2-u1)/float64(n), "lease-redis-µs/job")
+	b.ReportMetric((u3-u2)/float64(n), "complete-redis-µs/job")
+}
