@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // EmbeddedConfig configures a NATS server run inside the kuebus process.
@@ -102,6 +103,12 @@ func (e *Embedded) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }
 
 // NumRoutes reports how many routes to other servers are up.
 func (e *Embedded) NumRoutes() int { return e.srv.NumRoutes() }
+
+// InProcess is the connection option that reaches this server through an
+// in-memory pipe instead of TCP: for a client in the same process (core
+// beside its embedded NATS), it saves the loopback's system calls on every
+// message.
+func (e *Embedded) InProcess() Option { return nats.InProcessServer(e.srv) }
 
 // Shutdown stops the server and waits until it has stopped. Idempotent.
 func (e *Embedded) Shutdown() {

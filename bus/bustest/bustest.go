@@ -38,3 +38,15 @@ func Connect(t testing.TB, url string) *nats.Conn {
 	t.Cleanup(nc.Close)
 	return nc
 }
+
+// ConnectInProcess opens an in-process connection to an embedded server,
+// closed by the test's cleanup.
+func ConnectInProcess(t testing.TB, srv *bus.Embedded) *nats.Conn {
+	t.Helper()
+	nc, err := bus.Connect(srv.ClientURL(), t.Name(), srv.InProcess())
+	if err != nil {
+		t.Fatalf("bustest: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}

@@ -201,7 +201,9 @@ func (d *dev) start(ctx context.Context, failed context.CancelFunc) error {
 
 	// Core and the promote loop each have their own connection, as they
 	// would in separate processes.
-	if d.coreConn, err = d.connect(natsURL, "kuebus-dev-core"); err != nil {
+	// Core and the loops sit beside the embedded server: in-process
+	// connections spare every message the loopback's system calls.
+	if d.coreConn, err = d.connect(natsURL, "kuebus-dev-core", d.nats.InProcess()); err != nil {
 		return err
 	}
 	d.svc, err = core.NewService(core.Config{
@@ -214,7 +216,7 @@ func (d *dev) start(ctx context.Context, failed context.CancelFunc) error {
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	if d.loopConn, err = d.connect(natsURL, "kuebus-dev-promoter"); err != nil {
+	if d.loopConn, err = d.connect(natsURL, "kuebus-dev-promoter", d.nats.InProcess()); err != nil {
 		return err
 	}
 	client, err := core.NewClient(d.loopConn, &core.ClientOptions{Prefix: d.cfg.subjects.Prefix()})
@@ -244,8 +246,8 @@ func (d *dev) start(ctx context.Context, failed context.CancelFunc) error {
 	return nil
 }
 
-func (d *dev) connect(url, name string) (*nats.Conn, error) {
-	nc, err := bus.Connect(url, name, nats.DrainTimeout(d.cfg.shutdownTimeout))
+func (d *dev) connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
+	nc, err := bus.Connect(url, name, append([]nats.Option{nats.DrainTimeout(d.cfg.shutdownTimeout)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("dev: %w", err)
 	}

@@ -66,6 +66,7 @@ func (c *command) find(name string) *command {
 func commands() *command {
 	root := &command{sub: []*command{
 		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev},
+		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
 			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate},
 			{name: "get", args: "ID", summary: "print a job as JSON", run: runJobGet},

@@ -147,7 +147,8 @@ func NewCore(t testing.TB, cfg core.Config) *Core {
 	t.Helper()
 	ns := bustest.NewServer(t)
 	st, rdb := NewStore(t)
-	cfg.Store, cfg.Conn = st, ns.Conn
+	// Core sits beside its NATS server, as in `kuebus dev`: in process.
+	cfg.Store, cfg.Conn = st, bustest.ConnectInProcess(t, ns.Embedded)
 	svc, err := core.NewService(cfg)
 	if err != nil {
 		t.Fatalf("coretest: %v", err)

@@ -6,9 +6,10 @@
 // on standalone Redis, Sentinel and Cluster. The key schema is in keys.go;
 // reads of ranges, counts and stats are in query.go.
 //
-// Ids come from one counter; the id → type index lets a request that names
-// only an id find the job's keys. A job's creation takes two steps: reserve
-// ids (global slot), then store the jobs (their type's slot). A crash between
-// the two leaves reserved ids that read as "not found", never a half-stored
-// job.
+// Ids come from one counter, taken in blocks of 1000 per store so that a
+// create costs one round trip; the id → type index lets a request that names
+// only an id find the job's keys. A create sends, in one pipeline, the index
+// entries (global slot) and then the jobs (their type's slot). A crash
+// between the two leaves ids that read as "not found", never a stored job
+// that cannot be found.
 package redisstore

@@ -106,28 +106,23 @@ func script(body string, withPrelude bool) *redis.Script {
 	return redis.NewScript(body)
 }
 
-// allocIDs reserves n consecutive job ids for type T and records their type.
+// indexIDs records the type of new job ids (the id → type index, which
+// lets a request that names only an id find the job's keys) and the type.
+// It runs in the same pipeline as createJobs, before it.
 //
-//	KEYS[1] ids counter   KEYS[2] idtype hash   KEYS[3] types set
-//	ARGV[1] T             ARGV[2] n
-//	returns the first id
-var allocIDs = script(`
-local n = tonumber(ARGV[2])
-local last = redis.call('INCRBY', KEYS[1], n)
+//	KEYS[1] idtype hash   KEYS[2] types set
+//	ARGV[1] type          ARGV[2..] ids
+//	returns how many ids it recorded
+var indexIDs = script(`
 local args = {}
-for id = last - n + 1, last do
-  args[#args+1] = id
+for i = 2, #ARGV do
+  args[#args+1] = ARGV[i]
   args[#args+1] = ARGV[1]
 end
-redis.call('HSET', KEYS[2], unpack(args))
-redis.call('SADD', KEYS[3], ARGV[1])
-return last - n + 1
+redis.call('HSET', KEYS[1], unpack(args))
+redis.call('SADD', KEYS[2], ARGV[1])
+return #ARGV - 1
 `, false)
-
-func (s *Store) runAllocIDs(ctx context.Context, jobType string, n int) (int64, error) {
-	k := s.keys
-	return allocIDs.Run(ctx, s.rdb, []string{k.ids(), k.idType(), k.types()}, jobType, n).Int64()
-}
 
 // createJobs stores new jobs of one type, delayed or ready.
 //
@@ -168,8 +163,46 @@ end
 return out
 `, true)
 
-func (s *Store) runCreateJobs(ctx context.Context, tk typeKeys, jobKeys []string, args []any) ([]int64, error) {
-	return createJobs.Run(ctx, s.rdb, append(tk.fixed(), jobKeys...), args...).Int64Slice()
+// runCreateJobs stores jobs and indexes their ids in one round trip: a
+// pipeline of indexIDs then createJobs. A crash between the two leaves ids
+// that read as "not found", never a stored job that cannot be found.
+func (s *Store) runCreateJobs(ctx context.Context, jobType string, ids []int64, args []any) ([]int64, error) {
+	tk := s.keys.ofType(jobType)
+	keys := tk.fixed()
+	index := make([]any, 0, 1+len(ids))
+	index = append(index, jobType)
+	for _, id := range ids {
+		keys = append(keys, tk.job(id))
+		index = append(index, id)
+	}
+	var created *redis.Cmd
+	err := s.pipelined(ctx, func(pipe redis.Pipeliner) {
+		indexIDs.EvalSha(ctx, pipe, []string{s.keys.idType(), s.keys.types()}, index...)
+		created = createJobs.EvalSha(ctx, pipe, keys, args...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return created.Int64Slice()
+}
+
+// pipelined runs scripts in one pipeline. EVALSHA inside a pipeline cannot
+// fall back to EVAL, so on NOSCRIPT (a Redis that restarted or flushed its
+// script cache) it loads every script and tries once more.
+func (s *Store) pipelined(ctx context.Context, fill func(redis.Pipeliner)) error {
+	for try := 0; ; try++ {
+		pipe := s.rdb.Pipeline()
+		fill(pipe)
+		_, err := pipe.Exec(ctx)
+		if err == nil || try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return err
+		}
+		for _, sc := range allScripts {
+			if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // promoteDue moves delayed jobs of one type whose time has come to ready.
@@ -324,7 +357,7 @@ func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now, priori
 }
 
 // allScripts are loaded at start so that pipelined EVALSHAs find them.
-var allScripts = []*redis.Script{allocIDs, createJobs, promoteDue, removeJob, addLog, setState, setPriority}
+var allScripts = []*redis.Script{indexIDs, createJobs, promoteDue, removeJob, addLog, setState, setPriority}
 
 // pairs turns a flat field/value list from a script into a map.
 func pairs(flat []any) map[string]string {
