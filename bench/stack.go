@@ -78,9 +78,9 @@ func (s *stack) setUp(ctx context.Context, cfg Config) error {
 		redisURL = s.redis.URL()
 		s.redisOrigin = "started by the bench: no persistence, hz 10"
 	}
-	opts, err := redis.ParseURL(redisURL)
+	opts, err := redisstore.ParseURL(redisURL)
 	if err != nil {
-		return fmt.Errorf("bench: Redis URL: %w", err)
+		return fmt.Errorf("bench: %w", err)
 	}
 	s.redisAddr = opts.Addr
 	s.rdb = redis.NewClient(opts)

@@ -287,7 +287,7 @@ func (s *Service) promote(ctx context.Context, req *LimitRequest) (*MoveReply, e
 	if err != nil {
 		return nil, err
 	}
-	moved, next, err := s.store.Promote(ctx, s.now(), limit)
+	moved, next, err := s.store.Promote(ctx, s.dueNow(), limit)
 	for i := range moved {
 		s.publish(bus.EventPromotion, &moved[i], nil)
 	}

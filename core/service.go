@@ -137,7 +137,18 @@ func (s *Service) unsubscribe() {
 	}
 }
 
-func (s *Service) now() int64 { return s.cfg.Now().UnixMilli() }
+// now is the time, in unix ms, that a change is stamped with and that
+// schedules from (promote_at = now + delay, lease_until = now + ttl). It is
+// rounded up, so that a time scheduled from it is never before the true
+// instant plus the delay: a job is never due before its delay has passed.
+func (s *Service) now() int64 {
+	us := s.cfg.Now().UnixMicro()
+	return (us + 999) / 1000
+}
+
+// dueNow is the time, in unix ms, that promote and rescue compare due times
+// with. It is rounded down, so that nothing is taken as due early.
+func (s *Service) dueNow() int64 { return s.cfg.Now().UnixMilli() }
 
 // publish sends one job event; a failure to publish is logged, never undoes
 // the change it reports (the change is committed; events are at most once).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -427,4 +428,35 @@ func TestNotFound(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrNotFound)
 		require.ErrorContains(t, err, "job 424242 not found")
 	}
+}
+
+// TestDelayedJobsAreDueNoEarlierThanTheirDelayFromTheCall: core stamps a
+// create with its clock rounded up to the millisecond and checks due times
+// against its clock rounded down, so a job is never due before the moment
+// the create call began plus its delay, whatever the sub-millisecond phase.
+func TestDelayedJobsAreDueNoEarlierThanTheirDelayFromTheCall(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	clock := t0.Add(400 * time.Microsecond) // mid-millisecond
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	set := func(at time.Time) { mu.Lock(); clock = at; mu.Unlock() }
+	c := coretest.NewCore(t, core.Config{Now: now})
+	callStart := now()
+	job, err := c.Client.Create(ctx, "x", nil, &core.CreateOpts{Delay: 5 * time.Millisecond})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, job.PromoteAt, callStart.Add(5*time.Millisecond).UnixMilli())
+	for _, after := range []time.Duration{4600 * time.Microsecond, 4999 * time.Microsecond} {
+		set(callStart.Add(after))
+		mv, err := c.Client.Promote(ctx, 0)
+		require.NoError(t, err)
+		require.Zero(t, mv.Moved, "promoted %v after the call, before its 5ms delay", after)
+	}
+	set(callStart.Add(5 * time.Millisecond))
+	mv, err := c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	require.Zero(t, mv.Moved, "the call began 0.4ms into a millisecond: due at the next whole one")
+	set(time.UnixMilli(job.PromoteAt))
+	mv, err = c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, mv.Moved)
 }

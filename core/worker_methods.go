@@ -286,7 +286,7 @@ func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, e
 	if stallLimit == 0 {
 		stallLimit = s.cfg.StallLimit
 	}
-	moved, next, err := s.store.Rescue(ctx, s.now(), limit, stallLimit)
+	moved, next, err := s.store.Rescue(ctx, s.dueNow(), limit, stallLimit)
 	for i := range moved {
 		job := &moved[i]
 		if job.State == StateFailed {

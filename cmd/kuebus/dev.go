@@ -180,11 +180,11 @@ func (d *dev) start(ctx context.Context, failed context.CancelFunc) error {
 		}
 		redisURL = d.redis.URL()
 	}
-	opts, err := redis.ParseURL(redisURL)
+	rdb, err := redisstore.Dial(redisURL)
 	if err != nil {
 		return usagef("--redis-url: %v", err)
 	}
-	d.rdb = redis.NewClient(opts)
+	d.rdb = rdb
 	store, err := redisstore.New(redisstore.Config{Client: d.rdb, Prefix: d.cfg.redisPrefix})
 	if err != nil {
 		return usagef("--redis-prefix: %v", err)

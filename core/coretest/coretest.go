@@ -81,11 +81,10 @@ func RedisURL(t testing.TB) string {
 // NewRedis returns a client to the test Redis, closed when the test ends.
 func NewRedis(t testing.TB) *redis.Client {
 	t.Helper()
-	opts, err := redis.ParseURL(RedisURL(t))
+	rdb, err := redisstore.Dial(RedisURL(t))
 	if err != nil {
 		t.Fatalf("coretest: %v", err)
 	}
-	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -11,5 +11,8 @@
 // only an id find the job's keys. A create sends, in one pipeline, the index
 // entries (global slot) and then the jobs (their type's slot). A crash
 // between the two leaves ids that read as "not found", never a stored job
-// that cannot be found.
+// that cannot be found. The counter key (<prefix>:{_}:ids) must never be
+// deleted while a core runs: a core would hand out ids of its block again
+// and overwrite live jobs. Delete a deployment's keys only with every core
+// stopped.
 package redisstore
