@@ -18,6 +18,9 @@ var (
 	ErrInternal = bus.ErrInternal
 )
 
+// errStopping answers a call that arrives while core stops.
+var errStopping = bus.Errorf(bus.CodeUnavailable, "core is stopping")
+
 func invalid(field, format string, args ...any) error {
 	return bus.Errorf(bus.CodeInvalid, field+": "+format, args...)
 }

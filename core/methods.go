@@ -69,7 +69,7 @@ func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
 	if err := sp.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, err
 	}
-	jobs, existing, err := s.store.Create(ctx, s.now(), []Spec{*sp})
+	jobs, existing, err := s.creates.create(ctx, []Spec{*sp})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply,
 			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, msg)
 		}
 	}
-	jobs, existing, err := s.store.Create(ctx, s.now(), req.Jobs)
+	jobs, existing, err := s.creates.create(ctx, req.Jobs)
 	if err != nil {
 		return nil, err
 	}

@@ -69,11 +69,13 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
+	creates *createBatcher
 	waits   *waitRoom
 	wakeSub []*nats.Subscription
 	closing chan struct{} // closed by Stop: waiting leases answer at once
 	leaseMu sync.Mutex    // one lease at a time per core (see leaseNow)
-	stopped sync.Once
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // NewService registers the service's endpoints on the bus. It serves until
@@ -108,9 +110,11 @@ func NewService(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("core: %w", err)
 	}
 	s.server = srv
+	s.creates = newCreateBatcher(s)
 	if err := errors.Join(s.register(), s.registerWorker(), srv.Ready()); err != nil {
 		s.unsubscribe()
 		_ = srv.Stop(context.Background())
+		s.creates.stop()
 		return nil, fmt.Errorf("core: %w", err)
 	}
 	return s, nil
@@ -126,9 +130,13 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Stop stops taking requests and waits for those in flight until ctx ends.
 func (s *Service) Stop(ctx context.Context) error {
-	s.stopped.Do(func() { close(s.closing) })
-	s.unsubscribe()
-	return s.server.Stop(ctx)
+	s.stopOnce.Do(func() {
+		close(s.closing) // waiting leases answer now
+		s.unsubscribe()
+		s.stopErr = s.server.Stop(ctx)
+		s.creates.stop() // after the requests that feed it have returned
+	})
+	return s.stopErr
 }
 
 func (s *Service) unsubscribe() {
