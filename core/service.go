@@ -69,11 +69,11 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
-	creates *createBatcher
-	waits   *waitRoom
-	wakeSub []*nats.Subscription
-	closing chan struct{} // closed by Stop: waiting leases answer at once
-	leaseMu sync.Mutex    // one lease at a time per core (see leaseNow)
+	creates  *createBatcher
+	waits    *waitRoom
+	wakeSub  []*nats.Subscription
+	closing  chan struct{} // closed by Stop: waiting leases answer at once
+	leaseMu  sync.Mutex    // one lease at a time per core (see leaseNow)
 	stopOnce sync.Once
 	stopErr  error
 }
