@@ -95,6 +95,18 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 // body is decoded strictly into a Req (see Decode); the reply is fn's result
 // as JSON, or its error as micro error headers with the code from CodeOf.
 func Handle[Req, Resp any](s *Server, method, subject string, fn func(context.Context, *Req) (*Resp, error)) error {
+	return handle(s, method, subject, true, fn)
+}
+
+// HandleWaiting is Handle for a method whose requests may wait a long time
+// by design (a lease waiting for work): they take no in-flight slot, so that
+// many of them never hold up the requests that would end their wait. Each
+// still runs in its own goroutine and is waited for by Stop.
+func HandleWaiting[Req, Resp any](s *Server, method, subject string, fn func(context.Context, *Req) (*Resp, error)) error {
+	return handle(s, method, subject, false, fn)
+}
+
+func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn func(context.Context, *Req) (*Resp, error)) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
 		s.mu.Lock()
 		if s.stopping {
@@ -104,10 +116,14 @@ func Handle[Req, Resp any](s *Server, method, subject string, fn func(context.Co
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		s.slots <- struct{}{}
+		if bounded {
+			s.slots <- struct{}{}
+		}
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.slots }()
+			if bounded {
+				defer func() { <-s.slots }()
+			}
 			s.serve(r, func(ctx context.Context, body []byte) (any, error) {
 				var req Req
 				if err := Decode(body, &req); err != nil {

@@ -176,3 +176,29 @@ func TestEmbeddedPortInUseFailsAtOnce(t *testing.T) {
 	require.ErrorContains(t, err, "cannot listen on")
 	require.Less(t, time.Since(start), 5*time.Second, "not after the ready timeout")
 }
+
+// TestWaitingRequestsTakeNoInFlightSlot: with one slot, a request held by
+// a HandleWaiting method still lets a bounded one through.
+func TestWaitingRequestsTakeNoInFlightSlot(t *testing.T) {
+	ns := bustest.NewServer(t)
+	srv, err := bus.NewServer(ns.Conn, bus.ServerConfig{Name: "slots", MaxInFlight: 1})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release); _ = srv.Stop(context.Background()) })
+	entered := make(chan struct{})
+	require.NoError(t, bus.HandleWaiting(srv, "wait", "wait", func(ctx context.Context, _ *struct{}) (*struct{}, error) {
+		close(entered)
+		<-release
+		return &struct{}{}, nil
+	}))
+	require.NoError(t, bus.Handle(srv, "quick", "quick", func(ctx context.Context, r *echoReq) (*echoResp, error) {
+		return &echoResp{Twice: 2 * r.N}, nil
+	}))
+	require.NoError(t, srv.Ready())
+	client := bus.NewClient(bustest.Connect(t, ns.ClientURL()), 5*time.Second)
+	go func() { _ = client.Call(context.Background(), "wait", struct{}{}, nil) }()
+	<-entered
+	var resp echoResp
+	require.NoError(t, client.Call(context.Background(), "quick", echoReq{N: 2}, &resp))
+	require.Equal(t, 4, resp.Twice)
+}

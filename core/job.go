@@ -244,9 +244,11 @@ type Job struct {
 	LeaseUntil int64  `json:"lease_until,omitempty"`
 }
 
-// WithoutData returns a copy without its data, as carried by most events.
-func (j Job) WithoutData() *Job {
-	j.Data = nil
+// ForEvent returns the copy an event carries: without its data, and never
+// with the lease token, which would let any listener complete or fail a job
+// another worker holds.
+func (j Job) ForEvent() *Job {
+	j.Data, j.Lease = nil, ""
 	return &j
 }
 

@@ -161,7 +161,7 @@ func (s *Service) dueNow() int64 { return s.cfg.Now().UnixMilli() }
 // publish sends one job event; a failure to publish is logged, never undoes
 // the change it reports (the change is committed; events are at most once).
 func (s *Service) publish(event string, job *Job, fill func(*Event)) {
-	ev := Event{Event: event, ID: job.ID, Type: job.Type, At: s.now(), Job: job.WithoutData()}
+	ev := Event{Event: event, ID: job.ID, Type: job.Type, At: s.now(), Job: job.ForEvent()}
 	if fill != nil {
 		fill(&ev)
 	}

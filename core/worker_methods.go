@@ -16,7 +16,7 @@ import (
 
 func (s *Service) registerWorker() error {
 	return errors.Join(
-		handle(s, bus.MethodLease, s.lease),
+		bus.HandleWaiting(s.server, bus.MethodLease, s.subj.Core(bus.MethodLease), s.lease),
 		handle(s, bus.MethodComplete, s.single(OpComplete, func(*Applied) any { return &Empty{} })),
 		handle(s, bus.MethodFail, s.single(OpFail, func(a *Applied) any { return a.Job })),
 		handle(s, bus.MethodTouch, s.single(OpTouch, func(a *Applied) any { return &TouchReply{LeaseUntil: a.Job.LeaseUntil} })),
@@ -98,6 +98,13 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 	s.leaseMu.Lock()
 	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token)
 	s.leaseMu.Unlock()
+	if err != nil && len(jobs) > 0 {
+		// Redis failed after some jobs were leased: hand those out rather
+		// than strand them leased to no one until their ttl.
+		s.log.Warn("lease cut short", "leased", len(jobs), "err", err)
+		err = nil
+	}
+	jobs = s.fitReply(ctx, jobs)
 	for i := range jobs {
 		s.publish(bus.EventStart, &jobs[i], nil)
 	}
@@ -105,6 +112,40 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 		jobs = []Job{}
 	}
 	return jobs, err
+}
+
+// jobOverhead is a generous bound on a job's fields other than data in a
+// lease reply.
+const jobOverhead = 1 << 10
+
+// fitReply keeps the jobs whose reply fits in one NATS message and releases
+// the rest at once (no attempt used), so a reply is never built that cannot
+// be sent, leaving its jobs leased to no one. The first job always fits: its
+// data is within MaxDataBytes, well below the message limit.
+func (s *Service) fitReply(ctx context.Context, jobs []Job) []Job {
+	limit := int(s.nc.MaxPayload()) - 8<<10
+	size := 0
+	for i := range jobs {
+		size += len(jobs[i].Data) + jobOverhead
+		if size > limit && i > 0 {
+			extra := jobs[i:]
+			ops := make([]LeaseOp, len(extra))
+			for n, j := range extra {
+				ops[n] = LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
+			}
+			res, err := s.store.Apply(ctx, s.now(), OpRelease, ops)
+			if err != nil {
+				s.log.Warn("jobs over the reply size not released; they return when their lease runs out", "jobs", len(ops), "err", err)
+			}
+			for n := range res {
+				if res[n].Err == nil {
+					s.announceApplied(OpRelease, &ops[n], &res[n])
+				}
+			}
+			return jobs[:i]
+		}
+	}
+	return jobs
 }
 
 // newToken makes a lease token: 96 random bits, so a stale worker can never

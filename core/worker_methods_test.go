@@ -3,6 +3,7 @@ package core_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -361,4 +362,60 @@ func TestFailFinalSkipsTheAttemptsLeft(t *testing.T) {
 	require.NoError(t, op(t, c, bus.MethodFail, core.LeaseOp{ID: j.ID, Lease: j.Lease, Error: "bad input", Final: true}, &after))
 	require.Equal(t, core.StateFailed, after.State)
 	require.Equal(t, 1, after.Attempts)
+}
+
+func TestStartEventsNeverCarryTheLeaseToken(t *testing.T) {
+	c, _ := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("start", ""))
+	_, err := c.Client.Create(ctx, "s", nil, nil)
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"s"}})[0]
+	require.NotEmpty(t, j.Lease, "the holder gets the token")
+	ev := next(t, evs)
+	require.Equal(t, j.ID, ev.ID)
+	require.Empty(t, ev.Job.Lease, "a listener must not")
+}
+
+func TestARerunByHandStartsItsStallsAfresh(t *testing.T) {
+	c, clock := newCore(t)
+	created, err := c.Client.Create(ctx, "st", nil, &core.CreateOpts{TTL: time.Second})
+	require.NoError(t, err)
+	for range 2 { // two stalls: past the limit of 1, the job fails
+		lease(t, c, core.LeaseRequest{Types: []string{"st"}})
+		clock.Advance(time.Second)
+		_, err := c.Client.Rescue(ctx, nil)
+		require.NoError(t, err)
+	}
+	failed, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateFailed, failed.State)
+	retried, err := c.Client.SetState(ctx, created.ID, core.StateInactive)
+	require.NoError(t, err)
+	require.Zero(t, retried.Stalls)
+	lease(t, c, core.LeaseRequest{Types: []string{"st"}})
+	clock.Advance(time.Second)
+	_, err = c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	again, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, again.State, "one stall after the re-run is within the limit")
+}
+
+// TestALeaseReplyNeverOutgrowsAMessage: jobs whose data would not fit in
+// one reply are released at once instead of stranded leased to no one.
+func TestALeaseReplyNeverOutgrowsAMessage(t *testing.T) {
+	t.Parallel()
+	c := coretest.NewCore(t, core.Config{})
+	big := `"` + strings.Repeat("x", 400<<10) + `"`
+	for range 3 {
+		_, err := c.Client.CreateSpec(ctx, core.Spec{Type: "big", Data: json.RawMessage(big)})
+		require.NoError(t, err)
+	}
+	jobs := lease(t, c, core.LeaseRequest{Types: []string{"big"}, Max: 3})
+	require.Len(t, jobs, 2, "two fit in a 1 MiB message, the third does not")
+	n, err := c.Client.Count(ctx, core.StateInactive, "big")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the third went back to the queue")
+	third := lease(t, c, core.LeaseRequest{Types: []string{"big"}})
+	require.Len(t, third, 1)
 }

@@ -320,7 +320,7 @@ elseif new == 'failed' then
   release_unique(jobkey, id)
 end
 if finished and (new == 'inactive' or new == 'delayed' or new == 'active') then
-  redis.call('HSET', jobkey, 'attempts', 0, 'failed_at', '')
+  redis.call('HSET', jobkey, 'attempts', 0, 'stalls', 0, 'failed_at', '')
   retake_unique(jobkey, id)
 end
 redis.call('HSET', jobkey, 'state', new, 'updated_at', now)
