@@ -212,11 +212,18 @@ func (l *loop) sleep(ctx context.Context, nextDue int64) bool {
 	}
 }
 
-// left is how long until l.until, at least minSleep and at most MaxSleep
-// (also when the clock stepped back since until was set).
+// left is how long until l.until, at most MaxSleep (also when the clock
+// stepped back since until was set), and minSleep when it has passed.
+//
+// It counts from the clock's sub-millisecond time, not whole milliseconds:
+// from 1000.7 ms until 1002 ms is 1.3 ms, and waking 0.7 ms late on every
+// sleep would show in how late delayed jobs start.
 func (l *loop) left() time.Duration {
-	ms := min(l.until.Load()-l.cfg.Now().UnixMilli(), l.cfg.MaxSleep.Milliseconds())
-	return max(time.Duration(ms)*time.Millisecond, minSleep)
+	d := time.UnixMilli(l.until.Load()).Sub(l.cfg.Now())
+	if d <= 0 {
+		return minSleep // due already here, not yet at core: skew, do not spin
+	}
+	return min(d, l.cfg.MaxSleep)
 }
 
 // pause waits d, and reports false when ctx ended first.
