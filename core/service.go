@@ -166,6 +166,12 @@ func (s *Service) publish(event string, job *Job, fill func(*Event)) {
 		fill(&ev)
 	}
 	s.emit(s.subj.Job(event, job.ID, job.Type), &ev)
+	if job.State == StateInactive && s.waits.waiting.Load() > 0 {
+		// A job of ours became ready: wake our own waiting leases now rather
+		// than when the event comes back through NATS (other cores' leases
+		// wake on the event).
+		s.waits.wake(job.Type)
+	}
 }
 
 func (s *Service) emit(subject string, ev *Event) {
