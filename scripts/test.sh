@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# One command for the whole test suite: installs what is missing, checks
-# formatting and vet, then runs every test under the race detector against a
-# real redis-server (started by the tests themselves unless TEST_REDIS_URL is
-# set) and real embedded NATS servers.
+# One command for the whole test suite: installs what is missing (redis-server,
+# and Chromium for the dashboard's browser test), checks formatting and vet,
+# then runs every test under the race detector against a real redis-server
+# (started by the tests themselves unless TEST_REDIS_URL is set) and real
+# embedded NATS servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --browser
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n "$unformatted" ]]; then
   echo "gofmt would change:" >&2

@@ -40,13 +40,15 @@ type devConfig struct {
 	subjects        bus.Subjects
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
+	http            httpFlags // dev_http.go
 }
 
 func parseDevFlags(e *env, args []string) (devConfig, error) {
 	var cfg devConfig
 	fs := e.flags()
 	fs.StringVar(&cfg.natsListen, "nats-listen", devNATSListenDefault, "`HOST:PORT` the embedded NATS server listens on for clients (port 0: any free one)")
-	fs.StringVar(&cfg.httpListen, "http-listen", devHTTPListenDefault, "`HOST:PORT` of the HTTP API (reserved: not served yet)")
+	fs.StringVar(&cfg.httpListen, "http-listen", devHTTPListenDefault, "`HOST:PORT` of the HTTP API, dashboard and /metrics (\"\": none)")
+	cfg.http.register(fs)
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "use the Redis at this `URL` (redis://host:6379/0) instead of starting redis-server")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")
 	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis)")
@@ -60,7 +62,12 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	if err := checkListen("nats-listen", cfg.natsListen); err != nil {
 		return cfg, err
 	}
-	if err := checkListen("http-listen", cfg.httpListen); err != nil {
+	if cfg.httpListen != "" {
+		if err := checkListen("http-listen", cfg.httpListen); err != nil {
+			return cfg, err
+		}
+	}
+	if err := cfg.http.check(cfg.httpListen); err != nil {
 		return cfg, err
 	}
 	if cfg.redisURL != "" {
@@ -89,6 +96,7 @@ type devInfo struct {
 	NATSURL  string // the embedded server's client URL
 	RedisURL string // not redacted
 	DataDir  string
+	HTTPURL  string // the dashboard; "" when --http-listen is empty
 }
 
 type readyHookKey struct{}
@@ -150,6 +158,8 @@ type dev struct {
 	coreConn *nats.Conn
 	svc      *core.Service
 	loopConn *nats.Conn
+	httpConn *nats.Conn
+	web      devHTTP // dev_http.go
 
 	stopLoop context.CancelFunc
 	loop     sync.WaitGroup // owns the promote loop's goroutine
@@ -237,9 +247,15 @@ func (d *dev) start(ctx context.Context, failed context.CancelFunc) error {
 		_ = promoter.RunRescueLoop(loopCtx, promoter.RescueConfig{Core: client, Logger: d.log})
 	})
 
-	d.log.Debug("HTTP API not served yet: --http-listen is reserved for it", "http_listen", d.cfg.httpListen)
-	info := devInfo{NATSURL: natsURL, RedisURL: redisURL, DataDir: d.cfg.dataDir}
-	d.log.Info("kuebus dev ready", "nats_url", info.NATSURL, "redis", redactURL(info.RedisURL), "data_dir", info.DataDir)
+	// --- HTTP API, dashboard and metrics (dev_http.go) ---
+	httpURL, err := d.startHTTP(natsURL, failed)
+	if err != nil {
+		return err
+	}
+	// --- end HTTP ---
+
+	info := devInfo{NATSURL: natsURL, RedisURL: redisURL, DataDir: d.cfg.dataDir, HTTPURL: httpURL}
+	d.log.Info("kuebus dev ready", "nats_url", info.NATSURL, "redis", redactURL(info.RedisURL), "data_dir", info.DataDir, "http_url", info.HTTPURL)
 	if hook, ok := ctx.Value(readyHookKey{}).(func(devInfo)); ok {
 		hook(info)
 	}
@@ -258,6 +274,11 @@ func (d *dev) connect(url, name string, opts ...nats.Option) (*nats.Conn, error)
 // stops a part that nothing still running depends on.
 func (d *dev) shutdown() error {
 	var errs []error
+	// 0. HTTP (dev_http.go): a client of core, like the loop. Event streams
+	// end at once; other requests get --shutdown-timeout.
+	if err := d.stopHTTP(); err != nil {
+		errs = append(errs, fmt.Errorf("dev: %w", err))
+	}
 	// 1. The promote loop: it is a client of core. Cancel it and wait until
 	// its goroutine has returned.
 	if d.stopLoop != nil {
@@ -275,7 +296,7 @@ func (d *dev) shutdown() error {
 	}
 	// 3. Drain the NATS connections: the last events core published are
 	// flushed before the connections close.
-	for _, nc := range []*nats.Conn{d.loopConn, d.coreConn} {
+	for _, nc := range []*nats.Conn{d.httpConn, d.loopConn, d.coreConn} {
 		if nc != nil {
 			if err := drain(nc); err != nil {
 				errs = append(errs, fmt.Errorf("dev: %w", err))

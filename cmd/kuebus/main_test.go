@@ -120,7 +120,9 @@ func startDev(t *testing.T, args ...string) *devProcess {
 	t.Helper()
 	ready := make(chan devInfo, 1)
 	ctx := withReadyHook(context.Background(), func(i devInfo) { ready <- i })
-	b := start(t, ctx, append([]string{"dev", "--log-level", "debug"}, args...)...)
+	// Any free HTTP port: tests run in parallel, and 8080 may be taken. A
+	// later --http-listen in args wins.
+	b := start(t, ctx, append([]string{"dev", "--log-level", "debug", "--http-listen", "127.0.0.1:0"}, args...)...)
 	select {
 	case info := <-ready:
 		return &devProcess{background: b, info: info}

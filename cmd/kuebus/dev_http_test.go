@@ -1,0 +1,66 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core/coretest"
+)
+
+func TestDevServesHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts NATS and uses Redis")
+	}
+	t.Parallel()
+	rdb := coretest.NewRedis(t)
+	dev := startDev(t, "--redis-url", coretest.RedisURL(t), "--redis-prefix", coretest.Prefix(t, rdb),
+		"--nats-listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--http-token", "tok", "--http-metrics-open")
+	require.True(t, strings.HasPrefix(dev.info.HTTPURL, "http://127.0.0.1:"), dev.info.HTTPURL)
+	require.Contains(t, dev.stderr.String(), "http_url="+dev.info.HTTPURL)
+
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	get := func(path, token string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), "GET", strings.TrimSuffix(dev.info.HTTPURL, "/")+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(body)
+	}
+	code, body := get("/stats", "")
+	require.Equal(t, http.StatusUnauthorized, code, body)
+	code, body = get("/stats", "tok")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"inactiveCount":0`)
+	code, body = get("/metrics", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `kuebus_promoter_leader{node="dev"} 1`)
+	require.Contains(t, body, "kuebus_core_up 1")
+}
+
+func TestDevHTTPFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http-listen", "0.0.0.0:0"}, "--http-listen 0.0.0.0:0: other machines can reach it and there is no auth: set --http-token or --http-basic, or pass --http-insecure-bind"},
+		{[]string{"--http-basic", "ada"}, "--http-basic: expected USER:PASSWORD"},
+		{[]string{"--http-metrics-open", "--http-metrics-token", "x"}, "--http-metrics-open and --http-metrics-token contradict each other: give one"},
+	} {
+		r := kuebus(t, append([]string{"dev"}, tc.args...)...)
+		require.Equal(t, exitUsage, r.code, r.stderr)
+		require.Equal(t, "kuebus: "+tc.want+"\n", r.stderr)
+	}
+}

@@ -1,0 +1,195 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/httpapi"
+)
+
+// envArtifacts names the folder the browser test saves its screenshots in;
+// unset, it makes a new temporary folder and logs its path.
+const envArtifacts = "KUEBUS_TEST_ARTIFACTS"
+
+// chromiumInstall is how to get the browser on Debian, as CI does.
+const chromiumInstall = "apt-get install -y chromium"
+
+// findChromium returns the path of Debian's chromium, or "".
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// artifacts returns the folder for this run's screenshots.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(envArtifacts)
+	if dir == "" {
+		var err error
+		dir, err = os.MkdirTemp("", "kuebus-httpapi-browser-")
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	t.Logf("screenshots in %s (set %s to choose the folder)", dir, envArtifacts)
+	return dir
+}
+
+// TestDashboardInBrowser drives the dashboard in headless Chromium: it sees a
+// job created through the API appear without a reload (the event stream),
+// opens a failed job from the failed list, retries it and sees it inactive.
+func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
+	}
+	chromium := findChromium()
+	if chromium == "" {
+		t.Fatalf("chromium is not installed (looked for chromium and chromium-browser in PATH, and /usr/bin/chromium): "+
+			"install it with `%s` (Debian), or run with -short to skip this test", chromiumInstall)
+	}
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	dir := artifacts(t)
+	seed(t, e)
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1400, 1000),
+	)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	defer cancelBrowser()
+	// The first Run starts the browser, for as long as its context lives:
+	// no timeout on it, only on the steps below.
+	require.NoError(t, chromedp.Do(browser), "start chromium at %s", chromium)
+	var mu sync.Mutex
+	var exceptions []string
+	require.NoError(t, chromedp.Listen(browser, func(ev any) {
+		if ex, ok := ev.(*runtime.EventExceptionThrown); ok {
+			mu.Lock()
+			d := ex.ExceptionDetails
+			msg := fmt.Sprintf("%s at %s:%d:%d", d.Text, d.URL, d.LineNumber+1, d.ColumnNumber+1)
+			if d.Exception != nil {
+				msg += ": " + d.Exception.Description
+			}
+			exceptions = append(exceptions, msg)
+			mu.Unlock()
+		}
+	}))
+
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(browser, waitTimeout)
+		defer cancel()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	shot := func(name string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(browser, waitTimeout)
+		defer cancel()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
+	}
+
+	step("open the dashboard and see it live",
+		chromedp.Navigate(e.url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#list`)),
+		chromedp.WaitReady(chromedp.CSS(`body[data-live="1"]`)),
+	)
+	shot("1-dashboard.png")
+
+	// No reload and no polling: only the event stream can bring it in.
+	fresh := e.create(map[string]any{"type": "email", "data": map[string]string{"to": "live@example.com"}, "options": map[string]any{"priority": "high"}})
+	step("see a job created through the API appear",
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#list tr[data-id="%d"]`, fresh.ID))))
+	shot("2-job-appeared-live.png")
+
+	failed := failJob(t, e, "report", "upstream returned 502")
+	step("open the failed job from the failed list",
+		// The seed failed one job, this is the second. Once the card says
+		// so, the page has caught up with every change.
+		chromedp.WaitVisible(chromedp.CSS(`#counts a[data-state="failed"][data-n="2"]`)),
+		chromedp.Click(chromedp.CSS(`#counts a[data-state="failed"]`)),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#list[data-state="failed"] tr[data-id="%d"]`, failed.ID))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list tr[data-id="%d"] a`, failed.ID))),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#job[data-id="%d"][data-state="failed"]`, failed.ID))),
+		chromedp.WaitVisible(chromedp.CSS(`#job-error`)),
+	)
+	shot("3-failed-job.png")
+
+	step("retry it and see it inactive",
+		chromedp.Click(chromedp.CSS(`#retry`)),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#job[data-id="%d"][data-state="inactive"]`, failed.ID))),
+	)
+	shot("4-retried-job.png")
+	got, err := e.core.Client.Get(t.Context(), failed.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, got.State)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, exceptions, "JavaScript exceptions in the page")
+}
+
+// seed fills the queue so that the dashboard has something to show: jobs
+// of three types in every state, one running at 60% with a log.
+func seed(t *testing.T, e *env) {
+	t.Helper()
+	for i := range 6 {
+		e.create(map[string]any{"type": "email", "data": map[string]any{"to": fmt.Sprintf("user%d@example.com", i)}})
+	}
+	e.create(map[string]any{"type": "report", "data": map[string]int{"month": 11}, "options": map[string]any{"delay": 3600000}})
+	e.ok(http.StatusCreated, "POST", "/job", `[{"type":"thumbnail","data":{"image":"cat.png"}},{"type":"thumbnail","data":{"image":"dog.png"},"priority":"critical"}]`, nil)
+	var running core.Job
+	e.ok(http.StatusOK, "POST", "/pop?type=thumbnail", nil, &running)
+	done, total := int64(3), int64(5)
+	require.NoError(t, e.core.Client.Call(t.Context(), bus.MethodProgress,
+		core.LeaseOp{ID: running.ID, Lease: running.Lease, Complete: &done, Total: &total}, nil))
+	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/log", running.ID), `{"line":"resizing to 256x256"}`, nil)
+	var leased core.Job
+	e.ok(http.StatusOK, "POST", "/pop?type=email", nil, &leased)
+	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/complete", leased.ID), map[string]any{"lease": leased.Lease, "result": map[string]string{"message_id": "m-1"}}, nil)
+	failJob(t, e, "email", "smtp: 550 mailbox unavailable")
+}
+
+// failJob creates a job of one attempt, leases it and fails it. It is
+// critical, so that it is leased before the other jobs of its type.
+func failJob(t *testing.T, e *env, typ, reason string) core.Job {
+	t.Helper()
+	job := e.create(map[string]any{"type": typ, "data": map[string]string{"why": "fails"}, "options": map[string]any{"priority": "critical"}})
+	var leased core.Job
+	e.ok(http.StatusOK, "POST", "/pop?type="+typ, nil, &leased)
+	for leased.ID != job.ID {
+		// An older job of the type came first: finish it and lease again.
+		e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/complete", leased.ID), map[string]any{"lease": leased.Lease}, nil)
+		e.ok(http.StatusOK, "POST", "/pop?type="+typ, nil, &leased)
+	}
+	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/fail", job.ID), map[string]any{"lease": leased.Lease, "error": reason}, nil)
+	return job
+}

@@ -1,0 +1,179 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// jobBody is one job in POST /job, in either of two forms:
+//
+//   - Kue's: {"type","data","options":{"attempts","priority","delay",
+//     "backoff","ttl","removeOnComplete"}};
+//   - core.create's flat spec: {"type","data","priority","delay",
+//     "max_attempts","backoff","ttl","remove_on_complete"}.
+//
+// unique_key (kuebus's own, Kue has none) sits at the top in both forms.
+// Options in both places at once are refused: one of them would be ignored.
+type jobBody struct {
+	Type      string          `json:"type"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Options   *kueOptions     `json:"options,omitempty"`
+	UniqueKey string          `json:"unique_key,omitempty"`
+
+	Priority         *core.Priority `json:"priority,omitempty"`
+	Delay            *int64         `json:"delay,omitempty"`
+	MaxAttempts      *int           `json:"max_attempts,omitempty"`
+	Backoff          *core.Backoff  `json:"backoff,omitempty"`
+	TTL              *int64         `json:"ttl,omitempty"`
+	RemoveOnComplete *bool          `json:"remove_on_complete,omitempty"`
+}
+
+// kueOptions are Kue's job options, with Kue's names.
+type kueOptions struct {
+	Attempts int           `json:"attempts"`
+	Priority core.Priority `json:"priority"`
+	Delay    int64         `json:"delay"` // ms
+	// Backoff is true (fixed, waiting Delay) or {"type","delay"}, where a
+	// missing delay is Delay, as in Kue.
+	Backoff          json.RawMessage `json:"backoff"`
+	TTL              int64           `json:"ttl"` // ms
+	RemoveOnComplete bool            `json:"removeOnComplete"`
+}
+
+// spec turns the body into core.create's spec. Values are checked by core,
+// which names the field.
+func (b *jobBody) spec() (core.Spec, error) {
+	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey}
+	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil
+	if b.Options == nil {
+		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), deref(b.Delay), deref(b.MaxAttempts)
+		sp.Backoff, sp.TTL, sp.RemoveOnComplete = b.Backoff, deref(b.TTL), deref(b.RemoveOnComplete)
+		return sp, nil
+	}
+	if flat {
+		return sp, badRequest("options: give the job's options either in \"options\" (Kue's form) or at the top level (core.create's spec), not both")
+	}
+	o := b.Options
+	sp.Priority, sp.Delay, sp.MaxAttempts, sp.TTL, sp.RemoveOnComplete = o.Priority, o.Delay, o.Attempts, o.TTL, o.RemoveOnComplete
+	backoff, err := kueBackoff(o.Backoff, o.Delay)
+	if err != nil {
+		return sp, err
+	}
+	sp.Backoff = backoff
+	return sp, nil
+}
+
+// kueBackoff reads Kue's backoff option: true, false, or an object.
+func kueBackoff(raw json.RawMessage, delay int64) (*core.Backoff, error) {
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "null", "false":
+		return nil, nil
+	case "true":
+		return &core.Backoff{Type: core.BackoffFixed, Delay: delay}, nil
+	}
+	var obj struct {
+		Type  core.BackoffType `json:"type"`
+		Delay *int64           `json:"delay"`
+	}
+	if err := bus.Decode(raw, &obj); err != nil {
+		return nil, badRequest(`options.backoff: expected true, false or {"type":"fixed"|"exponential","delay":ms}, got %s (%s)`,
+			truncate(string(raw), 60), messageOf(err))
+	}
+	b := &core.Backoff{Type: obj.Type, Delay: delay}
+	if obj.Delay != nil {
+		b.Delay = *obj.Delay
+	}
+	return b, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// created is the reply for each new job: Kue's {"message","id"} and the job.
+type created struct {
+	Message string    `json:"message"`
+	ID      int64     `json:"id"`
+	Job     *core.Job `json:"job"`
+}
+
+// createJobs is POST /job: one job (reply: one object) or an array (reply:
+// an array, all created or none).
+func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := checkJSONType(r); err != nil {
+		return err
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return badRequest(`body: empty: expected a job {"type":...,"data":...} or an array of them`)
+	}
+	if trimmed[0] != '[' {
+		var jb jobBody
+		if err := bus.Decode(trimmed, &jb); err != nil {
+			return err
+		}
+		sp, err := jb.spec()
+		if err != nil {
+			return err
+		}
+		var job core.Job
+		if err := s.call(r.Context(), bus.MethodCreate, sp, &job); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, created{Message: "job created", ID: job.ID, Job: &job})
+		return nil
+	}
+
+	var raws []json.RawMessage
+	if err := json.Unmarshal(trimmed, &raws); err != nil {
+		return bus.Decode(trimmed, &raws) // the same failure, described by field
+	}
+	if len(raws) == 0 {
+		return badRequest("body: an empty array: no jobs given")
+	}
+	specs := make([]core.Spec, len(raws))
+	for i, raw := range raws {
+		var jb jobBody
+		if err := bus.Decode(raw, &jb); err != nil {
+			return badRequest("jobs[%d].%s", i, messageOf(err))
+		}
+		if specs[i], err = jb.spec(); err != nil {
+			return badRequest("jobs[%d].%s", i, messageOf(err))
+		}
+	}
+	var reply core.JobsReply
+	if err := s.call(r.Context(), bus.MethodCreateBulk, core.BulkRequest{Jobs: specs}, &reply); err != nil {
+		return err
+	}
+	out := make([]created, len(reply.Jobs))
+	for i := range reply.Jobs {
+		out[i] = created{Message: "job created", ID: reply.Jobs[i].ID, Job: &reply.Jobs[i]}
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// messageOf is an error's message without its code.
+func messageOf(err error) string {
+	_, _, msg := statusOf(err)
+	return msg
+}

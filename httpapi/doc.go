@@ -1,0 +1,29 @@
+// Package httpapi is kuebus over HTTP: a REST JSON API with Kue's routes, the
+// delay-queue style pop/complete/fail/touch for clients that cannot speak
+// NATS, a live web dashboard, and a server-sent event stream. Like every
+// other client it talks to core over the bus only; it never touches Redis.
+//
+// It owns:
+//
+//   - the server's config and lifecycle: New, Start/Handler/Close to mount
+//     it, Run or Serve to serve it until a context ends (server.go);
+//   - the routes and their JSON shapes (routes.go, read.go, write.go,
+//     lease.go, create.go), documented for users in docs/http.md;
+//   - mapping core's error codes to HTTP statuses and the error body
+//     {"error":{"code","message"}} (respond.go);
+//   - access control: bearer token, basic auth or a login cookie, and the
+//     rule that a non-loopback address needs auth unless told otherwise
+//     (auth.go);
+//   - the event stream GET /events, which forwards job.> and queue.> from
+//     NATS to browsers (events.go);
+//   - the dashboard's files, embedded with go:embed (ui.go, ui/);
+//   - the Metrics hook through which a metrics backend sees every event and
+//     every core call (metrics.go). The Prometheus backend lives in
+//     httpapi/prom, so this package does not import Prometheus (STYLE §8);
+//     the binary wires the two together and passes the /metrics handler in.
+//
+// Events are at most once (docs/protocol.md §4): the dashboard treats an
+// event as "something changed, read again", never as the state itself, so a
+// missed event only delays the view until the next one. A stream that falls
+// behind gets a "lagged" event telling it to re-read everything.
+package httpapi

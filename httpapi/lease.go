@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// The delay-queue style for clients that cannot speak NATS: POST /pop leases
+// a job, and the lease token it carries finishes it with POST
+// /job/{id}/complete|fail, extends it with touch or gives it back with
+// release. A stale token gets 409 and changes nothing.
+
+// popWorkerDefault is the worker name a pop without ?worker= leases as.
+const popWorkerDefault = "http"
+
+// pop is POST /pop?type=T[&type=U...][&wait=ms][&worker=NAME]: lease one
+// job of the types, by priority then first in first out. 200 with the job
+// (its "lease" field is the token), or 204 when none is ready within wait
+// (default 0: answer at once).
+func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	for name := range q {
+		switch name {
+		case "type", "wait", "worker":
+		case "ttl":
+			// A lease lasts the job's own ttl, set when it was created;
+			// core's lease takes no other.
+			return badRequest("ttl: a lease lasts the job's ttl, set at create (options.ttl); pop takes no ttl of its own")
+		default:
+			return badRequest("%s: unknown parameter (pop takes type, wait and worker)", name)
+		}
+	}
+	var types []string
+	for _, v := range q["type"] {
+		types = append(types, strings.Split(v, ",")...)
+	}
+	if len(types) == 0 {
+		return badRequest("type: missing: POST /pop?type=T (several: type=T,U)")
+	}
+	var wait time.Duration
+	if raw := q.Get("wait"); raw != "" {
+		ms, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || ms < 0 {
+			return badRequest("wait: %q is not a number of milliseconds", raw)
+		}
+		if wait = time.Duration(ms) * time.Millisecond; wait > s.cfg.MaxPopWait {
+			return badRequest("wait: %d ms is over the limit of %d ms", ms, s.cfg.MaxPopWait.Milliseconds())
+		}
+	}
+	worker := q.Get("worker")
+	if worker == "" {
+		worker = popWorkerDefault
+	}
+	req := core.LeaseRequest{Types: types, Max: 1, Worker: worker, Wait: wait.Milliseconds()}
+
+	// The lease must not be cut short by a client that hangs up: core may
+	// already have leased the job. Run it to its end, then give the job back
+	// at once if nobody is left to take it, rather than let it sit active
+	// until its ttl runs out.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), wait+s.cfg.CallTimeout)
+	defer cancel()
+	var reply core.JobsReply
+	if err := s.call(ctx, bus.MethodLease, req, &reply); err != nil {
+		return err
+	}
+	if len(reply.Jobs) == 0 {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	job := &reply.Jobs[0]
+	if r.Context().Err() != nil {
+		op := core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}
+		if err := s.call(ctx, bus.MethodRelease, op, nil); err != nil {
+			s.log.WarnContext(ctx, "pop: client gone, job not released; it returns when its lease runs out", "job_id", job.ID, "err", err)
+		}
+		return nil
+	}
+	writeJSON(w, http.StatusOK, job)
+	return nil
+}
+
+// The lease holder's routes, by the core method each calls.
+const (
+	opComplete = bus.MethodComplete
+	opFail     = bus.MethodFail
+	opTouch    = bus.MethodTouch
+	opRelease  = bus.MethodRelease
+)
+
+// leaseBody is the body of complete, fail, touch and release. Fields a route
+// does not take are refused, by core, with their name.
+type leaseBody struct {
+	Lease  string          `json:"lease"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Final  bool            `json:"final,omitempty"`
+}
+
+// leaseOp serves POST /job/{id}/complete|fail|touch|release. Replies are
+// core's: complete and release {}, fail the job (retried or failed), touch
+// {"lease_until":ms}.
+func (s *Server) leaseOp(method string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		var body leaseBody
+		if err := s.decodeBody(w, r, &body); err != nil {
+			return err
+		}
+		if body.Lease == "" {
+			return badRequest(`lease: missing: send {"lease":"<the token from POST /pop>"}`)
+		}
+		op := core.LeaseOp{ID: id, Lease: body.Lease, Result: body.Result, Error: body.Error, Final: body.Final}
+		var reply json.RawMessage
+		if err := s.call(r.Context(), method, op, &reply); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, reply)
+		return nil
+	}
+}

@@ -1,0 +1,127 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/httpapi"
+)
+
+func TestPopAndFinish(t *testing.T) {
+	t.Parallel()
+	waiting := make(chan []string, 16)
+	e := newEnv(t, httpapi.Config{MaxPopWait: 20 * time.Second},
+		core.Config{OnLeaseWait: func(types []string) { waiting <- types }})
+
+	pop := func(query string) core.Job {
+		t.Helper()
+		var job core.Job
+		e.ok(http.StatusOK, "POST", "/pop?"+query, nil, &job)
+		require.NotEmpty(t, job.Lease)
+		require.Equal(t, core.StateActive, job.State)
+		return job
+	}
+
+	t.Run("pop with nothing ready is 204 at once", func(t *testing.T) {
+		r := e.do("POST", "/pop?type=empty", nil)
+		require.Equal(t, http.StatusNoContent, r.status, r)
+		require.Empty(t, r.body)
+	})
+
+	t.Run("pop leases a job; complete with its lease finishes it", func(t *testing.T) {
+		job := e.create(map[string]any{"type": "email", "data": 1})
+		got := pop("type=email&worker=curl-1")
+		require.Equal(t, job.ID, got.ID)
+		require.Equal(t, "curl-1", got.WorkerID)
+		path := fmt.Sprintf("/job/%d/", got.ID)
+
+		var touch struct {
+			LeaseUntil int64 `json:"lease_until"`
+		}
+		e.ok(http.StatusOK, "POST", path+"touch", map[string]any{"lease": got.Lease}, &touch)
+		require.GreaterOrEqual(t, touch.LeaseUntil, got.LeaseUntil)
+
+		msg := e.fails(http.StatusConflict, "conflict", "POST", path+"complete", map[string]any{"lease": "stale-token"})
+		require.Contains(t, msg, "lease")
+		e.ok(http.StatusOK, "POST", path+"complete", map[string]any{"lease": got.Lease, "result": map[string]int{"sent": 1}}, nil)
+		done, err := e.core.Client.Get(t.Context(), got.ID)
+		require.NoError(t, err)
+		require.Equal(t, core.StateComplete, done.State)
+		require.JSONEq(t, `{"sent":1}`, string(done.Result))
+
+		e.fails(http.StatusConflict, "conflict", "POST", path+"complete", map[string]any{"lease": got.Lease})
+	})
+
+	t.Run("fail with the last attempt fails the job and answers it", func(t *testing.T) {
+		job := e.create(map[string]any{"type": "report"})
+		got := pop("type=report")
+		var failed core.Job
+		e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/fail", job.ID), map[string]any{"lease": got.Lease, "error": "disk full"}, &failed)
+		require.Equal(t, core.StateFailed, failed.State)
+		require.Equal(t, "disk full", failed.Error)
+	})
+
+	t.Run("release gives the job back, with no attempt used", func(t *testing.T) {
+		job := e.create(map[string]any{"type": "thumb"})
+		got := pop("type=thumb,other")
+		e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/release", job.ID), map[string]any{"lease": got.Lease}, nil)
+		back, err := e.core.Client.Get(t.Context(), job.ID)
+		require.NoError(t, err)
+		require.Equal(t, core.StateInactive, back.State)
+		require.Zero(t, back.Attempts)
+	})
+
+	t.Run("pop with wait answers as soon as a job comes", func(t *testing.T) {
+		popped := make(chan reply, 1)
+		go func() {
+			r, err := e.send("POST", "/pop?type=late&wait=10000", nil)
+			if err != nil {
+				r.body = []byte(err.Error())
+			}
+			popped <- r
+		}()
+		select {
+		case types := <-waiting:
+			require.True(t, slices.Contains(types, "late"), types)
+		case <-time.After(waitTimeout):
+			t.Fatal("the pop never waited")
+		}
+		job := e.create(map[string]any{"type": "late"})
+		select {
+		case r := <-popped:
+			require.Equal(t, http.StatusOK, r.status, r)
+			require.Contains(t, r.String(), fmt.Sprintf(`"id":%d`, job.ID))
+		case <-time.After(waitTimeout):
+			t.Fatal("the waiting pop did not get the job")
+		}
+	})
+
+	t.Run("bad pops and lease bodies say what is wrong", func(t *testing.T) {
+		for query, want := range map[string]string{
+			"":                  "type: missing: POST /pop?type=T (several: type=T,U)",
+			"type=a&ttl=1000":   "ttl: a lease lasts the job's ttl, set at create (options.ttl); pop takes no ttl of its own",
+			"type=a&wait=soon":  `wait: "soon" is not a number of milliseconds`,
+			"type=a&wait=20001": "wait: 20001 ms is over the limit of 20000 ms",
+			"type=a&size=2":     "size: unknown parameter (pop takes type, wait and worker)",
+			"type=a.b":          `types: [0] "a.b" is not a job type: character '.' at 1 is not one of A-Z a-z 0-9 _ -`,
+		} {
+			require.Equal(t, want, e.fails(http.StatusBadRequest, "invalid", "POST", "/pop?"+query, nil), query)
+		}
+		job := e.create(map[string]any{"type": "bad"})
+		path := fmt.Sprintf("/job/%d/", job.ID)
+		require.Equal(t, `lease: missing: send {"lease":"<the token from POST /pop>"}`,
+			e.fails(http.StatusBadRequest, "invalid", "POST", path+"complete", `{}`))
+		require.Equal(t, "body: truncated JSON", e.fails(http.StatusBadRequest, "invalid", "POST", path+"fail", `{"lease":`))
+		require.Equal(t, "error: only fail takes an error and final",
+			e.fails(http.StatusBadRequest, "invalid", "POST", path+"complete", `{"lease":"x","error":"no"}`))
+		require.Equal(t, "token: unknown field", e.fails(http.StatusBadRequest, "invalid", "POST", path+"touch", `{"token":"x"}`))
+		e.fails(http.StatusNotFound, "not_found", "POST", "/job/987654/complete", `{"lease":"x"}`)
+		e.fails(http.StatusBadRequest, "invalid", "POST", "/job/nope/touch", `{"lease":"x"}`)
+	})
+}

@@ -1,0 +1,224 @@
+// Package prom is the Prometheus backend of httpapi's Metrics hook, and the
+// /metrics handler. It is apart from httpapi so that only the binary, which
+// wires it in, depends on Prometheus (STYLE §8).
+//
+// Series (every job type is a label value; types are bounded by the ones
+// producers create):
+//
+//	kuebus_jobs_created_total{type}          new jobs, from job.enqueue events
+//	kuebus_jobs_completed_total{type}        from job.complete
+//	kuebus_jobs_failed_total{type}           jobs out of attempts, from job.failed
+//	kuebus_job_attempts_failed_total{type}   attempts that will be retried, from job.failed_attempt
+//	kuebus_job_duration_seconds{type}        handler time of completed jobs (job.duration of job.complete)
+//	kuebus_queue_depth{state,type}           jobs per state, read from core.stats at scrape time
+//	kuebus_work_seconds_total                handler time of all completed jobs (core.stats work_time)
+//	kuebus_core_up                           1 if the scrape's core.stats call succeeded
+//	kuebus_rpc_duration_seconds{method,code} this server's calls to core.<method>; code "ok" or the error code
+//	kuebus_promoter_leader{node}             1 while this node is the promoter leader
+//
+// plus Go's runtime and process collectors.
+//
+// The counters come from events, which are at most once: they may miss a
+// few jobs across a NATS reconnect, and every HTTP node counts every job, so
+// aggregate them across nodes with max, not sum. queue_depth is exact at
+// scrape time.
+package prom
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/httpapi"
+)
+
+// StatsSource reads the queue's counts; *core.Client is one.
+type StatsSource interface {
+	Stats(ctx context.Context) (*core.Stats, error)
+}
+
+// Defaults of Config.
+const (
+	NodeDefault          = "local"
+	ScrapeTimeoutDefault = 5 * time.Second
+)
+
+// Config configures an Exporter.
+type Config struct {
+	// Stats reads queue depth at each scrape. Required.
+	Stats StatsSource
+	// Node is this node's name: the node label of kuebus_promoter_leader,
+	// compared with the leader named by queue.leader events. Default
+	// NodeDefault ("local").
+	Node string
+	// Leader is kuebus_promoter_leader's value until a queue.leader event
+	// arrives. Default false. `kuebus dev` runs the only promoter: true.
+	Leader bool
+	// ScrapeTimeout bounds the core.stats call of one scrape. Default
+	// ScrapeTimeoutDefault (5s).
+	ScrapeTimeout time.Duration
+}
+
+// Exporter holds the metrics. It implements httpapi.Metrics.
+type Exporter struct {
+	cfg      Config
+	reg      *prometheus.Registry
+	created  *prometheus.CounterVec
+	complete *prometheus.CounterVec
+	failed   *prometheus.CounterVec
+	retried  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	rpc      *prometheus.HistogramVec
+	leader   prometheus.Gauge
+}
+
+var _ httpapi.Metrics = (*Exporter)(nil)
+
+// New builds the metrics on a registry of their own.
+func New(cfg Config) (*Exporter, error) {
+	if cfg.Stats == nil {
+		return nil, errors.New("prom: Config.Stats is required")
+	}
+	cfg.Node = cmp.Or(cfg.Node, NodeDefault)
+	cfg.ScrapeTimeout = cmp.Or(cfg.ScrapeTimeout, ScrapeTimeoutDefault)
+	byType := []string{"type"}
+	e := &Exporter{
+		cfg: cfg,
+		reg: prometheus.NewRegistry(),
+		created: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kuebus_jobs_created_total", Help: "Jobs created, per type (from job.enqueue events of new jobs).",
+		}, byType),
+		complete: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kuebus_jobs_completed_total", Help: "Jobs completed, per type (from job.complete events).",
+		}, byType),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kuebus_jobs_failed_total", Help: "Jobs failed for good, per type (from job.failed events).",
+		}, byType),
+		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kuebus_job_attempts_failed_total", Help: "Failed attempts that will be retried, per type (from job.failed_attempt events).",
+		}, byType),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kuebus_job_duration_seconds",
+			Help:    "Handler time of completed jobs, per type (job.duration of job.complete events).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
+		}, byType),
+		rpc: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kuebus_rpc_duration_seconds",
+			Help:    "Latency of this server's calls to core.<method>; code is ok or the error code.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"method", "code"}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kuebus_promoter_leader", Help: "1 while this node is the promoter leader (from queue.leader events).",
+			ConstLabels: prometheus.Labels{"node": cfg.Node},
+		}),
+	}
+	if cfg.Leader {
+		e.leader.Set(1)
+	}
+	err := errors.Join(
+		e.reg.Register(e.created), e.reg.Register(e.complete), e.reg.Register(e.failed),
+		e.reg.Register(e.retried), e.reg.Register(e.duration), e.reg.Register(e.rpc),
+		e.reg.Register(e.leader), e.reg.Register(depthCollector{e}),
+		e.reg.Register(collectors.NewGoCollector()),
+		e.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("prom: %w", err)
+	}
+	return e, nil
+}
+
+// Registry is the exporter's registry, for a binary to add its own metrics.
+func (e *Exporter) Registry() *prometheus.Registry { return e.reg }
+
+// Handler serves the metrics in Prometheus's text format.
+func (e *Exporter) Handler() http.Handler {
+	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{Registry: e.reg})
+}
+
+// Event counts one event.
+func (e *Exporter) Event(ev *core.Event) {
+	switch ev.Event {
+	case bus.EventEnqueue:
+		// enqueue also announces a re-run (set_state) and a released
+		// lease; only a job untouched since its creation is new. Core's
+		// events carry no flag for it (see docs/http.md).
+		if j := ev.Job; j != nil && j.StartedAt == 0 && j.Attempts == 0 && j.UpdatedAt == j.CreatedAt {
+			e.created.WithLabelValues(ev.Type).Inc()
+		}
+	case bus.EventComplete:
+		e.complete.WithLabelValues(ev.Type).Inc()
+		// A job that ran has started_at; one completed by hand from the
+		// queue has no duration to observe. (Duration itself may be 0: a
+		// handler faster than a millisecond.)
+		if ev.Job != nil && ev.Job.StartedAt > 0 {
+			e.duration.WithLabelValues(ev.Type).Observe(float64(ev.Job.Duration) / 1000)
+		}
+	case bus.EventFailed:
+		e.failed.WithLabelValues(ev.Type).Inc()
+	case bus.EventFailedAttempt:
+		e.retried.WithLabelValues(ev.Type).Inc()
+	case bus.QueueLeader:
+		// A job event named "leader" would carry an id: only the queue's.
+		if ev.ID == 0 && ev.Leader != "" {
+			v := 0.0
+			if ev.Leader == e.cfg.Node {
+				v = 1
+			}
+			e.leader.Set(v)
+		}
+	}
+}
+
+// RPC observes one call to core.
+func (e *Exporter) RPC(method string, took time.Duration, err error) {
+	code := "ok"
+	if err != nil {
+		code = string(bus.CodeOf(err))
+	}
+	e.rpc.WithLabelValues(method, code).Observe(took.Seconds())
+}
+
+// depthCollector reads core.stats at each scrape: depth is a fact about
+// Redis, not something events could count reliably.
+type depthCollector struct{ e *Exporter }
+
+var (
+	depthDesc = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
+	workDesc  = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
+	upDesc    = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call succeeded, else 0.", nil, nil)
+)
+
+func (d depthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- depthDesc
+	ch <- workDesc
+	ch <- upDesc
+}
+
+func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), d.e.cfg.ScrapeTimeout)
+	defer cancel()
+	start := time.Now()
+	st, err := d.e.cfg.Stats.Stats(ctx)
+	d.e.RPC(bus.MethodStats, time.Since(start), err)
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
+	ch <- prometheus.MustNewConstMetric(workDesc, prometheus.CounterValue, float64(st.WorkTime)/1000)
+	for typ, counts := range st.Types {
+		for _, state := range core.States {
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(counts.Get(state)), string(state), typ)
+		}
+	}
+}

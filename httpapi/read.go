@@ -1,0 +1,194 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// statsReply is GET /stats: core's stats, plus Kue's field names so that
+// scripts written against Kue's /stats keep working.
+type statsReply struct {
+	core.Stats
+	InactiveCount int64 `json:"inactiveCount"`
+	CompleteCount int64 `json:"completeCount"`
+	ActiveCount   int64 `json:"activeCount"`
+	FailedCount   int64 `json:"failedCount"`
+	DelayedCount  int64 `json:"delayedCount"`
+	WorkTimeKue   int64 `json:"workTime"`
+}
+
+func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
+	var st core.Stats
+	if err := s.call(r.Context(), bus.MethodStats, core.Empty{}, &st); err != nil {
+		return err
+	}
+	if st.Types == nil {
+		st.Types = map[string]core.StateCounts{}
+	}
+	writeJSON(w, http.StatusOK, statsReply{
+		Stats:         st,
+		InactiveCount: st.Inactive, CompleteCount: st.Complete, ActiveCount: st.Active,
+		FailedCount: st.Failed, DelayedCount: st.Delayed, WorkTimeKue: st.WorkTime,
+	})
+	return nil
+}
+
+func (s *Server) getTypes(w http.ResponseWriter, r *http.Request) error {
+	var reply core.TypesReply
+	if err := s.call(r.Context(), bus.MethodTypes, core.Empty{}, &reply); err != nil {
+		return err
+	}
+	if reply.Types == nil {
+		reply.Types = []string{}
+	}
+	writeJSON(w, http.StatusOK, reply.Types) // Kue answers a bare array
+	return nil
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var job core.Job
+	if err := s.call(r.Context(), bus.MethodGet, core.IDRequest{ID: id}, &job); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, &job)
+	return nil
+}
+
+func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var reply core.LogReply
+	if err := s.call(r.Context(), bus.MethodLog, core.IDRequest{ID: id}, &reply); err != nil {
+		return err
+	}
+	if reply.Lines == nil {
+		reply.Lines = []string{}
+	}
+	writeJSON(w, http.StatusOK, reply.Lines) // Kue answers a bare array
+	return nil
+}
+
+// getJobs is Kue's three range routes in one:
+//
+//	GET /jobs/FROM..TO[/ORDER]
+//	GET /jobs/STATE/FROM..TO[/ORDER]
+//	GET /jobs/TYPE/STATE/FROM..TO[/ORDER]
+//
+// The reply is a bare array of jobs, as Kue's.
+func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
+	req, err := parseJobsPath(r.PathValue("path"))
+	if err != nil {
+		return err
+	}
+	var reply core.JobsReply
+	if err := s.call(r.Context(), bus.MethodRange, req, &reply); err != nil {
+		return err
+	}
+	if reply.Jobs == nil {
+		reply.Jobs = []core.Job{}
+	}
+	writeJSON(w, http.StatusOK, reply.Jobs)
+	return nil
+}
+
+// jobsUsage is the shape of /jobs paths, for error messages.
+const jobsUsage = "expected /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]"
+
+// stateAll in a /jobs path means "any state", so that the dashboard can list
+// one type over all states: /jobs/email/all/0..9.
+const stateAll = "all"
+
+// parseJobsPath reads the segments after /jobs/. The range FROM..TO is the
+// anchor: what comes before it is [TYPE/]STATE, what comes after it ORDER.
+func parseJobsPath(path string) (core.RangeRequest, error) {
+	var req core.RangeRequest
+	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	at := -1
+	for i, seg := range segs {
+		if strings.Contains(seg, "..") {
+			at = i
+			break
+		}
+	}
+	switch {
+	case at < 0:
+		return req, badRequest("range: no FROM..TO in /jobs/%s: %s", path, jobsUsage)
+	case at > 2 || len(segs)-at > 2:
+		return req, badRequest("path: /jobs/%s has %d segments: %s", path, len(segs), jobsUsage)
+	}
+	var err error
+	if req.From, req.To, err = parseRange(segs[at]); err != nil {
+		return req, err
+	}
+	if at >= 1 {
+		if st := segs[at-1]; st != stateAll {
+			if req.State, err = core.ParseState(st); err != nil {
+				return req, badRequest("state: %q is not a state (%s, or %s)", st, stateNames(), stateAll)
+			}
+		}
+	}
+	if at == 2 {
+		req.Type = segs[0]
+		if err := bus.ValidToken(req.Type); err != nil {
+			return req, badRequest("type: %q is not a job type: %v", req.Type, err)
+		}
+	}
+	if at+1 < len(segs) {
+		switch o := core.Order(segs[at+1]); o {
+		case core.OrderAsc, core.OrderDesc:
+			req.Order = o
+		default:
+			return req, badRequest("order: %q is not asc or desc", segs[at+1])
+		}
+	}
+	return req, nil
+}
+
+// parseRange reads FROM..TO: 0-based positions, both inclusive, at most
+// core.MaxRangeSize jobs.
+func parseRange(seg string) (from, to int64, err error) {
+	a, b, _ := strings.Cut(seg, "..")
+	if from, err = strconv.ParseInt(a, 10, 64); err != nil {
+		return 0, 0, badRequest("range %q: from %q is not a number", seg, a)
+	}
+	if to, err = strconv.ParseInt(b, 10, 64); err != nil {
+		return 0, 0, badRequest("range %q: to %q is not a number", seg, b)
+	}
+	switch {
+	case from < 0:
+		return 0, 0, badRequest("range %q: from %d is negative", seg, from)
+	case to < from:
+		return 0, 0, badRequest("range %q: to %d is before from %d", seg, to, from)
+	case to-from >= core.MaxRangeSize:
+		return 0, 0, badRequest("range %q: more than %d jobs; ask for at most %d per page", seg, core.MaxRangeSize, core.MaxRangeSize)
+	}
+	return from, to, nil
+}
+
+func stateNames() string {
+	names := make([]string, len(core.States))
+	for i, st := range core.States {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
+}
+
+// pathID reads the {id} of a route: a positive integer.
+func pathID(r *http.Request) (int64, error) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, badRequest("id: %q is not a job id (a positive integer)", raw)
+	}
+	return id, nil
+}

@@ -1,0 +1,251 @@
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// Defaults of Config.
+const (
+	AddrDefault            = "127.0.0.1:8080"
+	MaxBodyBytesDefault    = 1 << 20
+	MaxPopWaitDefault      = 30 * time.Second
+	ShutdownTimeoutDefault = 10 * time.Second
+	HeartbeatDefault       = 25 * time.Second
+)
+
+// Config configures a Server.
+type Config struct {
+	// Conn is the NATS connection to core. Required.
+	Conn *nats.Conn
+	// Prefix is the deployment's subject prefix. Default: none.
+	Prefix string
+	// Addr is the HOST:PORT Run listens on. Default AddrDefault
+	// (127.0.0.1:8080).
+	Addr string
+	// Auth protects the API, the dashboard and /events. Default: none, which
+	// New accepts only on a loopback Addr unless InsecureBind is set.
+	Auth Auth
+	// MetricsAuth protects /metrics. Default (nil): the same as Auth. A
+	// pointer to a zero Auth leaves /metrics open.
+	MetricsAuth *Auth
+	// InsecureBind allows a non-loopback Addr without Auth. Default false:
+	// New refuses with ErrInsecureBind.
+	InsecureBind bool
+	// Metrics sees every event and every core call. Default: none.
+	Metrics Metrics
+	// MetricsHandler serves GET /metrics. Default (nil): /metrics is not
+	// served.
+	MetricsHandler http.Handler
+	// MaxBodyBytes limits a request body. Default MaxBodyBytesDefault (1 MiB).
+	MaxBodyBytes int64
+	// MaxPopWait caps the wait of POST /pop. Default MaxPopWaitDefault (30s).
+	MaxPopWait time.Duration
+	// CallTimeout bounds one call to core. Default bus.DefaultTimeout (10s).
+	CallTimeout time.Duration
+	// Heartbeat is how often an idle event stream gets a comment line, so
+	// that proxies keep it open. Default HeartbeatDefault (25s).
+	Heartbeat time.Duration
+	// ShutdownTimeout bounds how long Run waits for requests in flight after
+	// its context ends. Default ShutdownTimeoutDefault (10s).
+	ShutdownTimeout time.Duration
+	// Logger gets failures. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	c.Addr = cmp.Or(c.Addr, AddrDefault)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
+	c.MaxPopWait = cmp.Or(c.MaxPopWait, MaxPopWaitDefault)
+	c.CallTimeout = cmp.Or(c.CallTimeout, bus.DefaultTimeout)
+	c.Heartbeat = cmp.Or(c.Heartbeat, HeartbeatDefault)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	if c.Metrics == nil {
+		c.Metrics = nopMetrics{}
+	}
+	if c.MetricsAuth == nil {
+		same := c.Auth
+		c.MetricsAuth = &same
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.MaxBodyBytes < 0 || c.MaxPopWait < 0 || c.CallTimeout < 0 || c.Heartbeat < 0 || c.ShutdownTimeout < 0 {
+		return errors.New("httpapi: MaxBodyBytes, MaxPopWait, CallTimeout, Heartbeat and ShutdownTimeout must not be negative")
+	}
+	if err := c.Auth.validate(); err != nil {
+		return fmt.Errorf("httpapi: auth: %w", err)
+	}
+	if err := c.MetricsAuth.validate(); err != nil {
+		return fmt.Errorf("httpapi: metrics auth: %w", err)
+	}
+	return CheckBind(c.Addr, c.Auth.Enabled(), c.InsecureBind)
+}
+
+// Server serves the API, the dashboard, /events and /metrics. Use Run, or
+// Start with Handler and Close to mount it elsewhere (tests do).
+type Server struct {
+	cfg     Config
+	core    *core.Client
+	subj    bus.Subjects
+	log     *slog.Logger
+	metrics Metrics
+	handler http.Handler
+	hub     *hub
+
+	mu     sync.Mutex
+	subs   []*nats.Subscription // nil until Start
+	closed bool
+}
+
+// New checks cfg and builds the server. It does no I/O.
+func New(cfg Config) (*Server, error) {
+	if cfg.Conn == nil {
+		panic("httpapi: Config.Conn is nil")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	client, err := core.NewClient(cfg.Conn, &core.ClientOptions{Prefix: cfg.Prefix, Timeout: cfg.CallTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
+	}
+	s := &Server{
+		cfg:     cfg,
+		core:    client,
+		subj:    client.Subjects(),
+		log:     cfg.Logger.With("component", "http"),
+		metrics: cfg.Metrics,
+		hub:     newHub(),
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the server's handler. Without Start, /events streams
+// nothing and the metrics see no events.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start subscribes to every job and queue event. When it returns, each event
+// published afterwards reaches the event streams and the metrics. Starting
+// a started server does nothing; a closed one cannot start again.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return errors.New("httpapi: start: the server is closed")
+	case s.subs != nil:
+		return nil
+	}
+	for _, subject := range []string{s.subj.AllJobEvents(), s.subj.AllQueueEvents()} {
+		sub, err := s.cfg.Conn.Subscribe(subject, s.onEvent)
+		if err != nil {
+			s.unsubscribe()
+			return fmt.Errorf("httpapi: subscribe %s: %w", subject, err)
+		}
+		s.subs = append(s.subs, sub)
+	}
+	// Flush: the server knows the subscriptions once Start returns.
+	if err := s.cfg.Conn.Flush(); err != nil {
+		s.unsubscribe()
+		return fmt.Errorf("httpapi: subscribe to events: %w", err)
+	}
+	return nil
+}
+
+// Close ends every event stream and unsubscribes. Handlers already running
+// finish on their own.
+func (s *Server) Close() {
+	s.hub.close()
+	s.mu.Lock()
+	s.closed = true
+	s.unsubscribe()
+	s.mu.Unlock()
+}
+
+func (s *Server) unsubscribe() {
+	for _, sub := range s.subs {
+		_ = sub.Unsubscribe()
+	}
+	s.subs = nil
+}
+
+// Listen opens the listener on Config.Addr.
+func (s *Server) Listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: listen on %s: %w", s.cfg.Addr, err)
+	}
+	return ln, nil
+}
+
+// Run listens on Config.Addr and serves until ctx ends (see Serve).
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := s.Listen()
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve starts the server (see Start), if that has not been done, and
+// serves on ln until ctx ends. Then
+// it ends the event streams, which would otherwise never finish, and waits
+// up to ShutdownTimeout for the other requests. It returns nil after a clean
+// stop.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.Start(); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler: s.handler,
+		// No WriteTimeout: event streams and waiting pops are long on purpose.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		s.Close()
+		return fmt.Errorf("httpapi: serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.Close()
+	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(shutCtx)
+	<-served // http.ErrServerClosed once Shutdown has begun
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("httpapi: shutdown: %w", err)
+	}
+	return nil
+}
+
+// call sends one request to core and reports it to the metrics hook.
+func (s *Server) call(ctx context.Context, method string, req, reply any) error {
+	start := time.Now()
+	err := s.core.Call(ctx, method, req, reply)
+	s.metrics.RPC(method, time.Since(start), err)
+	return err
+}
