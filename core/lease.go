@@ -15,6 +15,10 @@ type LeaseRequest struct {
 	Max    int      `json:"max,omitempty"` // default 1
 	Worker string   `json:"worker,omitempty"`
 	Wait   int64    `json:"wait,omitempty"` // ms
+	// TTL, when set, is how long these leases last (ms), and how far each
+	// touch extends them, instead of each job's own ttl: for a client that
+	// knows how long it needs (HTTP pop's ?ttl=).
+	TTL int64 `json:"ttl,omitempty"`
 }
 
 // Limits of a lease request.

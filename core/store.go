@@ -37,8 +37,9 @@ type Store interface {
 // LeaseStore is the part of the Store a worker's requests use.
 type LeaseStore interface {
 	// Lease hands up to max ready jobs of the types to a worker under one
-	// token, best priority first across the types.
-	Lease(ctx context.Context, now int64, types []string, max int, worker, token string) ([]Job, error)
+	// token, best priority first across the types, for ttl ms each (0: each
+	// job's own ttl).
+	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]Job, error)
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated; Arg-like fields are set.
 	Apply(ctx context.Context, now int64, op Op, ops []LeaseOp) ([]Applied, error)

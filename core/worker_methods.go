@@ -42,6 +42,8 @@ func (s *Service) checkLease(req *LeaseRequest) error {
 		return invalid("max", "%d is outside 0..%d (0 means 1)", req.Max, MaxLeaseBatch)
 	case req.Wait < 0 || req.Wait > MaxLeaseWait:
 		return invalid("wait", "%d ms is outside 0..%d", req.Wait, MaxLeaseWait)
+	case req.TTL < 0 || req.TTL > MaxDelay:
+		return invalid("ttl", "%d ms is outside 0..%d (0: each job's own ttl)", req.TTL, int64(MaxDelay))
 	case len(req.Worker) > MaxWorkerLen:
 		return invalid("worker", "%d bytes is longer than %d", len(req.Worker), MaxWorkerLen)
 	}
@@ -67,7 +69,7 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 	}
 	var timeout <-chan time.Time
 	for {
-		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker)
+		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL)
 		if err != nil || len(jobs) > 0 || w == nil {
 			return &JobsReply{Jobs: jobs}, err
 		}
@@ -93,10 +95,10 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 
 // leaseNow leases what is ready. One lease at a time per core: two at once
 // would read the same head of the queue and one would come back short.
-func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string) ([]Job, error) {
+func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64) ([]Job, error) {
 	token := newToken()
 	s.leaseMu.Lock()
-	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token)
+	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
 	s.leaseMu.Unlock()
 	if err != nil && len(jobs) > 0 {
 		// Redis failed after some jobs were leased: hand those out rather

@@ -419,3 +419,19 @@ func TestALeaseReplyNeverOutgrowsAMessage(t *testing.T) {
 	third := lease(t, c, core.LeaseRequest{Types: []string{"big"}})
 	require.Len(t, third, 1)
 }
+
+func TestALeaseWithItsOwnTTL(t *testing.T) {
+	c, clock := newCore(t)
+	_, err := c.Client.Create(ctx, "tt", nil, &core.CreateOpts{TTL: time.Minute})
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"tt"}, TTL: 5000})[0]
+	require.Equal(t, clock.Now().UnixMilli()+5000, j.LeaseUntil, "the lease's ttl, not the job's")
+	clock.Advance(time.Second)
+	var touched core.TouchReply
+	require.NoError(t, op(t, c, bus.MethodTouch, core.LeaseOp{ID: j.ID, Lease: j.Lease}, &touched))
+	require.Equal(t, clock.Now().UnixMilli()+5000, touched.LeaseUntil, "a touch extends by the lease's ttl")
+	var reply core.JobsReply
+	err = c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"tt"}, TTL: -1}, &reply)
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "ttl: -1 ms")
+}

@@ -20,21 +20,18 @@ import (
 // popWorkerDefault is the worker name a pop without ?worker= leases as.
 const popWorkerDefault = "http"
 
-// pop is POST /pop?type=T[&type=U...][&wait=ms][&worker=NAME]: lease one
-// job of the types, by priority then first in first out. 200 with the job
-// (its "lease" field is the token), or 204 when none is ready within wait
-// (default 0: answer at once).
+// pop is POST /pop?type=T[&type=U...][&ttl=ms][&wait=ms][&worker=NAME]:
+// lease one job of the types, by priority then first in first out, for ttl
+// ms (default: the job's own ttl; touch extends by the same). 200 with the
+// job (its "lease" field is the token), or 204 when none is ready within
+// wait (default 0: answer at once).
 func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	for name := range q {
 		switch name {
-		case "type", "wait", "worker":
-		case "ttl":
-			// A lease lasts the job's own ttl, set when it was created;
-			// core's lease takes no other.
-			return badRequest("ttl: a lease lasts the job's ttl, set at create (options.ttl); pop takes no ttl of its own")
+		case "type", "wait", "worker", "ttl":
 		default:
-			return badRequest("%s: unknown parameter (pop takes type, wait and worker)", name)
+			return badRequest("%s: unknown parameter (pop takes type, ttl, wait and worker)", name)
 		}
 	}
 	var types []string
@@ -54,11 +51,19 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("wait: %d ms is over the limit of %d ms", ms, s.cfg.MaxPopWait.Milliseconds())
 		}
 	}
+	var ttl int64
+	if raw := q.Get("ttl"); raw != "" {
+		ms, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || ms <= 0 {
+			return badRequest("ttl: %q is not a positive number of milliseconds", raw)
+		}
+		ttl = ms
+	}
 	worker := q.Get("worker")
 	if worker == "" {
 		worker = popWorkerDefault
 	}
-	req := core.LeaseRequest{Types: types, Max: 1, Worker: worker, Wait: wait.Milliseconds()}
+	req := core.LeaseRequest{Types: types, Max: 1, Worker: worker, Wait: wait.Milliseconds(), TTL: ttl}
 
 	// The lease must not be cut short by a client that hangs up: core may
 	// already have leased the job. Run it to its end, then give the job back

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -102,13 +103,24 @@ func TestPopAndFinish(t *testing.T) {
 		}
 	})
 
+	t.Run("a pop with a ttl leases for that long, and a touch extends by it", func(t *testing.T) {
+		job := e.create(map[string]any{"type": "short"}) // the job's own ttl: 60 s
+		before := time.Now().UnixMilli()
+		r := e.do("POST", "/pop?type=short&ttl=5000", nil)
+		require.Equal(t, http.StatusOK, r.status, r)
+		var got core.Job
+		require.NoError(t, json.Unmarshal([]byte(r.String()), &got))
+		require.Equal(t, job.ID, got.ID)
+		require.InDelta(t, before+5000, got.LeaseUntil, 2000, "lease_until is now + 5 s, not + 60 s")
+	})
+
 	t.Run("bad pops and lease bodies say what is wrong", func(t *testing.T) {
 		for query, want := range map[string]string{
 			"":                  "type: missing: POST /pop?type=T (several: type=T,U)",
-			"type=a&ttl=1000":   "ttl: a lease lasts the job's ttl, set at create (options.ttl); pop takes no ttl of its own",
+			"type=a&ttl=0":      `ttl: "0" is not a positive number of milliseconds`,
 			"type=a&wait=soon":  `wait: "soon" is not a number of milliseconds`,
 			"type=a&wait=20001": "wait: 20001 ms is over the limit of 20000 ms",
-			"type=a&size=2":     "size: unknown parameter (pop takes type, wait and worker)",
+			"type=a&size=2":     "size: unknown parameter (pop takes type, ttl, wait and worker)",
 			"type=a.b":          `types: [0] "a.b" is not a job type: character '.' at 1 is not one of A-Z a-z 0-9 _ -`,
 		} {
 			require.Equal(t, want, e.fails(http.StatusBadRequest, "invalid", "POST", "/pop?"+query, nil), query)

@@ -14,7 +14,7 @@ import (
 // the types. It reads the head of ready (merged over the types), then leases
 // those jobs in one script per type; a job another core leased in between is
 // skipped, and the read is tried again for what is missing.
-func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string) ([]core.Job, error) {
+func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error) {
 	var leased []core.Job
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		picks, err := s.scan(ctx, types, core.StateInactive, 0, int64(max-len(leased)-1), false)
@@ -26,7 +26,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		}
 		got := 0
 		for _, g := range groupEntries(picks) {
-			snaps, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, g.members)
+			snaps, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
 			if err != nil {
 				return leased, s.fail("lease", err)
 			}

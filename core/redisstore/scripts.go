@@ -31,7 +31,7 @@ import (
 var rowFields = []string{"id", "type", "priority", "state", "delay", "max_attempts", "attempts",
 	"backoff", "ttl", "roc", "unique_key", "progress", "error", "created_at", "promote_at",
 	"started_at", "updated_at", "failed_at", "duration", "worker_id", "stalls", "lease_until",
-	"lease", "rmember"}
+	"lease", "lease_ttl", "rmember"}
 
 // rowLua declares ROW (the field list) and R_<FIELD> (each field's index)
 // for the scripts.

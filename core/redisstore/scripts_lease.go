@@ -128,10 +128,11 @@ return each(function(jobkey, logkey, id, err, final, row)
 end)
 `)
 
-// touchJobs extends leases: lease_until = now + ttl. arg unused.
+// touchJobs extends leases: lease_until = now + the lease's ttl (the job's,
+// unless the lease was taken with one of its own). arg unused.
 var touchJobs = leaseScript(`
 return each(function(jobkey, logkey, id, arg, flag, row)
-  local until_ = now + tonumber(row[R_TTL])
+  local until_ = now + (tonumber(row[R_LEASE_TTL]) or tonumber(row[R_TTL]))
   redis.call('ZADD', K_LEASES, until_, id)
   redis.call('HSET', jobkey, 'lease_until', until_)
   row[R_LEASE_UNTIL] = until_
@@ -203,18 +204,22 @@ type leasedArg struct {
 // so no job is ever handed out twice.
 //
 //	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
-//	ARGV[1] now  ARGV[2] worker  ARGV[3] lease token   ARGV[3+i] member_i
+//	ARGV[1] now  ARGV[2] worker  ARGV[3] lease token
+//	ARGV[4] lease ttl (ms; 0: each job's ttl)   ARGV[4+i] member_i
 //	returns, per job leased, its row (see rowFields) followed by its data
 var leaseJobs = script(`
 local now = tonumber(ARGV[1])
 local out = {}
-for i = 4, #ARGV do
+local lease_ttl = tonumber(ARGV[4])
+for i = 5, #ARGV do
   if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
-    local jobkey = KEYS[6 + i]
+    local jobkey = KEYS[5 + i]
     local id = string.match(ARGV[i], ':(%d+)$')
-    local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
+    local ttl = lease_ttl
+    if ttl == 0 then ttl = tonumber(redis.call('HGET', jobkey, 'ttl')) end
+    local until_ = now + ttl
     redis.call('ZADD', K_LEASES, until_, id)
-    redis.call('HSET', jobkey, 'state', 'active', 'lease', ARGV[3], 'lease_until', until_,
+    redis.call('HSET', jobkey, 'state', 'active', 'lease', ARGV[3], 'lease_until', until_, 'lease_ttl', ttl,
       'started_at', now, 'updated_at', now, 'worker_id', ARGV[2], 'progress', 0)
     local row = snapshot(jobkey)
     row[#ROW + 1] = redis.call('HGET', jobkey, 'data') or ''
@@ -224,10 +229,10 @@ end
 return out
 `, true)
 
-func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, members []string) ([]map[string]string, error) {
+func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, members []string) ([]map[string]string, error) {
 	keys := tk.fixed()
-	args := make([]any, 0, 3+len(members))
-	args = append(args, now, worker, token)
+	args := make([]any, 0, 4+len(members))
+	args = append(args, now, worker, token, ttl)
 	for _, m := range members {
 		keys = append(keys, tk.job(readyID(m)))
 		args = append(args, m)
