@@ -38,6 +38,29 @@ type RescueConfig struct {
 	Now func() time.Time
 }
 
+func (c RescueConfig) withDefaults() RescueConfig {
+	c.Limit = cmp.Or(c.Limit, LimitDefault)
+	c.Interval = cmp.Or(c.Interval, RescueIntervalDefault)
+	c.RetryDelay = cmp.Or(c.RetryDelay, RetryDelayDefault)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func (c RescueConfig) validate() error {
+	switch {
+	case c.Limit < 0 || c.Limit > core.MaxMoveLimit:
+		return fmt.Errorf("promoter: rescue limit %d is not in 1..%d", c.Limit, core.MaxMoveLimit)
+	case c.Interval < 0:
+		return fmt.Errorf("promoter: rescue interval %v is negative", c.Interval)
+	case c.RetryDelay < 0:
+		return fmt.Errorf("promoter: rescue retry delay %v is negative", c.RetryDelay)
+	}
+	return nil
+}
+
 // RunRescueLoop asks core to rescue jobs whose lease ran out (their worker
 // died or hung past the ttl) until ctx ends; it returns nil then. After each
 // call it waits until the earliest lease still running expires (core's
@@ -47,16 +70,9 @@ func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 	if cfg.Core == nil {
 		panic("promoter: RunRescueLoop needs a Core")
 	}
-	cfg.Limit = cmp.Or(cfg.Limit, LimitDefault)
-	cfg.Interval = cmp.Or(cfg.Interval, RescueIntervalDefault)
-	cfg.RetryDelay = cmp.Or(cfg.RetryDelay, RetryDelayDefault)
-	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Limit < 0 || cfg.Limit > core.MaxMoveLimit || cfg.Interval < 0 || cfg.RetryDelay < 0 {
-		return fmt.Errorf("promoter: rescue loop: limit %d must be in 1..%d, interval %s and retry delay %s not negative",
-			cfg.Limit, core.MaxMoveLimit, cfg.Interval, cfg.RetryDelay)
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return err
 	}
 	log := cfg.Logger.With("component", "rescuer")
 	for {

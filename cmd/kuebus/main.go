@@ -66,6 +66,8 @@ func (c *command) find(name string) *command {
 func commands() *command {
 	root := &command{sub: []*command{
 		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev},
+		{name: "node", summary: "run one cluster member with the roles its config file gives", run: runNode},
+		{name: "cluster", summary: "show the promoter ring: leader, members and their state", run: runCluster},
 		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
 			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate},

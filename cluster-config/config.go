@@ -1,0 +1,279 @@
+// Package clusterconfig is the configuration of one `kuebus node`: its
+// types, and Load, which reads a YAML file, applies KUEBUS_* environment
+// variables over it, fills in defaults and validates the result. It opens
+// no connection: the command wires what the config describes.
+//
+// The folder also holds the ready-made configs (node-a.yaml ... and
+// examples/), which the package's tests load, so they cannot drift from
+// the code; README.md describes every field and variable.
+package clusterconfig
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Roles a node can run.
+const (
+	RoleCore     = "core"     // the core service, the only Redis client
+	RolePromoter = "promoter" // a member of the memberlist ring; the leader promotes and rescues
+	RoleHTTP     = "http"     // the HTTP API
+	RoleNATS     = "nats"     // an embedded NATS server, routed to the others
+)
+
+// Roles lists every role, in the order a node starts them.
+var Roles = []string{RoleNATS, RoleCore, RolePromoter, RoleHTTP}
+
+// Memberlist presets: memberlist's own default configurations.
+const (
+	PresetLocal = "local" // DefaultLocalConfig: loopback, 200ms probe timeout, suspicion multiplier 3
+	PresetLAN   = "lan"   // DefaultLANConfig: 500ms probe timeout, suspicion multiplier 4
+	PresetWAN   = "wan"   // DefaultWANConfig: 5s probes, 3s probe timeout, multiplier 6
+)
+
+// Defaults.
+const (
+	NATSListenDefault       = "0.0.0.0:4222"
+	NATSClusterNameDefault  = "kuebus"
+	MemberlistBindDefault   = "0.0.0.0:7946"
+	MemberlistPresetDefault = PresetLAN
+	HTTPListenDefault       = "0.0.0.0:8080"
+	RedisPrefixDefault      = "kuebus"
+	ShutdownTimeoutDefault  = 10 * time.Second
+	LogLevelDefault         = "info"
+	LogFormatDefault        = "json"
+)
+
+// Config is one node's configuration. Each field's YAML path is its yaml
+// tag under its parents'; its environment variable is KUEBUS_ and the path
+// in upper case with _ for . (KUEBUS_REDIS_URL for redis.url), unless an
+// env tag names another. Lists are comma-separated in variables.
+type Config struct {
+	// Name is the node's name: its name in the memberlist ring (the alive
+	// member with the lowest name leads) and its NATS server's name. One
+	// token of [A-Za-z0-9_-]. Required.
+	Name string `yaml:"name" env:"KUEBUS_NODE_NAME"`
+	// Roles are what the node runs: core, promoter, http, nats. Required.
+	Roles []string `yaml:"roles"`
+	// Prefix is the subject prefix of the deployment ("acme" makes
+	// acme.core.create). Default: none.
+	Prefix string `yaml:"prefix"`
+	// RedisPrefix starts every Redis key. Default "kuebus".
+	RedisPrefix string `yaml:"redis_prefix"`
+	// ShutdownTimeout bounds how long requests and jobs in flight may run
+	// on after a stop signal. Default 10s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	NATS            NATS          `yaml:"nats"`
+	Memberlist      Memberlist    `yaml:"memberlist"`
+	Redis           Redis         `yaml:"redis"`
+	HTTP            HTTP          `yaml:"http"`
+	Log             Log           `yaml:"log"`
+
+	// envSet records the paths that environment variables set, and by
+	// which, so that an error can name the variable.
+	envSet map[string]string
+}
+
+// NATS says which NATS the node uses: its own embedded server (the nats
+// role), or external servers.
+type NATS struct {
+	Embedded *EmbeddedNATS `yaml:"embedded,omitempty"`
+	External *ExternalNATS `yaml:"external,omitempty"`
+}
+
+// EmbeddedNATS is the server a node with the nats role runs in-process.
+type EmbeddedNATS struct {
+	// Listen is the client address HOST:PORT. Default "0.0.0.0:4222".
+	Listen string `yaml:"listen"`
+	// ClusterListen is the HOST:PORT other servers' routes connect to.
+	// Default: none, a server of its own.
+	ClusterListen string `yaml:"cluster_listen"`
+	// Routes are the other servers' cluster addresses,
+	// nats-route://host:port. Default: none.
+	Routes []string `yaml:"routes"`
+	// ClusterName names the NATS cluster; all servers share it. Default
+	// "kuebus".
+	ClusterName string `yaml:"cluster_name"`
+}
+
+// ExternalNATS is a NATS cluster run apart from kuebus.
+type ExternalNATS struct {
+	// URLs are the servers, nats:// or tls:// (more than one for a
+	// cluster; the client learns the others from the servers too). Required.
+	URLs []string `yaml:"urls"`
+	// User and Password, or Token, or NkeySeedFile, or CredsFile (a JWT
+	// and nkey .creds file): at most one way to authenticate.
+	User         string `yaml:"user"`
+	Password     string `yaml:"password"`
+	Token        string `yaml:"token"`
+	NkeySeedFile string `yaml:"nkey_seed_file"`
+	CredsFile    string `yaml:"creds_file"`
+	TLS          *TLS   `yaml:"tls,omitempty"`
+}
+
+// TLS is the client side of TLS to NATS: CA to trust the servers, and Cert
+// with Key for mutual TLS. Files in PEM.
+type TLS struct {
+	CA   string `yaml:"ca"`
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// Memberlist configures the node's membership of the promoter ring.
+type Memberlist struct {
+	// Bind is the IP:PORT memberlist listens on, UDP and TCP. Default
+	// "0.0.0.0:7946".
+	Bind string `yaml:"bind"`
+	// Advertise is the IP:PORT the other members reach this node at.
+	// Default: the bind address, or with 0.0.0.0 this machine's first
+	// private IP.
+	Advertise string `yaml:"advertise"`
+	// Seeds are HOST:PORT memberlist addresses of other members.
+	Seeds []string `yaml:"seeds"`
+	// Preset is memberlist's base configuration: local, lan or wan.
+	// Default "lan".
+	Preset string `yaml:"preset"`
+	// ProbeInterval, ProbeTimeout and SuspicionMult override the preset's
+	// failure detection: a dead member is declared dead about a probe
+	// interval plus SuspicionMult × ProbeInterval after it died. Default:
+	// the preset's.
+	ProbeInterval time.Duration `yaml:"probe_interval"`
+	ProbeTimeout  time.Duration `yaml:"probe_timeout"`
+	SuspicionMult int           `yaml:"suspicion_mult"`
+}
+
+// Redis is where the jobs live: exactly one of URL (one server), Sentinel
+// (a master set watched by Sentinels) and Cluster.
+type Redis struct {
+	// URL is redis://[user:password@]host:port/db, rediss:// for TLS, or
+	// unix:///path.
+	URL      string        `yaml:"url"`
+	Sentinel *Sentinel     `yaml:"sentinel,omitempty"`
+	Cluster  *RedisCluster `yaml:"cluster,omitempty"`
+}
+
+// Sentinel names a master set and the Sentinels that watch it.
+type Sentinel struct {
+	Master   string   `yaml:"master"`
+	Addrs    []string `yaml:"addrs"`    // HOST:PORT of each Sentinel
+	Password string   `yaml:"password"` // the master's and replicas' password
+}
+
+// RedisCluster lists some nodes of a Redis Cluster; the client finds the
+// others.
+type RedisCluster struct {
+	Addrs    []string `yaml:"addrs"`
+	Password string   `yaml:"password"`
+}
+
+// HTTP configures the http role: the HTTP API, dashboard and /metrics.
+type HTTP struct {
+	// Listen is the HOST:PORT of the HTTP API. Default "0.0.0.0:8080",
+	// which other machines reach, so it needs token or basic (or
+	// insecure_bind).
+	Listen string `yaml:"listen"`
+	// Token is the bearer token the API and dashboard require. Default:
+	// none.
+	Token string `yaml:"token"`
+	// Basic is USER:PASSWORD of basic auth for the API and dashboard.
+	// Default: none.
+	Basic string `yaml:"basic"`
+	// MetricsToken is the bearer token /metrics requires instead of the
+	// API's credentials; MetricsOpen serves /metrics without any. Default:
+	// the API's credentials.
+	MetricsToken string `yaml:"metrics_token"`
+	MetricsOpen  bool   `yaml:"metrics_open"`
+	// InsecureBind allows a listen address other machines reach without
+	// token or basic. Default false.
+	InsecureBind bool `yaml:"insecure_bind"`
+}
+
+// Log configures the node's log.
+type Log struct {
+	// Level is debug, info, warn or error. Default "info".
+	Level string `yaml:"level"`
+	// Format is json or text. Default "json".
+	Format string `yaml:"format"`
+}
+
+// Has reports whether the node runs role.
+func (c *Config) Has(role string) bool { return slices.Contains(c.Roles, role) }
+
+// NeedsConn reports whether the node needs a NATS connection: every role
+// but nats does.
+func (c *Config) NeedsConn() bool {
+	return c.Has(RoleCore) || c.Has(RolePromoter) || c.Has(RoleHTTP)
+}
+
+// withDefaults fills in the defaults of the sections the roles use.
+func (c *Config) withDefaults() {
+	if c.RedisPrefix == "" {
+		c.RedisPrefix = RedisPrefixDefault
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = ShutdownTimeoutDefault
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = LogLevelDefault
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = LogFormatDefault
+	}
+	if c.Has(RoleNATS) {
+		if c.NATS.Embedded == nil {
+			c.NATS.Embedded = &EmbeddedNATS{}
+		}
+		e := c.NATS.Embedded
+		if e.Listen == "" {
+			e.Listen = NATSListenDefault
+		}
+		if e.ClusterName == "" {
+			e.ClusterName = NATSClusterNameDefault
+		}
+	}
+	if c.Has(RolePromoter) {
+		if c.Memberlist.Bind == "" {
+			c.Memberlist.Bind = MemberlistBindDefault
+		}
+		if c.Memberlist.Preset == "" {
+			c.Memberlist.Preset = MemberlistPresetDefault
+		}
+	}
+	if c.Has(RoleHTTP) && c.HTTP.Listen == "" {
+		c.HTTP.Listen = HTTPListenDefault
+	}
+}
+
+// Redacted returns a copy with passwords and tokens replaced, to print.
+func (c *Config) Redacted() *Config {
+	r := *c
+	hide := func(s *string) {
+		if *s != "" {
+			*s = "xxxxx"
+		}
+	}
+	if e := c.NATS.External; e != nil {
+		x := *e
+		hide(&x.Password)
+		hide(&x.Token)
+		r.NATS.External = &x
+	}
+	r.Redis.URL = redactURL(c.Redis.URL)
+	hide(&r.HTTP.Token)
+	hide(&r.HTTP.MetricsToken)
+	if user, _, ok := strings.Cut(c.HTTP.Basic, ":"); ok {
+		r.HTTP.Basic = user + ":xxxxx"
+	}
+	if s := c.Redis.Sentinel; s != nil {
+		x := *s
+		hide(&x.Password)
+		r.Redis.Sentinel = &x
+	}
+	if cl := c.Redis.Cluster; cl != nil {
+		x := *cl
+		hide(&x.Password)
+		r.Redis.Cluster = &x
+	}
+	return &r
+}

@@ -1,0 +1,225 @@
+package clusterconfig_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/conf"
+	"github.com/stretchr/testify/require"
+
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
+)
+
+// env is a fake environment for Load.
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+func TestTheShippedConfigsLoad(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.yaml")
+	require.NoError(t, err)
+	examples, err := filepath.Glob("examples/*.yaml")
+	require.NoError(t, err)
+	files = append(files, examples...)
+	require.Len(t, files, 6)
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			t.Parallel()
+			c, err := clusterconfig.Load(f, nil)
+			require.NoError(t, err)
+			require.NotEmpty(t, c.Name)
+		})
+	}
+
+	t.Run("the three local nodes route to and seed each other", func(t *testing.T) {
+		t.Parallel()
+		names := []string{"node-a", "node-b", "node-c"}
+		clusterAddrs := map[string]string{}
+		ringAddrs := map[string]string{}
+		nodes := map[string]*clusterconfig.Config{}
+		for _, name := range names {
+			c, err := clusterconfig.Load(name+".yaml", nil)
+			require.NoError(t, err)
+			require.Equal(t, name, c.Name)
+			require.ElementsMatch(t, clusterconfig.Roles, c.Roles)
+			require.Equal(t, clusterconfig.PresetLocal, c.Memberlist.Preset)
+			require.Equal(t, "redis://127.0.0.1:6379/0", c.Redis.URL)
+			clusterAddrs[name] = c.NATS.Embedded.ClusterListen
+			ringAddrs[name] = c.Memberlist.Bind
+			nodes[name] = c
+		}
+		for _, name := range names {
+			var routes, seeds []string
+			for _, other := range names {
+				if other != name {
+					routes = append(routes, "nats-route://"+clusterAddrs[other])
+					seeds = append(seeds, ringAddrs[other])
+				}
+			}
+			require.Equal(t, routes, nodes[name].NATS.Embedded.Routes, name)
+			require.Equal(t, seeds, nodes[name].Memberlist.Seeds, name)
+		}
+	})
+}
+
+// Not parallel: it sets an environment variable the confs read.
+func TestTheExampleNATSServerConfsParse(t *testing.T) {
+	t.Setenv("KUEBUS_NATS_PASSWORD", "secret")
+	for i := 1; i <= 3; i++ {
+		m, err := conf.ParseFile(filepath.Join("examples", "nats-server-"+string(rune('0'+i))+".conf"))
+		require.NoError(t, err)
+		cluster, ok := m["cluster"].(map[string]any)
+		require.True(t, ok, "no cluster block")
+		require.Len(t, cluster["routes"], 2)
+		auth := m["authorization"].(map[string]any)
+		require.Equal(t, "secret", auth["password"])
+	}
+}
+
+func TestLoadNamesUnknownFields(t *testing.T) {
+	t.Parallel()
+	yaml := "name: a\nroles: [core]\nredis:\n  url: redis://r:6379\n  sentinal:\n    master: m\nnats:\n  external: {urls: [nats://n:4222]}\nfoo: 1\n"
+	_, err := clusterconfig.Parse([]byte(yaml), "node.yaml", nil)
+	require.Error(t, err)
+	msg := err.Error()
+	require.Contains(t, msg, `node.yaml:5: unknown field "sentinal" in redis (known: url, sentinel, cluster)`)
+	require.Contains(t, msg, `node.yaml:9: unknown field "foo" at the top level`)
+}
+
+func TestLoadReportsBadValuesByLine(t *testing.T) {
+	t.Parallel()
+	_, err := clusterconfig.Parse([]byte("name: a\nshutdown_timeout: soon\n"), "node.yaml", nil)
+	require.ErrorContains(t, err, "node.yaml:2: cannot unmarshal")
+	_, err = clusterconfig.Parse([]byte("name: [a\n"), "node.yaml", nil)
+	require.ErrorContains(t, err, "node.yaml:")
+}
+
+func TestEnvironmentOverridesTheFile(t *testing.T) {
+	t.Parallel()
+	c, err := clusterconfig.Load("node-a.yaml", env(map[string]string{
+		"KUEBUS_NODE_NAME":                 "node-x",
+		"KUEBUS_REDIS_URL":                 "redis://10.0.0.9:6380/2",
+		"KUEBUS_MEMBERLIST_SEEDS":          " 127.0.0.1:1, ,127.0.0.1:2 ",
+		"KUEBUS_MEMBERLIST_PROBE_INTERVAL": "2s",
+		"KUEBUS_MEMBERLIST_SUSPICION_MULT": "5",
+		"KUEBUS_HTTP_LISTEN":               "",  // empty: ignored
+		"KUEBUS_NATS_URL":                  "x", // the CLI's, not a node field
+	}))
+	require.NoError(t, err)
+	require.Equal(t, "node-x", c.Name)
+	require.Equal(t, "redis://10.0.0.9:6380/2", c.Redis.URL)
+	require.Equal(t, []string{"127.0.0.1:1", "127.0.0.1:2"}, c.Memberlist.Seeds)
+	require.Equal(t, 2*time.Second, c.Memberlist.ProbeInterval)
+	require.Equal(t, 5, c.Memberlist.SuspicionMult)
+	require.Equal(t, "127.0.0.1:8080", c.HTTP.Listen)
+	require.Equal(t, "127.0.0.1:4222", c.NATS.Embedded.Listen, "untouched")
+}
+
+func TestEnvironmentAloneIsAConfig(t *testing.T) {
+	t.Parallel()
+	c, err := clusterconfig.Load("", env(map[string]string{
+		"KUEBUS_NODE_NAME":                 "worker-box-1",
+		"KUEBUS_ROLES":                     "core,promoter",
+		"KUEBUS_NATS_EXTERNAL_URLS":        "nats://n1:4222,nats://n2:4222",
+		"KUEBUS_NATS_EXTERNAL_TLS_CA":      "/ca.pem",
+		"KUEBUS_REDIS_SENTINEL_MASTER":     "mymaster",
+		"KUEBUS_REDIS_SENTINEL_ADDRS":      "s1:26379,s2:26379",
+		"KUEBUS_REDIS_SENTINEL_PASSWORD":   "pw",
+		"KUEBUS_MEMBERLIST_ADVERTISE":      "10.1.2.3:7946",
+		"KUEBUS_SHUTDOWN_TIMEOUT":          "30s",
+		"KUEBUS_LOG_LEVEL":                 "debug",
+		"KUEBUS_NATS_EXTERNAL_CREDS_FILE":  "",
+		"KUEBUS_MEMBERLIST_PROBE_INTERVAL": "",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"core", "promoter"}, c.Roles)
+	require.Equal(t, []string{"nats://n1:4222", "nats://n2:4222"}, c.NATS.External.URLs)
+	require.Equal(t, "/ca.pem", c.NATS.External.TLS.CA)
+	require.Equal(t, &clusterconfig.Sentinel{Master: "mymaster", Addrs: []string{"s1:26379", "s2:26379"}, Password: "pw"}, c.Redis.Sentinel)
+	require.Equal(t, clusterconfig.MemberlistBindDefault, c.Memberlist.Bind)
+	require.Equal(t, clusterconfig.PresetLAN, c.Memberlist.Preset)
+	require.Equal(t, 30*time.Second, c.ShutdownTimeout)
+	require.Equal(t, "kuebus", c.RedisPrefix)
+	require.Nil(t, c.NATS.Embedded)
+
+	r := c.Redacted()
+	require.Equal(t, "xxxxx", r.Redis.Sentinel.Password)
+	require.Equal(t, "pw", c.Redis.Sentinel.Password, "Redacted changed the original")
+}
+
+func TestEnvironmentErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
+	_, err := clusterconfig.Load("node-a.yaml", env(map[string]string{
+		"KUEBUS_MEMBERLIST_SUSPICION_MULT": "three",
+		"KUEBUS_SHUTDOWN_TIMEOUT":          "10",
+	}))
+	require.ErrorContains(t, err, `$KUEBUS_MEMBERLIST_SUSPICION_MULT (memberlist.suspicion_mult): "three" is not a whole number`)
+	require.ErrorContains(t, err, `$KUEBUS_SHUTDOWN_TIMEOUT (shutdown_timeout): "10" is not a duration`)
+
+	_, err = clusterconfig.Load("node-a.yaml", env(map[string]string{"KUEBUS_MEMBERLIST_BIND": "localhost:7946"}))
+	require.ErrorContains(t, err, `memberlist.bind ($KUEBUS_MEMBERLIST_BIND): "localhost:7946": the host must be an IP address`)
+}
+
+func TestValidateNamesTheField(t *testing.T) {
+	t.Parallel()
+	const noRedis = "name: n\nroles: [core, promoter]\nnats: {external: {urls: [nats://n:4222]}}\n"
+	const base = noRedis + "redis: {url: redis://r:6379}\n"
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"a missing name", "roles: [nats]", "config: name: required"},
+		{"a name with a dot", "name: a.b\nroles: [nats]", `config: name: "a.b": character '.'`},
+		{"no roles", "name: a", "config: roles: required: one or more of nats, core, promoter, http"},
+		{"an unknown role", "name: a\nroles: [nats, worker]", `config: roles: "worker" is not a role`},
+		{"a role twice", "name: a\nroles: [nats, nats]", `config: roles: "nats" is listed twice`},
+		{"a bad prefix", base + "prefix: a*b", `config: prefix: subject prefix "a*b"`},
+		{"a redis prefix with a brace", base + "redis_prefix: a{b}", `config: redis_prefix: "a{b}" must not contain braces`},
+		{"a bad log level", base + "log: {level: loud}", `config: log.level: "loud" is not debug`},
+		{"no NATS at all", "name: a\nroles: [core]\nredis: {url: redis://r:6379}", "config: nats.external.urls: required"},
+		{"external NATS with the nats role", "name: a\nroles: [nats]\nnats: {external: {urls: [nats://n:4222]}}", "config: nats.external: a node with the nats role uses its embedded server"},
+		{"embedded NATS without the role", "name: a\nroles: [core]\nnats: {embedded: {listen: ':4222'}, external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}", "config: nats.embedded: the node has no nats role"},
+		{"routes without a cluster listen", "name: a\nroles: [nats]\nnats: {embedded: {routes: [nats-route://b:6222]}}", "config: nats.embedded.routes: routes need nats.embedded.cluster_listen"},
+		{"a route that is not a URL", "name: a\nroles: [nats]\nnats: {embedded: {cluster_listen: ':6222', routes: ['b:6222']}}", `config: nats.embedded.routes: "b:6222" is not a URL`},
+		{"a bad listen address", "name: a\nroles: [nats]\nnats: {embedded: {listen: '4222'}}", `config: nats.embedded.listen: "4222" is not HOST:PORT`},
+		{"an external URL with a bad scheme", "name: a\nroles: [core]\nnats: {external: {urls: ['http://n:4222']}}\nredis: {url: redis://r:6379}", `config: nats.external.urls: "http://n:4222" is not a URL`},
+		{"two ways to authenticate", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222], token: t, creds_file: /c}}\nredis: {url: redis://r:6379}", "config: nats.external: token and creds_file: use one way"},
+		{"a password without user", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222], password: p}}\nredis: {url: redis://r:6379}", "config: nats.external.password: needs nats.external.user"},
+		{"a TLS cert without key", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222], tls: {cert: /c}}}\nredis: {url: redis://r:6379}", "config: nats.external.tls: cert and key go together"},
+		{"a memberlist bind host name", base + "memberlist: {bind: 'localhost:7946'}", `config: memberlist.bind: "localhost:7946": the host must be an IP address`},
+		{"a seed without port", base + "memberlist: {seeds: [node-b]}", `config: memberlist.seeds: "node-b" is not HOST:PORT`},
+		{"an unknown preset", base + "memberlist: {preset: fast}", `config: memberlist.preset: "fast" is not local, lan or wan`},
+		{"a probe timeout longer than the interval", base + "memberlist: {probe_interval: 1s, probe_timeout: 2s}", "config: memberlist.probe_timeout: 2s must be shorter than probe_interval 1s"},
+		{"no redis for core", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}", "config: redis: required for the core role"},
+		{"two kinds of redis", noRedis + "redis: {url: redis://r:6379, cluster: {addrs: ['r:6379']}}", "config: redis: url and cluster: give exactly one"},
+		{"a redis URL with another scheme", noRedis + "redis: {url: 'http://r:6379'}", `config: redis.url: "http://r:6379": scheme must be`},
+		{"a redis URL's password is not repeated", noRedis + "redis: {url: 'http://u:secret@r:6379'}", `"http://u:xxxxx@r:6379"`},
+		{"a sentinel without master", noRedis + "redis: {sentinel: {addrs: ['s:26379']}}", "config: redis.sentinel.master: required"},
+		{"a sentinel without addresses", noRedis + "redis: {sentinel: {master: m}}", "config: redis.sentinel.addrs: required"},
+		{"a cluster address without port", noRedis + "redis: {cluster: {addrs: [r1]}}", `config: redis.cluster.addrs: "r1" is not HOST:PORT`},
+		{"a bad http listen", "name: a\nroles: [http]\nnats: {external: {urls: [nats://n:4222]}}\nhttp: {listen: nowhere}", `config: http.listen: "nowhere" is not HOST:PORT`},
+	} {
+		t.Run("refuses "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := clusterconfig.Parse([]byte(tc.yaml), "node.yaml", nil)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestTheREADMEListsEveryVariable(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	for _, v := range clusterconfig.EnvVars() {
+		require.Contains(t, string(readme), "`"+v.Name+"`", "README.md does not document %s (%s)", v.Name, v.Path)
+		require.Contains(t, string(readme), "`"+v.Path+"`", "README.md does not document %s", v.Path)
+	}
+	require.True(t, strings.Contains(string(readme), "KUEBUS_NODE_NAME"))
+}

@@ -1,0 +1,232 @@
+package clusterconfig_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/promoter"
+)
+
+// scriptTimeout bounds the whole script test; each step has its own,
+// shorter bound.
+const scriptTimeout = 4 * time.Minute
+
+// TestLocalClusterSurvivesItsLeadersSIGKILL drives local-cluster.sh as a
+// person would: up, delayed jobs, kill -9 of the leader's process, a
+// worker, down. Every job must end complete.
+func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: builds kuebus, starts redis-server and three nodes")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal("redis-server is not installed: scripts/install-deps.sh installs it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	defer cancel()
+	runDir := t.TempDir()
+	base := freePortBase(t)
+	script := func(ctx context.Context, args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, "./local-cluster.sh", args...)
+		cmd.Env = append(os.Environ(),
+			"RUN_DIR="+runDir,
+			"PORT_BASE="+strconv.Itoa(base),
+			"REDIS_PORT="+strconv.Itoa(base+40),
+			"REDIS_URL=", // the script starts its own
+			"WAIT=90",
+		)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.WaitDelay = 5 * time.Second // the nodes hold no pipe of ours; bound it anyway
+		err := cmd.Run()
+		require.NoError(t, err, "local-cluster.sh %s:\n%s", strings.Join(args, " "), out.String())
+		return out.String()
+	}
+	// Cleanup by pid, whatever happened: down, then SIGKILL for anything
+	// whose pid file is still there.
+	t.Cleanup(func() {
+		downCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(downCtx, "./local-cluster.sh", "down")
+		cmd.Env = append(os.Environ(), "RUN_DIR="+runDir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("local-cluster.sh down: %v\n%s", err, out)
+		}
+		pids, _ := filepath.Glob(filepath.Join(runDir, "*.pid"))
+		for _, f := range pids {
+			data, _ := os.ReadFile(f)
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("%s was still running after down: killed", filepath.Base(f))
+			}
+		}
+		if t.Failed() {
+			for _, name := range []string{"node-a", "node-b", "node-c"} {
+				log, _ := os.ReadFile(filepath.Join(runDir, name+".log"))
+				t.Logf("%s.log:\n%s", name, tail(string(log), 40))
+			}
+		}
+	})
+
+	script(ctx, "up")
+	status := parseStatus(t, script(ctx, "status"))
+	require.Len(t, status, 3)
+
+	// The client that creates and checks the jobs is on node-a's server,
+	// which dies with the leader: it must go on through another server.
+	nc, err := bus.Connect(status["node-a"].natsURL, "local-cluster-test")
+	require.NoError(t, err)
+	defer nc.Close()
+	client, err := core.NewClient(nc, nil)
+	require.NoError(t, err)
+	st, err := promoter.FetchStatus(ctx, nc, client.Subjects())
+	require.NoError(t, err)
+	leader := st.Leader
+	require.Equal(t, "node-a", leader, "the lowest name leads")
+	// queue.leader is watched from node-b's server, which stays up.
+	watch, err := bus.Connect(status["node-b"].natsURL, "local-cluster-test-watch")
+	require.NoError(t, err)
+	defer watch.Close()
+	watcher, err := core.NewClient(watch, nil)
+	require.NoError(t, err)
+	leaders := make(chan *core.Event, 10)
+	sub, err := watcher.Subscribe(watcher.Subjects().Queue(bus.QueueLeader), func(ev *core.Event) { leaders <- ev })
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+
+	// Jobs due 1 to 3 s from now: during the failover, when no one
+	// promotes.
+	const jobs = 200
+	specs := make([]core.Spec, jobs)
+	for i := range specs {
+		specs[i] = core.Spec{Type: "report", Delay: int64(1000 + i*2000/jobs), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)}
+	}
+	created, err := client.CreateBulk(ctx, specs)
+	require.NoError(t, err)
+
+	killed := time.Now()
+	killNode(t, runDir, leader)
+	select {
+	case ev := <-leaders:
+		t.Logf("failover after kill -9 of %s: %s leads %v later (queue.leader at %d)", leader, ev.Leader, time.UnixMilli(ev.At).Sub(killed), ev.At)
+		require.Equal(t, "node-b", ev.Leader)
+	case <-time.After(60 * time.Second):
+		t.Fatal("no new leader within 60 s of the kill")
+	case <-ctx.Done():
+		t.Fatal("the test ran out of time")
+	}
+
+	// A worker on node-c's server.
+	bin := filepath.Join(runDir, "kuebus")
+	workerLog, err := os.Create(filepath.Join(runDir, "worker.log"))
+	require.NoError(t, err)
+	defer workerLog.Close()
+	worker := exec.Command(bin, "worker", "report", "--nats-url", status["node-c"].natsURL, "--concurrency", "16")
+	worker.Stdout, worker.Stderr = workerLog, workerLog
+	require.NoError(t, worker.Start())
+	workerDone := make(chan error, 1)
+	go func() { workerDone <- worker.Wait() }()
+	defer func() {
+		_ = worker.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-workerDone:
+		case <-time.After(20 * time.Second):
+			_ = worker.Process.Kill()
+			<-workerDone
+		}
+	}()
+
+	require.Eventually(t, func() bool {
+		n, err := client.Count(ctx, core.StateComplete, "report")
+		return err == nil && n == jobs
+	}, 60*time.Second, 100*time.Millisecond, "not every job was processed")
+	for _, j := range created {
+		got, err := client.Get(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, core.StateComplete, got.State, "job %d", j.ID)
+		require.Equal(t, 1, got.Attempts, "job %d ran more than once", j.ID)
+		require.GreaterOrEqual(t, got.StartedAt, j.PromoteAt, "job %d ran before it was due", j.ID)
+	}
+	require.NotEqual(t, status["node-a"].natsURL, nc.ConnectedUrl(), "the client did not move to another server")
+	out := script(ctx, "status")
+	require.Contains(t, out, leader+" stopped ")
+}
+
+// nodeStatus is one line of `local-cluster.sh status`.
+type nodeStatus struct{ pid, natsURL, httpURL string }
+
+func parseStatus(t *testing.T, out string) map[string]nodeStatus {
+	t.Helper()
+	m := map[string]nodeStatus{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 4 && strings.HasPrefix(f[0], "node-") {
+			m[f[0]] = nodeStatus{pid: f[1], natsURL: f[2], httpURL: f[3]}
+		}
+	}
+	return m
+}
+
+// killNode sends SIGKILL to the node's process, by its pid file.
+func killNode(t *testing.T, runDir, name string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(runDir, name+".pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+}
+
+// freePortBase finds a base whose 41 ports (the script's NATS, route,
+// memberlist and HTTP ports, and Redis at +40) are free on loopback, TCP
+// and UDP, a moment ago.
+func freePortBase(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		base := 20000 + rand.IntN(400)*100
+		if portsFree(base, []int{0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32, 40}) {
+			return base
+		}
+	}
+	t.Fatal("no free range of ports found")
+	return 0
+}
+
+func portsFree(base int, offsets []int) bool {
+	for _, off := range offsets {
+		addr := "127.0.0.1:" + strconv.Itoa(base+off)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return false
+		}
+		_ = ln.Close()
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return false
+		}
+		_ = pc.Close()
+	}
+	return true
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

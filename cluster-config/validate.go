@@ -1,0 +1,267 @@
+package clusterconfig
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// Validate checks the config as Load leaves it (with defaults) and
+// returns every problem, each naming its field by YAML path, and by
+// variable when one set it. Sections of roles the node does not run are
+// not checked: one base file can serve nodes with different roles.
+func (c *Config) Validate() error {
+	v := &validator{c: c}
+	v.node()
+	v.nats()
+	if c.Has(RolePromoter) {
+		v.memberlist()
+	}
+	if c.Has(RoleCore) {
+		v.redis()
+	}
+	if c.Has(RoleHTTP) {
+		v.http()
+	}
+	return errors.Join(v.errs...)
+}
+
+type validator struct {
+	c    *Config
+	errs []error
+}
+
+// fail records a problem with the field at path.
+func (v *validator) fail(path, format string, args ...any) {
+	field := path
+	if env, ok := v.c.envSet[path]; ok {
+		field += " ($" + env + ")"
+	}
+	v.errs = append(v.errs, fmt.Errorf("config: %s: %s", field, fmt.Sprintf(format, args...)))
+}
+
+func (v *validator) node() {
+	c := v.c
+	if c.Name == "" {
+		v.fail("name", "required: the node's name in the ring, e.g. node-a")
+	} else if err := bus.ValidToken(c.Name); err != nil {
+		v.fail("name", "%q: %v", c.Name, err)
+	}
+	if len(c.Roles) == 0 {
+		v.fail("roles", "required: one or more of %s", strings.Join(Roles, ", "))
+	}
+	for i, r := range c.Roles {
+		switch {
+		case !slices.Contains(Roles, r):
+			v.fail("roles", "%q is not a role: use %s", r, strings.Join(Roles, ", "))
+		case slices.Index(c.Roles, r) < i:
+			v.fail("roles", "%q is listed twice", r)
+		}
+	}
+	if _, err := bus.NewSubjects(c.Prefix); err != nil {
+		v.fail("prefix", "%v", strings.TrimPrefix(err.Error(), "bus: "))
+	}
+	if strings.ContainsAny(c.RedisPrefix, "{} \t\r\n") {
+		v.fail("redis_prefix", "%q must not contain braces or spaces", c.RedisPrefix)
+	}
+	if c.ShutdownTimeout <= 0 {
+		v.fail("shutdown_timeout", "%v is not positive", c.ShutdownTimeout)
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		v.fail("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		v.fail("log.format", "%q is not json or text", c.Log.Format)
+	}
+}
+
+func (v *validator) nats() {
+	c := v.c
+	if c.Has(RoleNATS) {
+		if c.NATS.External != nil {
+			v.fail("nats.external", "a node with the nats role uses its embedded server: drop nats.external or the role")
+		}
+		e := c.NATS.Embedded
+		v.hostPort("nats.embedded.listen", e.Listen, true)
+		if e.ClusterListen != "" {
+			v.hostPort("nats.embedded.cluster_listen", e.ClusterListen, true)
+		} else if len(e.Routes) > 0 {
+			v.fail("nats.embedded.routes", "routes need nats.embedded.cluster_listen, the address the other servers' routes reach")
+		}
+		for _, r := range e.Routes {
+			if u, err := url.Parse(r); err != nil || (u.Scheme != "nats-route" && u.Scheme != "nats") || u.Port() == "" {
+				v.fail("nats.embedded.routes", "%q is not a URL like nats-route://10.0.0.2:6222", r)
+			}
+		}
+		if strings.ContainsAny(e.ClusterName, " \t\r\n") {
+			v.fail("nats.embedded.cluster_name", "%q must not contain spaces", e.ClusterName)
+		}
+		return
+	}
+	if c.NATS.Embedded != nil {
+		v.fail("nats.embedded", "the node has no nats role: add it to roles, or drop nats.embedded")
+	}
+	x := c.NATS.External
+	if x == nil || len(x.URLs) == 0 {
+		if c.NeedsConn() {
+			v.fail("nats.external.urls", "required: the NATS servers to connect to (or give the node the nats role to embed one)")
+		}
+		return
+	}
+	for _, s := range x.URLs {
+		if u, err := url.Parse(s); err != nil || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, u.Scheme) || u.Hostname() == "" {
+			v.fail("nats.external.urls", "%q is not a URL like nats://10.0.0.2:4222 (or tls://, ws://, wss://)", s)
+		}
+	}
+	var ways []string
+	for _, w := range []struct {
+		set  bool
+		name string
+	}{{x.User != "", "user"}, {x.Token != "", "token"}, {x.NkeySeedFile != "", "nkey_seed_file"}, {x.CredsFile != "", "creds_file"}} {
+		if w.set {
+			ways = append(ways, w.name)
+		}
+	}
+	if len(ways) > 1 {
+		v.fail("nats.external", "%s: use one way to authenticate", strings.Join(ways, " and "))
+	}
+	if x.Password != "" && x.User == "" {
+		v.fail("nats.external.password", "needs nats.external.user")
+	}
+	if t := x.TLS; t != nil && (t.Cert == "") != (t.Key == "") {
+		v.fail("nats.external.tls", "cert and key go together (mutual TLS); for server verification alone give only ca")
+	}
+}
+
+func (v *validator) memberlist() {
+	m := v.c.Memberlist
+	v.ipPort("memberlist.bind", m.Bind)
+	if m.Advertise != "" {
+		v.ipPort("memberlist.advertise", m.Advertise)
+	}
+	for _, s := range m.Seeds {
+		v.hostPort("memberlist.seeds", s, false)
+	}
+	if !slices.Contains([]string{PresetLocal, PresetLAN, PresetWAN}, m.Preset) {
+		v.fail("memberlist.preset", "%q is not local, lan or wan", m.Preset)
+	}
+	if m.ProbeInterval < 0 {
+		v.fail("memberlist.probe_interval", "%v is negative", m.ProbeInterval)
+	}
+	if m.ProbeTimeout < 0 {
+		v.fail("memberlist.probe_timeout", "%v is negative", m.ProbeTimeout)
+	}
+	if m.ProbeInterval > 0 && m.ProbeTimeout >= m.ProbeInterval {
+		v.fail("memberlist.probe_timeout", "%v must be shorter than probe_interval %v", m.ProbeTimeout, m.ProbeInterval)
+	}
+	if m.SuspicionMult < 0 {
+		v.fail("memberlist.suspicion_mult", "%d is negative", m.SuspicionMult)
+	}
+}
+
+func (v *validator) redis() {
+	r := v.c.Redis
+	var set []string
+	if r.URL != "" {
+		set = append(set, "url")
+	}
+	if r.Sentinel != nil {
+		set = append(set, "sentinel")
+	}
+	if r.Cluster != nil {
+		set = append(set, "cluster")
+	}
+	switch len(set) {
+	case 0:
+		v.fail("redis", "required for the core role: one of redis.url, redis.sentinel, redis.cluster")
+		return
+	case 1:
+	default:
+		v.fail("redis", "%s: give exactly one", strings.Join(set, " and "))
+		return
+	}
+	switch {
+	case r.URL != "":
+		u, err := url.Parse(r.URL)
+		switch {
+		case err != nil:
+			v.fail("redis.url", "%v", err)
+		case !slices.Contains([]string{"redis", "rediss", "unix"}, u.Scheme):
+			v.fail("redis.url", "%q: scheme must be redis://, rediss:// or unix://", redactURL(r.URL))
+		case u.Scheme != "unix" && u.Host == "":
+			v.fail("redis.url", "%q has no host", redactURL(r.URL))
+		}
+	case r.Sentinel != nil:
+		if r.Sentinel.Master == "" {
+			v.fail("redis.sentinel.master", "required: the master set's name, e.g. mymaster")
+		}
+		if len(r.Sentinel.Addrs) == 0 {
+			v.fail("redis.sentinel.addrs", "required: HOST:PORT of one or more Sentinels")
+		}
+		for _, a := range r.Sentinel.Addrs {
+			v.hostPort("redis.sentinel.addrs", a, false)
+		}
+	case r.Cluster != nil:
+		if len(r.Cluster.Addrs) == 0 {
+			v.fail("redis.cluster.addrs", "required: HOST:PORT of one or more cluster nodes")
+		}
+		for _, a := range r.Cluster.Addrs {
+			v.hostPort("redis.cluster.addrs", a, false)
+		}
+	}
+}
+
+func (v *validator) http() {
+	h := v.c.HTTP
+	v.hostPort("http.listen", h.Listen, true)
+	if h.Basic != "" {
+		if user, pass, ok := strings.Cut(h.Basic, ":"); !ok || user == "" || pass == "" {
+			v.fail("http.basic", "expected USER:PASSWORD")
+		}
+	}
+	if h.MetricsOpen && h.MetricsToken != "" {
+		v.fail("http.metrics_open", "contradicts http.metrics_token: give one")
+	}
+}
+
+// hostPort checks a HOST:PORT; an empty host means every interface, which
+// only a listen address may use.
+func (v *validator) hostPort(path, addr string, listen bool) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		v.fail(path, "%q is not HOST:PORT", addr)
+		return "", false
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || (n == 0 && !listen) {
+		v.fail(path, "%q: port must be a number from 1 to 65535", addr)
+		return "", false
+	}
+	if host == "" && !listen {
+		v.fail(path, "%q has no host", addr)
+		return "", false
+	}
+	return host, true
+}
+
+// ipPort checks an IP:PORT, which memberlist needs for the addresses it
+// binds and advertises.
+func (v *validator) ipPort(path, addr string) {
+	if host, ok := v.hostPort(path, addr, true); ok && net.ParseIP(host) == nil {
+		v.fail(path, "%q: the host must be an IP address", addr)
+	}
+}
+
+// redactURL hides a password in a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
+}

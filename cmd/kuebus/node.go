@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kuebus/kuebus/bus"
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/promoter"
+)
+
+// envConfig is the default of `kuebus node --config`.
+const envConfig = "KUEBUS_CONFIG"
+
+// nodeInfo is what the ready line reports.
+type nodeInfo struct {
+	Name     string
+	NATSURL  string // the client URL(s) the node's connections use
+	RingAddr string // the memberlist address; "" without the promoter role
+	HTTPURL  string // "" without the http role
+}
+
+type nodeReadyHookKey struct{}
+
+// withNodeReadyHook returns a context in which `kuebus node` calls fn once
+// it is ready. A test hook: unset in production, where the ready log line
+// is the signal.
+func withNodeReadyHook(ctx context.Context, fn func(nodeInfo)) context.Context {
+	return context.WithValue(ctx, nodeReadyHookKey{}, fn)
+}
+
+// runNode runs one cluster member, with the roles its config gives, until
+// ctx ends.
+func runNode(ctx context.Context, e *env, args []string) error {
+	fs := e.flags()
+	path := fs.String("config", os.Getenv(envConfig), "YAML `FILE` of the node; KUEBUS_* variables override its fields (default $"+envConfig+"; none: the variables alone)")
+	check := fs.Bool("check", false, "check the config, print it with the defaults filled in and secrets hidden, and exit")
+	if _, err := e.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	cfg, err := clusterconfig.Load(*path, os.LookupEnv)
+	if err != nil {
+		return usagef("node: %v", err)
+	}
+	if err := checkNodeHTTP(cfg); err != nil {
+		return err
+	}
+	if x := cfg.NATS.External; x != nil && cfg.NeedsConn() {
+		if _, err := externalNATSOptions(x); err != nil { // the files are there
+			return err
+		}
+	}
+	if *check {
+		out, err := yaml.Marshal(cfg.Redacted())
+		if err != nil {
+			return fmt.Errorf("node: print config: %w", err)
+		}
+		_, err = e.stdout.Write(out)
+		return err
+	}
+
+	log := nodeLogger(cfg, e)
+	redis.SetLogger(redisLogger{log.With("component", "go-redis")})
+	// runCtx ends on a signal (ctx) or when a part fails on its own.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	n := &node{cfg: cfg, log: log}
+	startErr := n.start(runCtx, cancelRun)
+	if startErr == nil {
+		<-runCtx.Done()
+		log.Info("kuebus node stopping")
+	}
+	stopErr := n.shutdown()
+	switch {
+	case startErr != nil && ctx.Err() != nil:
+		return stopErr // interrupted while starting
+	case startErr != nil:
+		return errors.Join(startErr, stopErr)
+	case n.failure != nil:
+		return errors.Join(n.failure, stopErr)
+	case stopErr != nil:
+		return stopErr
+	}
+	log.Info("kuebus node stopped")
+	return nil
+}
+
+func nodeLogger(cfg *clusterconfig.Config, e *env) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Log.Level)) // validated by Load
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewJSONHandler(e.stderr, opts)
+	if cfg.Log.Format == "text" {
+		h = slog.NewTextHandler(e.stderr, opts)
+	}
+	return slog.New(h).With("node", cfg.Name)
+}
+
+// node is one run of `kuebus node`: what start started, for shutdown to
+// stop. A nil field was not started.
+type node struct {
+	cfg  *clusterconfig.Config
+	log  *slog.Logger
+	subj bus.Subjects
+
+	nats     *bus.Embedded
+	natsURL  string
+	connOpts []nats.Option // credentials, or the in-process pipe to nats
+	rdb      redis.UniversalClient
+	coreConn *nats.Conn
+	svc      *core.Service
+	httpConn *nats.Conn
+	web      nodeHTTP // node_http.go
+	ringConn *nats.Conn
+	ring     *promoter.Node
+
+	stopRing context.CancelFunc
+	running  sync.WaitGroup // owns the ring's goroutine
+
+	mu      sync.Mutex
+	failure error // what ended the node early, set before runCtx is cancelled
+}
+
+// fail records why a part stopped on its own and ends the run.
+func (n *node) fail(err error, cancel context.CancelFunc) {
+	n.mu.Lock()
+	n.failure = errors.Join(n.failure, err)
+	n.mu.Unlock()
+	cancel()
+}
+
+// start starts the roles in dependency order (NATS, core, HTTP, promoter);
+// shutdown stops them in its own order, whatever start reached.
+func (n *node) start(ctx context.Context, failed context.CancelFunc) error {
+	n.subj, _ = bus.NewSubjects(n.cfg.Prefix) // validated by Load
+	if err := n.startNATS(); err != nil {
+		return err
+	}
+	if n.cfg.Has(clusterconfig.RoleCore) {
+		if err := n.startCore(ctx); err != nil {
+			return err
+		}
+	}
+	info := nodeInfo{Name: n.cfg.Name, NATSURL: n.natsURL}
+	if n.cfg.Has(clusterconfig.RoleHTTP) {
+		// Before the promoter: the metrics then see this node's own
+		// queue.leader announcement.
+		var err error
+		if info.HTTPURL, err = n.startHTTP(func(err error) { n.fail(err, failed) }); err != nil {
+			return err
+		}
+	}
+	if n.cfg.Has(clusterconfig.RolePromoter) {
+		if err := n.startRing(ctx, failed); err != nil {
+			return err
+		}
+		info.RingAddr = n.ring.Addr()
+	}
+	n.log.Info("kuebus node ready", "roles", strings.Join(n.cfg.Roles, ","), "nats_url", redactURL(info.NATSURL),
+		"memberlist", info.RingAddr, "http_url", info.HTTPURL)
+	if hook, ok := ctx.Value(nodeReadyHookKey{}).(func(nodeInfo)); ok {
+		hook(info)
+	}
+	return nil
+}
+
+// startNATS starts the embedded server (nats role) or prepares the options
+// that reach the external one.
+func (n *node) startNATS() error {
+	if e := n.cfg.NATS.Embedded; e != nil {
+		var err error
+		n.nats, err = bus.StartEmbedded(bus.EmbeddedConfig{
+			Listen:        e.Listen,
+			ServerName:    n.cfg.Name,
+			ClusterName:   e.ClusterName,
+			ClusterListen: e.ClusterListen,
+			Routes:        e.Routes,
+		})
+		if err != nil {
+			return fmt.Errorf("node: nats.embedded: %w", err)
+		}
+		n.natsURL = n.nats.ClientURL()
+		// The node's own parts sit beside the server: in-process pipes.
+		n.connOpts = []nats.Option{n.nats.InProcess()}
+		n.log.Info("embedded NATS started", "nats_url", n.natsURL, "cluster_listen", e.ClusterListen, "routes", e.Routes)
+		return nil
+	}
+	if !n.cfg.NeedsConn() {
+		return nil
+	}
+	x := n.cfg.NATS.External
+	n.natsURL = strings.Join(x.URLs, ",")
+	opts, err := externalNATSOptions(x)
+	if err != nil {
+		return err
+	}
+	n.connOpts = opts
+	return nil
+}
+
+// externalNATSOptions turns the credentials and TLS files into connection
+// options, checking first that each file is there, by field.
+func externalNATSOptions(x *clusterconfig.ExternalNATS) ([]nats.Option, error) {
+	files := map[string]string{"nats.external.nkey_seed_file": x.NkeySeedFile, "nats.external.creds_file": x.CredsFile}
+	if x.TLS != nil {
+		files["nats.external.tls.ca"], files["nats.external.tls.cert"], files["nats.external.tls.key"] = x.TLS.CA, x.TLS.Cert, x.TLS.Key
+	}
+	for field, f := range files {
+		if f == "" {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			return nil, usagef("node: config: %s: %v", field, err)
+		}
+	}
+	var opts []nats.Option
+	switch {
+	case x.User != "":
+		opts = append(opts, nats.UserInfo(x.User, x.Password))
+	case x.Token != "":
+		opts = append(opts, nats.Token(x.Token))
+	case x.NkeySeedFile != "":
+		opt, err := nats.NkeyOptionFromSeed(x.NkeySeedFile)
+		if err != nil {
+			return nil, usagef("node: config: nats.external.nkey_seed_file: %v", err)
+		}
+		opts = append(opts, opt)
+	case x.CredsFile != "":
+		opts = append(opts, nats.UserCredentials(x.CredsFile))
+	}
+	if t := x.TLS; t != nil {
+		if t.CA != "" {
+			opts = append(opts, nats.RootCAs(t.CA))
+		}
+		if t.Cert != "" {
+			opts = append(opts, nats.ClientCert(t.Cert, t.Key))
+		}
+	}
+	return opts, nil
+}
+
+// connect opens one of the node's connections; each part has its own, as
+// it would in a process of its own.
+func (n *node) connect(part string) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.DrainTimeout(n.cfg.ShutdownTimeout)}, n.connOpts...)
+	nc, err := bus.Connect(n.natsURL, "kuebus-node-"+n.cfg.Name+"-"+part, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: %w", part, err)
+	}
+	return nc, nil
+}
+
+// startCore connects to Redis, checks that it answers, and serves core.
+func (n *node) startCore(ctx context.Context) error {
+	var err error
+	var where string
+	if n.rdb, where, err = redisClient(n.cfg.Redis); err != nil {
+		return err
+	}
+	store, err := redisstore.New(redisstore.Config{Client: n.rdb, Prefix: n.cfg.RedisPrefix})
+	if err != nil {
+		return usagef("node: config: redis_prefix: %v", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
+	err = store.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		if be, ok := errors.AsType[*bus.Error](err); ok {
+			err = errors.New(be.Message)
+		}
+		return fmt.Errorf("node: Redis at %s does not answer: %w", where, err)
+	}
+	if n.coreConn, err = n.connect("core"); err != nil {
+		return err
+	}
+	n.svc, err = core.NewService(core.Config{
+		Store:           store,
+		Conn:            n.coreConn,
+		Subjects:        n.subj,
+		Logger:          n.log,
+		ShutdownTimeout: n.cfg.ShutdownTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("node: core: %w", err)
+	}
+	return nil
+}
+
+// redisClient builds the go-redis client the config describes, and says
+// where it points for messages (without passwords). Every kind speaks
+// RESP2: the store uses no RESP3 feature, and go-redis's RESP3 push
+// handling costs CPU on every reply (see redisstore).
+func redisClient(r clusterconfig.Redis) (redis.UniversalClient, string, error) {
+	switch {
+	case r.Sentinel != nil:
+		return redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName:    r.Sentinel.Master,
+			SentinelAddrs: r.Sentinel.Addrs,
+			Password:      r.Sentinel.Password,
+			Protocol:      2,
+		}), fmt.Sprintf("master %s of Sentinels %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ",")), nil
+	case r.Cluster != nil:
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs:    r.Cluster.Addrs,
+			Password: r.Cluster.Password,
+			Protocol: 2,
+		}), "cluster " + strings.Join(r.Cluster.Addrs, ","), nil
+	}
+	rdb, err := redisstore.Dial(r.URL)
+	if err != nil {
+		return nil, "", usagef("node: config: redis.url: %v", err)
+	}
+	return rdb, redactURL(r.URL), nil
+}
+
+// startRing joins the promoter ring; Run leads while this node is the
+// leader, until shutdown cancels it.
+func (n *node) startRing(ctx context.Context, failed context.CancelFunc) error {
+	var err error
+	if n.ringConn, err = n.connect("promoter"); err != nil {
+		return err
+	}
+	m := n.cfg.Memberlist
+	n.ring, err = promoter.New(promoter.NodeConfig{
+		Name:       n.cfg.Name,
+		Bind:       m.Bind,
+		Advertise:  m.Advertise,
+		Seeds:      m.Seeds,
+		Memberlist: memberlistPreset(m),
+		Conn:       n.ringConn,
+		Subjects:   n.subj,
+		Logger:     n.log,
+	})
+	if err != nil {
+		return fmt.Errorf("node: memberlist: %w", err)
+	}
+	// Not runCtx: shutdown stops the ring first, in its order.
+	ringCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopRing = stop
+	ring := n.ring
+	n.running.Go(func() {
+		if err := ring.Run(ringCtx); err != nil {
+			n.fail(fmt.Errorf("node: promoter: %w", err), failed)
+		}
+	})
+	return nil
+}
+
+// memberlistPreset is the preset with the config's overrides.
+func memberlistPreset(m clusterconfig.Memberlist) *memberlist.Config {
+	var mc *memberlist.Config
+	switch m.Preset {
+	case clusterconfig.PresetLocal:
+		mc = memberlist.DefaultLocalConfig()
+	case clusterconfig.PresetWAN:
+		mc = memberlist.DefaultWANConfig()
+	default:
+		mc = memberlist.DefaultLANConfig()
+	}
+	if m.ProbeInterval > 0 {
+		mc.ProbeInterval = m.ProbeInterval
+	}
+	if m.ProbeTimeout > 0 {
+		mc.ProbeTimeout = m.ProbeTimeout
+	}
+	if m.SuspicionMult > 0 {
+		mc.SuspicionMult = m.SuspicionMult
+	}
+	return mc
+}
+
+// shutdown stops what start started. The order differs from the start
+// order in one place: the promoter goes first, because a graceful leave
+// is what hands leadership over at once, and nothing it needs goes away
+// before it (the other nodes' cores serve its last calls). Then each step
+// stops a part that nothing still running depends on.
+func (n *node) shutdown() error {
+	var errs []error
+	// 1. The promoter: step down (its loops are cancelled and awaited),
+	// leave the ring, stop serving cluster.status, shut memberlist down.
+	if n.stopRing != nil {
+		n.stopRing()
+		n.running.Wait()
+	}
+	// 2. HTTP: no new requests; those in flight get shutdown_timeout.
+	if err := n.stopHTTP(); err != nil {
+		errs = append(errs, fmt.Errorf("node: %w", err))
+	}
+	// 3. Core: take no more requests; those in flight may finish within
+	// shutdown_timeout, then their context is cancelled.
+	if n.svc != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
+		if err := n.svc.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("node: stop core: %w", err))
+		}
+		cancel()
+	}
+	// 4. Drain the connections: the last events are flushed.
+	for _, nc := range []*nats.Conn{n.ringConn, n.httpConn, n.coreConn} {
+		if nc != nil {
+			if err := drain(nc); err != nil {
+				errs = append(errs, fmt.Errorf("node: %w", err))
+			}
+		}
+	}
+	// 5. Redis: nothing uses the client any more.
+	if n.rdb != nil {
+		if err := n.rdb.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("node: close Redis client: %w", err))
+		}
+	}
+	// 6. The embedded NATS server last: every connection above went
+	// through it. Clients of other processes reconnect to the other
+	// servers of the cluster, which they learnt from this one.
+	if n.nats != nil {
+		n.nats.Shutdown()
+	}
+	return errors.Join(errs...)
+}
