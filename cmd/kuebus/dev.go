@@ -285,41 +285,14 @@ func (d *dev) shutdown() error {
 		d.stopLoop()
 		d.loop.Wait()
 	}
-	// 2. Core: take no more requests; those in flight may finish within
-	// --shutdown-timeout, then their context is cancelled.
-	if d.svc != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
-		if err := d.svc.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("dev: stop core: %w", err))
-		}
-		cancel()
-	}
-	// 3. Drain the NATS connections: the last events core published are
-	// flushed before the connections close.
-	for _, nc := range []*nats.Conn{d.httpConn, d.loopConn, d.coreConn} {
-		if nc != nil {
-			if err := drain(nc); err != nil {
-				errs = append(errs, fmt.Errorf("dev: %w", err))
-			}
-		}
-	}
-	// 4. The Redis client: nothing uses it any more.
+	// 2.–6. Core, the connections, the Redis client, the redis-server
+	// child, embedded NATS last (stop.go).
+	lower := lowerParts{svc: d.svc, conns: []*nats.Conn{d.httpConn, d.loopConn, d.coreConn},
+		redis: d.redis, nats: d.nats, timeout: d.cfg.shutdownTimeout}
 	if d.rdb != nil {
-		if err := d.rdb.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("dev: close Redis client: %w", err))
-		}
+		lower.rdb = d.rdb
 	}
-	// 5. The redis-server child, only if we started it: SIGTERM makes it
-	// flush its AOF and exit.
-	if d.redis != nil {
-		if err := d.redis.Stop(); err != nil {
-			errs = append(errs, fmt.Errorf("dev: %w", err))
-		}
-	}
-	// 6. Embedded NATS last: every connection above went through it.
-	if d.nats != nil {
-		d.nats.Shutdown()
-	}
+	errs = append(errs, lower.stop("dev")...)
 	return errors.Join(errs...)
 }
 

@@ -398,34 +398,10 @@ func (n *node) shutdown() error {
 	if err := n.stopHTTP(); err != nil {
 		errs = append(errs, fmt.Errorf("node: %w", err))
 	}
-	// 3. Core: take no more requests; those in flight may finish within
-	// shutdown_timeout, then their context is cancelled.
-	if n.svc != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
-		if err := n.svc.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("node: stop core: %w", err))
-		}
-		cancel()
-	}
-	// 4. Drain the connections: the last events are flushed.
-	for _, nc := range []*nats.Conn{n.ringConn, n.httpConn, n.coreConn} {
-		if nc != nil {
-			if err := drain(nc); err != nil {
-				errs = append(errs, fmt.Errorf("node: %w", err))
-			}
-		}
-	}
-	// 5. Redis: nothing uses the client any more.
-	if n.rdb != nil {
-		if err := n.rdb.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("node: close Redis client: %w", err))
-		}
-	}
-	// 6. The embedded NATS server last: every connection above went
-	// through it. Clients of other processes reconnect to the other
-	// servers of the cluster, which they learnt from this one.
-	if n.nats != nil {
-		n.nats.Shutdown()
-	}
+	// 3.–5. Core, the connections, the Redis client, the embedded NATS
+	// server last (stop.go).
+	lower := lowerParts{svc: n.svc, conns: []*nats.Conn{n.ringConn, n.httpConn, n.coreConn},
+		rdb: n.rdb, nats: n.nats, timeout: n.cfg.ShutdownTimeout}
+	errs = append(errs, lower.stop("node")...)
 	return errors.Join(errs...)
 }
