@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
-	"sync"
 
-	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/httpapi"
-	"github.com/kuebus/kuebus/httpapi/prom"
 )
 
 // Environment variables that stand in for the secret flags, so that secrets
@@ -69,81 +64,4 @@ func cmpOrEnv(v, env string) string {
 func (f *httpFlags) auth() httpapi.Auth {
 	user, pass, _ := strings.Cut(f.basic, ":")
 	return httpapi.Auth{Token: f.token, User: user, Password: pass}
-}
-
-// metricsAuth is what /metrics requires: its own token, nothing, or (nil)
-// the API's credentials.
-func (f *httpFlags) metricsAuth() *httpapi.Auth {
-	switch {
-	case f.metricsToken != "":
-		return &httpapi.Auth{Token: f.metricsToken}
-	case f.metricsOpen:
-		return &httpapi.Auth{}
-	}
-	return nil
-}
-
-// devHTTP is the HTTP API of `kuebus dev`: what startHTTP started, for
-// stopHTTP to stop.
-type devHTTP struct {
-	stop context.CancelFunc
-	done sync.WaitGroup // owns the serving goroutine
-	err  error          // set by that goroutine before it ends
-}
-
-// startHTTP serves the API, dashboard and metrics on --http-listen, with a
-// NATS connection of its own as a separate process would have. It returns
-// the URL it serves, "" when --http-listen is empty.
-func (d *dev) startHTTP(natsURL string, failed context.CancelFunc) (string, error) {
-	if d.cfg.httpListen == "" {
-		return "", nil
-	}
-	conn, err := d.connect(natsURL, "kuebus-dev-http", d.nats.InProcess())
-	if err != nil {
-		return "", err
-	}
-	d.httpConn = conn
-	client, err := core.NewClient(conn, &core.ClientOptions{Prefix: d.cfg.subjects.Prefix()})
-	if err != nil {
-		return "", fmt.Errorf("dev: %w", err)
-	}
-	// dev runs the only promoter, so it is always the leader.
-	metrics, err := prom.New(prom.Config{Stats: client, Node: "dev", Leader: true})
-	if err != nil {
-		return "", fmt.Errorf("dev: %w", err)
-	}
-	srv, err := httpapi.New(httpapi.Config{
-		Conn: conn, Prefix: d.cfg.subjects.Prefix(), Addr: d.cfg.httpListen,
-		Auth: d.cfg.http.auth(), MetricsAuth: d.cfg.http.metricsAuth(), InsecureBind: d.cfg.http.insecureBind,
-		Metrics: metrics, MetricsHandler: metrics.Handler(),
-		Logger: d.log, ShutdownTimeout: d.cfg.shutdownTimeout,
-	})
-	if err != nil {
-		return "", fmt.Errorf("dev: %w", err)
-	}
-	ln, err := srv.Listen()
-	if err != nil {
-		return "", fmt.Errorf("dev: %w (choose another --http-listen, or --http-listen '' for no HTTP)", err)
-	}
-	// Not the run context: shutdown stops HTTP first, in its order.
-	ctx, stop := context.WithCancel(context.Background())
-	d.web.stop = stop
-	d.web.done.Go(func() {
-		if err := srv.Serve(ctx, ln); err != nil {
-			d.web.err = err
-			failed()
-		}
-	})
-	return "http://" + ln.Addr().String() + "/", nil
-}
-
-// stopHTTP stops serving: requests in flight get --shutdown-timeout, event
-// streams end at once.
-func (d *dev) stopHTTP() error {
-	if d.web.stop == nil {
-		return nil
-	}
-	d.web.stop()
-	d.web.done.Wait()
-	return d.web.err
 }

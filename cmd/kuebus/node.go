@@ -73,14 +73,25 @@ func runNode(ctx context.Context, e *env, args []string) error {
 
 	log := nodeLogger(cfg, e)
 	redis.SetLogger(redisLogger{log.With("component", "go-redis")})
+	n := &node{cfg: cfg, log: log, cmd: "node"}
+	if err := n.run(ctx); err != nil {
+		return err
+	}
+	log.Info("kuebus node stopped")
+	return nil
+}
+
+// run starts the node, runs it until ctx ends or a part fails on its own,
+// and shuts it down. `kuebus node` and `kuebus dev` (a node of one) both
+// run through here.
+func (n *node) run(ctx context.Context) error {
 	// runCtx ends on a signal (ctx) or when a part fails on its own.
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	n := &node{cfg: cfg, log: log}
 	startErr := n.start(runCtx, cancelRun)
 	if startErr == nil {
 		<-runCtx.Done()
-		log.Info("kuebus node stopping")
+		n.log.Info("kuebus " + n.cmd + " stopping")
 	}
 	stopErr := n.shutdown()
 	switch {
@@ -90,11 +101,8 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return errors.Join(startErr, stopErr)
 	case n.failure != nil:
 		return errors.Join(n.failure, stopErr)
-	case stopErr != nil:
-		return stopErr
 	}
-	log.Info("kuebus node stopped")
-	return nil
+	return stopErr
 }
 
 func nodeLogger(cfg *clusterconfig.Config, e *env) *slog.Logger {
@@ -108,11 +116,21 @@ func nodeLogger(cfg *clusterconfig.Config, e *env) *slog.Logger {
 	return slog.New(h).With("node", cfg.Name)
 }
 
-// node is one run of `kuebus node`: what start started, for shutdown to
-// stop. A nil field was not started.
+// node is one run of `kuebus node` (or `kuebus dev`, a node of one): what
+// start started, for shutdown to stop. A nil field was not started.
 type node struct {
-	cfg  *clusterconfig.Config
-	log  *slog.Logger
+	cfg *clusterconfig.Config
+	log *slog.Logger
+	cmd string // the command that runs it, "node" or "dev": in the stopping line
+
+	// ready, when set, is called once the node is ready, instead of the
+	// node's own ready line and hook: `kuebus dev` has its own.
+	ready func(context.Context, nodeInfo)
+	// alone says the node is its ring's only member for good (`kuebus
+	// dev`): it leads from the start, so its metrics say so before its
+	// queue.leader announcement reaches them.
+	alone bool
+
 	subj bus.Subjects
 
 	nats     *bus.Embedded
@@ -167,6 +185,10 @@ func (n *node) start(ctx context.Context, failed context.CancelFunc) error {
 			return err
 		}
 		info.RingAddr = n.ring.Addr()
+	}
+	if n.ready != nil {
+		n.ready(ctx, info)
+		return nil
 	}
 	n.log.Info("kuebus node ready", "roles", strings.Join(n.cfg.Roles, ","), "nats_url", redactURL(info.NATSURL),
 		"memberlist", info.RingAddr, "http_url", info.HTTPURL)

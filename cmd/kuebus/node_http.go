@@ -51,8 +51,9 @@ func (n *node) startHTTP(failed func(error)) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("node: http: %w", err)
 	}
-	// The leader gauge follows queue.leader events from here on.
-	metrics, err := prom.New(prom.Config{Stats: client, Node: n.cfg.Name})
+	// The leader gauge follows queue.leader events from here on; a node
+	// alone in its ring leads from the start.
+	metrics, err := prom.New(prom.Config{Stats: client, Node: n.cfg.Name, Leader: n.alone})
 	if err != nil {
 		return "", fmt.Errorf("node: http: %w", err)
 	}

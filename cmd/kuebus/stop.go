@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,18 +11,16 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
 )
 
-// lowerParts are what dev and node both run beneath their loops and HTTP,
-// and stop the same way once those are stopped.
+// lowerParts are what a node runs beneath its promoter and HTTP, stopped
+// once those are stopped.
 type lowerParts struct {
 	svc     *core.Service
 	conns   []*nats.Conn // drained in this order
 	rdb     redis.UniversalClient
-	redis   *redisproc.Server // the redis-server child: dev only
-	nats    *bus.Embedded     // nil with external NATS
-	timeout time.Duration     // how long core's requests in flight may run on
+	nats    *bus.Embedded // nil with external NATS
+	timeout time.Duration // how long core's requests in flight may run on
 }
 
 // stop stops them in a fixed order (STYLE §6), whatever was started, and
@@ -52,13 +51,6 @@ func (p lowerParts) stop(who string) []error {
 			errs = append(errs, fmt.Errorf("%s: close Redis client: %w", who, err))
 		}
 	}
-	// The redis-server child, only if we started it: SIGTERM makes it flush
-	// its AOF and exit.
-	if p.redis != nil {
-		if err := p.redis.Stop(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", who, err))
-		}
-	}
 	// The embedded NATS server last: every connection above went through
 	// it. Clients of other processes reconnect to the other servers of the
 	// cluster, which they learnt from this one.
@@ -66,4 +58,23 @@ func (p lowerParts) stop(who string) []error {
 		p.nats.Shutdown()
 	}
 	return errs
+}
+
+// drain drains nc and waits until it is closed, which nats.go does at the
+// latest after the DrainTimeout nc was connected with.
+func drain(nc *nats.Conn) error {
+	if nc.IsClosed() {
+		return nil
+	}
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return fmt.Errorf("drain NATS connection: %w", err)
+	}
+	<-closed
+	if err := nc.LastError(); errors.Is(err, nats.ErrDrainTimeout) {
+		return fmt.Errorf("drain NATS connection: %w", err)
+	}
+	return nil
 }
