@@ -306,7 +306,7 @@ func (s *Service) announceCreated(jobs []Job, existing []bool) {
 		if existing[i] {
 			continue
 		}
-		s.publish(bus.EventEnqueue, &jobs[i], nil)
+		s.publish(bus.EventEnqueue, &jobs[i], func(ev *Event) { ev.New = true })
 		if jobs[i].State == StateDelayed && (earliest == 0 || jobs[i].PromoteAt < earliest) {
 			earliest = jobs[i].PromoteAt
 		}

@@ -460,3 +460,16 @@ func TestDelayedJobsAreDueNoEarlierThanTheirDelayFromTheCall(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, mv.Moved)
 }
+
+func TestEnqueueMarksNewJobsOnly(t *testing.T) {
+	c, _ := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("enqueue", ""))
+	job, err := c.Client.Create(ctx, "n", nil, nil)
+	require.NoError(t, err)
+	require.True(t, next(t, evs).New, "a new job")
+	_, err = c.Client.SetState(ctx, job.ID, core.StateFailed)
+	require.NoError(t, err)
+	_, err = c.Client.SetState(ctx, job.ID, core.StateInactive)
+	require.NoError(t, err)
+	require.False(t, next(t, evs).New, "a re-run is not a new job")
+}

@@ -180,6 +180,9 @@ type Event struct {
 	Attempts int             `json:"attempts,omitempty"`
 	Progress *int            `json:"progress,omitempty"`
 	Line     string          `json:"line,omitempty"`
+	// New marks the enqueue event of a job just created, as against one
+	// that is back in the queue (a re-run by hand, a released lease).
+	New bool `json:"new,omitempty"`
 	// DueAt is queue.due's: the earliest due time among the jobs just
 	// delayed. Leader is queue.leader's: the new leader's name.
 	DueAt  int64  `json:"due_at,omitempty"`

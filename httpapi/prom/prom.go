@@ -150,9 +150,8 @@ func (e *Exporter) Event(ev *core.Event) {
 	switch ev.Event {
 	case bus.EventEnqueue:
 		// enqueue also announces a re-run (set_state) and a released
-		// lease; only a job untouched since its creation is new. Core's
-		// events carry no flag for it (see docs/http.md).
-		if j := ev.Job; j != nil && j.StartedAt == 0 && j.Attempts == 0 && j.UpdatedAt == j.CreatedAt {
+		// lease; core marks the enqueue of a job just created with "new".
+		if ev.New {
 			e.created.WithLabelValues(ev.Type).Inc()
 		}
 	case bus.EventComplete:
