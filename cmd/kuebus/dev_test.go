@@ -142,7 +142,7 @@ func TestDev(t *testing.T) {
 		_, body, _ := strings.Cut(line, " ")
 		var ev core.Event
 		require.NoError(t, json.Unmarshal([]byte(body), &ev), line)
-		require.Equal(t, core.Event{Event: "enqueue", ID: job.ID, Type: "ping", At: ev.At, Job: ev.Job}, ev)
+		require.Equal(t, core.Event{Event: "enqueue", ID: job.ID, Type: "ping", At: ev.At, Job: ev.Job, New: true}, ev)
 		require.Equal(t, 0, events.stop(t))
 	})
 
