@@ -79,9 +79,10 @@ func CodeOf(err error) Code {
 	return CodeInternal
 }
 
-// messageOf is what goes into the Nats-Service-Error header: for an *Error
-// its own message (the code travels in its own header), else the full text.
-func messageOf(err error) string {
+// MessageOf is an error's message without its code: for an *Error its own
+// message (the code travels apart, in the Nats-Service-Error-Code header or
+// a field of its own), else the full text.
+func MessageOf(err error) string {
 	var e *Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message

@@ -165,7 +165,7 @@ func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, e
 			s.logger.Error("rpc failed", "subject", r.Subject(), "err", err)
 		}
 		msg.Data = nil
-		msg.Header = nats.Header{HeaderErrorCode: []string{string(code)}, HeaderError: []string{messageOf(err)}}
+		msg.Header = nats.Header{HeaderErrorCode: []string{string(code)}, HeaderError: []string{MessageOf(err)}}
 	}
 	if msg.Subject == "" {
 		return // a publish, not a request: nobody waits for the answer

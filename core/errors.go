@@ -25,6 +25,8 @@ func invalid(field, format string, args ...any) error {
 	return bus.Errorf(bus.CodeInvalid, field+": "+format, args...)
 }
 
-func notFound(id int64) error {
+// JobNotFound is the not_found error of a job id, worded the same wherever
+// it is raised.
+func JobNotFound(id int64) error {
 	return bus.Errorf(bus.CodeNotFound, "job %d not found", id)
 }

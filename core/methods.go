@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kuebus/kuebus/bus"
 )
@@ -87,8 +86,7 @@ func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply,
 	for i := range req.Jobs {
 		if err := req.Jobs[i].Normalize(s.cfg.MaxDataBytes); err != nil {
 			// Name the job too: "jobs[3].type: ...".
-			msg := strings.TrimPrefix(err.Error(), "kuebus: invalid: ")
-			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, msg)
+			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, bus.MessageOf(err))
 		}
 	}
 	jobs, existing, err := s.creates.create(ctx, req.Jobs)

@@ -278,15 +278,7 @@ func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, er
 }
 
 func opError(err error) *OpError {
-	return &OpError{Code: string(bus.CodeOf(err)), Message: messageOf(err)}
-}
-
-func messageOf(err error) string {
-	var e *bus.Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return err.Error()
+	return &OpError{Code: string(bus.CodeOf(err)), Message: bus.MessageOf(err)}
 }
 
 // announceApplied publishes what a lease holder's operation changed.

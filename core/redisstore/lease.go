@@ -90,7 +90,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 	var order []string
 	for i, t := range types {
 		if t == "" {
-			out[i].Err = bus.Errorf(bus.CodeNotFound, "job %d not found", ops[i].ID)
+			out[i].Err = core.JobNotFound(ops[i].ID)
 			continue
 		}
 		if _, seen := groups[t]; !seen {
@@ -113,7 +113,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 			pair := res[n].([]any)
 			switch code := toInt64(pair[0]); code {
 			case 0:
-				out[i].Err = bus.Errorf(bus.CodeNotFound, "job %d not found", ops[i].ID)
+				out[i].Err = core.JobNotFound(ops[i].ID)
 			case -1:
 				out[i].Err = bus.Errorf(bus.CodeConflict, "job %d: lease %q is not the job's current lease (it expired and the job went back, or the job was moved by hand)", ops[i].ID, ops[i].Lease)
 			default:

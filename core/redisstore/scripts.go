@@ -62,11 +62,15 @@ local function snapshot(jobkey)
   return redis.call('HMGET', jobkey, unpack(ROW))
 end
 
--- put a job at the back of its priority in ready
-local function enter_ready(jobkey, id, priority)
+-- put a job at the back of its priority in ready, returning its member
+-- "<seq, 16 digits>:<id>" (the one place that builds it; readyID reads it)
+local function ready_member(id, priority)
   local member = string.format('%016d', redis.call('INCR', K_SEQ)) .. ':' .. id
   redis.call('ZADD', K_READY, priority, member)
-  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', member)
+  return member
+end
+local function enter_ready(jobkey, id, priority)
+  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority))
 end
 
 -- take a job out of the index of the state it is in
@@ -86,11 +90,13 @@ end
 
 -- a finished job gives up its unique key; a job that runs again takes it back
 -- unless another job holds it by now
-local function release_unique(jobkey, id)
-  local uk = redis.call('HGET', jobkey, 'unique_key')
+local function release_key(uk, id)
   if uk and uk ~= '' and redis.call('HGET', K_UNIQUE, uk) == id then
     redis.call('HDEL', K_UNIQUE, uk)
   end
+end
+local function release_unique(jobkey, id)
+  release_key(redis.call('HGET', jobkey, 'unique_key'), id)
 end
 local function retake_unique(jobkey, id)
   local uk = redis.call('HGET', jobkey, 'unique_key')
@@ -358,18 +364,6 @@ func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now, priori
 
 // allScripts are loaded at start so that pipelined EVALSHAs find them.
 var allScripts = []*redis.Script{indexIDs, createJobs, promoteDue, removeJob, addLog, setState, setPriority}
-
-// pairs turns a flat field/value list from a script into a map.
-func pairs(flat []any) map[string]string {
-	if len(flat) == 0 {
-		return nil
-	}
-	m := make(map[string]string, len(flat)/2)
-	for i := 0; i+1 < len(flat); i += 2 {
-		m[toString(flat[i])] = toString(flat[i+1])
-	}
-	return m
-}
 
 // row turns a script's row (values in rowFields order) into a map; nil for
 // an empty reply or a row of a job that does not exist.

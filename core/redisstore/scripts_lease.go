@@ -45,18 +45,9 @@ local function unlease(id, row)
   redis.call('ZREM', K_LEASES, id)
   row[R_LEASE], row[R_LEASE_UNTIL], row[R_UPDATED_AT] = '', '', now
 end
--- a finished job gives up its unique key
-local function drop_unique(id, row)
-  local uk = row[R_UNIQUE_KEY]
-  if uk and uk ~= '' and redis.call('HGET', K_UNIQUE, uk) == id then
-    redis.call('HDEL', K_UNIQUE, uk)
-  end
-end
--- back to ready at the end of its priority
+-- back to ready at the end of its priority; the caller's HSET stores it
 local function requeue(id, row)
-  local member = string.format('%016d', redis.call('INCR', K_SEQ)) .. ':' .. id
-  redis.call('ZADD', K_READY, row[R_PRIORITY], member)
-  row[R_STATE], row[R_RMEMBER] = 'inactive', member
+  row[R_STATE], row[R_RMEMBER] = 'inactive', ready_member(id, row[R_PRIORITY])
 end
 `
 
@@ -71,7 +62,7 @@ return each(function(jobkey, logkey, id, result, flag, row)
   unlease(id, row)
   local duration = now - (tonumber(row[R_STARTED_AT]) or now)
   work_time = work_time + duration
-  drop_unique(id, row)
+  release_key(row[R_UNIQUE_KEY], id)
   row[R_STATE], row[R_PROGRESS], row[R_DURATION] = 'complete', 100, duration
   row[R_ATTEMPTS] = (tonumber(row[R_ATTEMPTS]) or 0) + 1
   if row[R_ROC] == '1' then
@@ -98,7 +89,7 @@ return each(function(jobkey, logkey, id, err, final, row)
   row[R_ATTEMPTS], row[R_ERROR] = attempts, err
   if attempts >= tonumber(row[R_MAX_ATTEMPTS]) or final == '1' then
     redis.call('ZADD', K_FAILED, now, id)
-    drop_unique(id, row)
+    release_key(row[R_UNIQUE_KEY], id)
     row[R_STATE], row[R_FAILED_AT] = 'failed', now
     redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
       'updated_at', now, 'lease', '', 'lease_until', '')

@@ -113,7 +113,7 @@ func isTransient(msg string) bool {
 func (s *Store) typeOf(ctx context.Context, id int64) (typeKeys, string, error) {
 	t, err := s.rdb.HGet(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Result()
 	if errors.Is(err, redis.Nil) {
-		return typeKeys{}, "", bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return typeKeys{}, "", core.JobNotFound(id)
 	}
 	if err != nil {
 		return typeKeys{}, "", s.fail("find job type", err)
@@ -132,7 +132,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*core.Job, error) {
 		return nil, s.fail("get job", err)
 	}
 	if len(h) == 0 {
-		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return nil, core.JobNotFound(id)
 	}
 	j := decodeJob(h)
 	return &j, nil
@@ -252,7 +252,7 @@ func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 		return nil, s.fail("remove job", err)
 	}
 	if h == nil {
-		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return nil, core.JobNotFound(id)
 	}
 	// After the job: a crash in between leaves an id that reads as not found.
 	if err := s.rdb.HDel(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Err(); err != nil {
@@ -275,7 +275,7 @@ func (s *Store) Log(ctx context.Context, id int64) ([]string, error) {
 		return nil, s.fail("read log", err)
 	}
 	if exists.Val() == 0 {
-		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return nil, core.JobNotFound(id)
 	}
 	return lines.Val(), nil
 }
@@ -291,7 +291,7 @@ func (s *Store) AddLog(ctx context.Context, id int64, line string) (*core.Job, e
 		return nil, s.fail("add log", err)
 	}
 	if h == nil {
-		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return nil, core.JobNotFound(id)
 	}
 	j := decodeJob(h)
 	return &j, nil
@@ -308,7 +308,7 @@ func (s *Store) SetState(ctx context.Context, now, id int64, state core.State) (
 		return nil, false, s.fail("set state", err)
 	}
 	if h == nil {
-		return nil, false, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return nil, false, core.JobNotFound(id)
 	}
 	j := decodeJob(h)
 	return &j, changed, nil
@@ -325,7 +325,7 @@ func (s *Store) SetPriority(ctx context.Context, now, id int64, p core.Priority)
 		return nil, s.fail("set priority", err)
 	}
 	if h == nil {
-		return nil, bus.Errorf(bus.CodeNotFound, "job %d not found", id)
+		return nil, core.JobNotFound(id)
 	}
 	j := decodeJob(h)
 	return &j, nil
