@@ -8,7 +8,9 @@ import (
 	"html/template"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Auth is who may use the server: a bearer token, a basic-auth user and
@@ -16,8 +18,11 @@ import (
 // in.
 //
 // Browsers: with basic auth they ask for the password themselves; with a
-// token, GET /login shows a form that stores the token in an HttpOnly,
-// SameSite=Strict cookie, which the dashboard and its event stream then send.
+// token, GET /login shows a form; the right token there gets a signed,
+// expiring session cookie (HttpOnly, SameSite=Strict, Secure under TLS),
+// which the dashboard and its event stream then send, and POST /logout
+// clears. Wrong tokens and passwords are rate limited per address
+// (limit.go).
 type Auth struct {
 	// Token is the bearer token: "Authorization: Bearer <Token>".
 	Token string
@@ -63,28 +68,60 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// authCookie carries the token for browsers that logged in through /login.
-const authCookie = "kuebus_token"
+// verdict is what checking a request's credentials found.
+type verdict int
 
-// allows reports whether r carries credentials that a accepts.
-func (a *Auth) allows(r *http.Request) bool {
-	if !a.Enabled() {
-		return true
-	}
-	if a.Token != "" {
-		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(tok, a.Token) {
-			return true
-		}
-		if c, err := r.Cookie(authCookie); err == nil && equal(c.Value, a.Token) {
-			return true
-		}
-	}
-	if a.User != "" {
-		if u, p, ok := r.BasicAuth(); ok && equal(u, a.User) && equal(p, a.Password) {
-			return true
+const (
+	verdictNone    verdict = iota // no credentials (or only a stale cookie): not a guess
+	verdictAllowed                // credentials a accepts
+	verdictWrong                  // a token or password that a does not accept: a guess
+)
+
+// check looks at r's credentials for a: a session cookie (only where a
+// takes the API's token, which the cookie stands for), a bearer token,
+// basic auth.
+func (s *Server) check(a *Auth, r *http.Request) verdict {
+	if a.Token != "" && a.Token == s.cfg.Auth.Token {
+		if c, err := r.Cookie(sessionCookie); err == nil && s.sessions.valid(c.Value, s.now()) {
+			return verdictAllowed
 		}
 	}
-	return false
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return verdictNone
+	}
+	if tok, ok := strings.CutPrefix(header, "Bearer "); ok && a.Token != "" && equal(tok, a.Token) {
+		return verdictAllowed
+	}
+	if u, p, ok := r.BasicAuth(); ok && a.User != "" && equal(u, a.User) && equal(p, a.Password) {
+		return verdictAllowed
+	}
+	return verdictWrong
+}
+
+// clientAddr is the address the failed-login limit counts r under: the
+// connection's IP, without the port.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// retryAfter sets Retry-After to wait in whole seconds, rounded up, and
+// returns them.
+func retryAfter(w http.ResponseWriter, wait time.Duration) int64 {
+	secs := max(int64((wait+time.Second-1)/time.Second), 1)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	return secs
+}
+
+// tooMany answers 429: the address sent too many wrong credentials.
+func tooMany(w http.ResponseWriter, wait time.Duration) {
+	secs := retryAfter(w, wait)
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Code: codeRateLimited,
+		Message: fmt.Sprintf("too many wrong credentials from this address: try again in %d s", secs)}})
 }
 
 // equal compares secrets in constant time; hashing first hides the length.
@@ -101,9 +138,20 @@ func (s *Server) require(a *Auth, h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.allows(r) {
+		// A request that sends a token or password is held back while its
+		// address is limited, before the credentials are looked at.
+		if r.Header.Get("Authorization") != "" {
+			if wait := s.limit.held(clientAddr(r)); wait > 0 {
+				tooMany(w, wait)
+				return
+			}
+		}
+		switch s.check(a, r) {
+		case verdictAllowed:
 			h.ServeHTTP(w, r)
 			return
+		case verdictWrong:
+			s.limit.failed(clientAddr(r))
 		}
 		wantsPage := r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html")
 		if wantsPage && a.User == "" {
@@ -148,7 +196,9 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 </form></body></html>`))
 
 // login serves the token form (GET) and checks it (POST). It is reachable
-// without credentials: it is how a browser gets them.
+// without credentials: it is how a browser gets them. A right token gets a
+// session cookie (session.go), never the token itself; wrong ones count
+// against the address's failed-login limit like any other credentials.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -156,16 +206,37 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		_ = loginPage.Execute(w, "")
 		return
 	}
+	addr := clientAddr(r)
+	if wait := s.limit.held(addr); wait > 0 {
+		secs := retryAfter(w, wait)
+		w.WriteHeader(http.StatusTooManyRequests)
+		_ = loginPage.Execute(w, fmt.Sprintf("Too many wrong tokens from this address: try again in %d s.", secs))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	tok := r.PostFormValue("token")
 	if s.cfg.Auth.Token == "" || !equal(tok, s.cfg.Auth.Token) {
+		s.limit.failed(addr)
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = loginPage.Execute(w, "That token is not valid.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: authCookie, Value: tok, Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-	})
+	http.SetCookie(w, s.sessions.issue(s.now(), s.secureCookie(r)))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// logout ends the browser's session: it clears the cookie and shows the
+// login form. The cookie's MAC stays valid until its expiry (the server
+// keeps no session list), so a copy taken before logout works until then;
+// a restart, or a new token or session key, ends every session.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	http.SetCookie(w, cleared(s.secureCookie(r)))
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// secureCookie reports whether the session cookie gets the Secure flag:
+// when the server serves TLS, or the request came over TLS.
+func (s *Server) secureCookie(r *http.Request) bool {
+	return s.tls != nil || r.TLS != nil
 }

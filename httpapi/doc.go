@@ -13,7 +13,8 @@
 //     {"error":{"code","message"}} (respond.go);
 //   - access control: bearer token, basic auth or a login cookie, and the
 //     rule that a non-loopback address needs auth unless told otherwise
-//     (auth.go);
+//     (auth.go); the signed, expiring session cookie and logout
+//     (session.go); the failed-login limit (limit.go); TLS (server.go);
 //   - the event stream GET /events, which forwards job.> and queue.> from
 //     NATS to browsers (events.go);
 //   - the dashboard's files, embedded with go:embed (ui.go, ui/);

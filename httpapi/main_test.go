@@ -53,14 +53,18 @@ func newEnv(t *testing.T, cfg httpapi.Config, coreCfg ...core.Config) *env {
 	return newEnvWith(t, cc, func(*coretest.Core) httpapi.Config { return cfg })
 }
 
-// newEnvWith is newEnv for a config that needs the running core.
-func newEnvWith(t *testing.T, cc core.Config, config func(*coretest.Core) httpapi.Config) *env {
+// newEnvWith is newEnv for a config that needs the running core. Each of
+// setup runs on the server before it serves (to set its clock, say).
+func newEnvWith(t *testing.T, cc core.Config, config func(*coretest.Core) httpapi.Config, setup ...func(*httpapi.Server)) *env {
 	t.Helper()
 	c := coretest.NewCore(t, cc)
 	cfg := config(c)
 	cfg.Conn = bustest.Connect(t, c.NATS.ClientURL())
 	srv, err := httpapi.New(cfg)
 	require.NoError(t, err)
+	for _, fn := range setup {
+		fn(srv)
+	}
 	require.NoError(t, srv.Start())
 	ts := httptest.NewServer(srv.Handler())
 	// Cleanups run last first: the event streams end (srv.Close) before

@@ -20,6 +20,7 @@ const (
 	codeForbidden    = "forbidden"
 	codeTimeout      = "timeout"
 	codeNoRoute      = "no_route"
+	codeRateLimited  = "rate_limited"
 )
 
 // errorBody is the body of every error reply: {"error":{"code","message"}}.

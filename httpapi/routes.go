@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	if s.cfg.Auth.Token != "" {
 		mux.HandleFunc("GET /login", s.login)
 		mux.HandleFunc("POST /login", s.login)
+		mux.HandleFunc("POST /logout", s.logout)
 	}
 	if s.cfg.MetricsHandler != nil {
 		mux.Handle("GET /metrics", s.require(s.cfg.MetricsAuth, s.cfg.MetricsHandler))

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,7 @@ const (
 	MaxPopWaitDefault      = 30 * time.Second
 	ShutdownTimeoutDefault = 10 * time.Second
 	HeartbeatDefault       = 25 * time.Second
+	SessionTTLDefault      = 12 * time.Hour
 )
 
 // Config configures a Server.
@@ -38,6 +40,19 @@ type Config struct {
 	// Auth protects the API, the dashboard and /events. Default: none, which
 	// New accepts only on a loopback Addr unless InsecureBind is set.
 	Auth Auth
+	// TLSCert and TLSKey are PEM files of the certificate (with its chain)
+	// and its key: with both, the server serves HTTPS only, and a plain
+	// HTTP request gets 400. New loads them and fails when it cannot.
+	// Default: none, plain HTTP.
+	TLSCert, TLSKey string
+	// SessionKey signs the session cookies of browsers that log in with the
+	// token; at least SessionKeyMinBytes. Servers that share it accept each
+	// other's cookies. Default: random per server, so a restart signs
+	// everyone out.
+	SessionKey []byte
+	// SessionTTL is how long a session cookie is valid. Default
+	// SessionTTLDefault (12h).
+	SessionTTL time.Duration
 	// MetricsAuth protects /metrics. Default (nil): the same as Auth. A
 	// pointer to a zero Auth leaves /metrics open.
 	MetricsAuth *Auth
@@ -72,6 +87,7 @@ func (c Config) withDefaults() Config {
 	c.CallTimeout = cmp.Or(c.CallTimeout, bus.DefaultTimeout)
 	c.Heartbeat = cmp.Or(c.Heartbeat, HeartbeatDefault)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)
+	c.SessionTTL = cmp.Or(c.SessionTTL, SessionTTLDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}
@@ -86,6 +102,15 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.MaxPopWait < 0 || c.CallTimeout < 0 || c.Heartbeat < 0 || c.ShutdownTimeout < 0 {
 		return errors.New("httpapi: MaxBodyBytes, MaxPopWait, CallTimeout, Heartbeat and ShutdownTimeout must not be negative")
+	}
+	if c.SessionTTL < time.Second {
+		return fmt.Errorf("httpapi: session TTL %s: must be at least 1s", c.SessionTTL)
+	}
+	if n := len(c.SessionKey); n > 0 && n < SessionKeyMinBytes {
+		return fmt.Errorf("httpapi: session key: %d bytes, needs at least %d", n, SessionKeyMinBytes)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("httpapi: tls: a certificate and its key go together: give both files or neither")
 	}
 	if err := c.Auth.validate(); err != nil {
 		return fmt.Errorf("httpapi: auth: %w", err)
@@ -106,13 +131,20 @@ type Server struct {
 	metrics Metrics
 	handler http.Handler
 	hub     *hub
+	// tls is the server's TLS config; nil serves plain HTTP.
+	tls      *tls.Config
+	sessions *sessions
+	limit    *loginLimiter
+	// now is the clock of sessions and the login limit; tests set it.
+	now func() time.Time
 
 	mu     sync.Mutex
 	subs   []*nats.Subscription // nil until Start
 	closed bool
 }
 
-// New checks cfg and builds the server. It does no I/O.
+// New checks cfg and builds the server. Its only I/O is reading the TLS
+// files.
 func New(cfg Config) (*Server, error) {
 	if cfg.Conn == nil {
 		panic("httpapi: Config.Conn is nil")
@@ -125,14 +157,22 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
 	}
-	s := &Server{
-		cfg:     cfg,
-		core:    client,
-		subj:    client.Subjects(),
-		log:     cfg.Logger.With("component", "http"),
-		metrics: cfg.Metrics,
-		hub:     newHub(),
+	tlsCfg, err := loadTLS(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, err
 	}
+	s := &Server{
+		cfg:      cfg,
+		core:     client,
+		subj:     client.Subjects(),
+		log:      cfg.Logger.With("component", "http"),
+		metrics:  cfg.Metrics,
+		hub:      newHub(),
+		tls:      tlsCfg,
+		sessions: newSessions(cfg.SessionKey, cfg.Auth.Token, cfg.SessionTTL),
+		now:      time.Now,
+	}
+	s.limit = newLoginLimiter(LoginBurstDefault, LoginEveryDefault, func() time.Time { return s.now() })
 	s.handler = s.routes()
 	return s, nil
 }
@@ -186,6 +226,27 @@ func (s *Server) unsubscribe() {
 	s.subs = nil
 }
 
+// loadTLS reads the certificate and key, if given, so that a bad file is
+// an error at start rather than at the first client.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: tls: certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Scheme is "https" when the server serves TLS, else "http".
+func (s *Server) Scheme() string {
+	if s.tls != nil {
+		return "https"
+	}
+	return "http"
+}
+
 // Listen opens the listener on Config.Addr.
 func (s *Server) Listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
@@ -223,7 +284,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	if s.tls != nil {
+		srv.TLSConfig = s.tls
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- srv.Serve(ln) }()
+	}
 	select {
 	case err := <-served:
 		s.Close()

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"embed"
 	"io/fs"
 	"net/http"
+	"time"
 )
 
 // The dashboard: plain HTML, CSS and JavaScript, embedded so that the binary
@@ -30,13 +32,27 @@ func securityHeaders(h http.Header) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
+// signOut is the header's sign-out control, on the page of a server with
+// token auth, where a browser holds a session cookie to end. A plain form
+// post: it needs no script, and the page's CSP allows it (form-action
+// 'self').
+const signOut = `<form method="post" action="/logout" class="signout"><button type="submit">Sign out</button></form>
+</header>`
+
 // indexHandler serves the dashboard's page at /. The page routes itself by
 // the URL's fragment (#/jobs/failed, #/job/42), so / is its only path.
 func (s *Server) indexHandler() http.Handler {
+	page, err := fs.ReadFile(uiFS, "index.html")
+	if err != nil {
+		panic(err) // embedded: it is there
+	}
+	if s.cfg.Auth.Token != "" {
+		page = bytes.Replace(page, []byte("</header>"), []byte(signOut), 1)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w.Header())
 		w.Header().Set("Cache-Control", "no-cache")
-		http.ServeFileFS(w, r, uiFS, "index.html")
+		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(page))
 	})
 }
 

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Defaults of the failed-login limit (see loginLimiter).
+const (
+	// LoginBurstDefault is how many wrong credentials one address may send
+	// before it is slowed down.
+	LoginBurstDefault = 10
+	// LoginEveryDefault is how often one more try comes back after that:
+	// 10 a minute.
+	LoginEveryDefault = 6 * time.Second
+	// loginOverallFactor sizes the bucket all addresses share, as a
+	// multiple of one address's: it bounds guesses spread over many
+	// addresses.
+	loginOverallFactor = 10
+	// loginMaxAddrs bounds the addresses remembered; beyond it the one
+	// whose last failure is oldest is forgotten.
+	loginMaxAddrs = 10000
+)
+
+// loginLimiter slows down guessing of credentials. Each client address has
+// a token bucket: a wrong token, password or login form takes one token, and
+// a token comes back every `every`, up to `burst`. All addresses also share
+// one bucket ten times as large that refills ten times as fast.
+//
+// An address is held back (429) while its bucket is empty, or while the
+// shared one is and the address has failed before: a botnet that empties
+// the shared bucket slows down only addresses that sent wrong credentials,
+// never a user who has not. A held-back request is refused before its
+// credentials are checked, so a right guess there tells nothing.
+//
+// Requests without credentials and with a valid session cookie take no
+// token: they are not guesses (a cookie's MAC cannot be guessed).
+//
+// Memory is bounded: an address whose bucket is full again is forgotten
+// when room is needed, and past loginMaxAddrs the one whose last failure is
+// oldest goes.
+//
+// The address is the connection's: behind a proxy every client shares the
+// proxy's bucket, which keeps the limit safe (a spoofed X-Forwarded-For
+// cannot reset it) at the price of slowing all of them together.
+type loginLimiter struct {
+	burst, every float64 // every in seconds
+	maxAddrs     int
+	now          func() time.Time
+
+	mu      sync.Mutex
+	overall bucket
+	addrs   map[string]*bucket
+}
+
+// bucket is a token bucket: tokens at last, refilling over time.
+type bucket struct {
+	tokens   float64
+	last     time.Time
+	failedAt time.Time // the last failure, to forget the oldest first
+}
+
+func newLoginLimiter(burst int, every time.Duration, now func() time.Time) *loginLimiter {
+	return &loginLimiter{
+		burst: float64(burst), every: every.Seconds(), maxAddrs: loginMaxAddrs, now: now,
+		overall: bucket{tokens: float64(burst * loginOverallFactor), last: now()},
+		addrs:   map[string]*bucket{},
+	}
+}
+
+// refill brings b up to t, capped at max tokens refilling one per every.
+func (b *bucket) refill(t time.Time, max, every float64) {
+	if el := t.Sub(b.last).Seconds(); el > 0 {
+		b.tokens = math.Min(max, b.tokens+el/every)
+		b.last = t
+	}
+}
+
+// wait returns how long until b has a whole token again (0 when it has).
+func (b *bucket) wait(every float64) time.Duration {
+	if b.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - b.tokens) * every * float64(time.Second))
+}
+
+// held reports how long addr must wait before its credentials are checked
+// again: 0 when they may be checked now.
+func (l *loginLimiter) held(addr string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, failed := l.addrs[addr]
+	if !failed {
+		return 0
+	}
+	t := l.now()
+	b.refill(t, l.burst, l.every)
+	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
+	return max(b.wait(l.every), l.overall.wait(l.every/loginOverallFactor))
+}
+
+// failed takes a token from addr's bucket and the shared one.
+func (l *loginLimiter) failed(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.now()
+	b, ok := l.addrs[addr]
+	if !ok {
+		l.makeRoom(t)
+		b = &bucket{tokens: l.burst, last: t}
+		l.addrs[addr] = b
+	}
+	b.refill(t, l.burst, l.every)
+	b.tokens = math.Max(0, b.tokens-1)
+	b.failedAt = t
+	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
+	l.overall.tokens = math.Max(0, l.overall.tokens-1)
+}
+
+// makeRoom forgets addresses whose bucket is full again, and if that is not
+// enough, the one whose last failure is oldest. l.mu must be held.
+func (l *loginLimiter) makeRoom(t time.Time) {
+	if len(l.addrs) < l.maxAddrs {
+		return
+	}
+	var oldest string
+	for addr, b := range l.addrs {
+		b.refill(t, l.burst, l.every)
+		if b.tokens >= l.burst {
+			delete(l.addrs, addr)
+			continue
+		}
+		if oldest == "" || b.failedAt.Before(l.addrs[oldest].failedAt) {
+			oldest = addr
+		}
+	}
+	if len(l.addrs) >= l.maxAddrs {
+		delete(l.addrs, oldest)
+	}
+}
+
+// size is how many addresses l remembers (for tests).
+func (l *loginLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.addrs)
+}

@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoginLimiter(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
+
+	t.Run("an address is held after burst failures and gets a try back every interval", func(t *testing.T) {
+		t.Parallel()
+		now := start
+		l := newLoginLimiter(3, 10*time.Second, func() time.Time { return now })
+		require.Zero(t, l.held("a"), "no failure yet")
+		for range 3 {
+			require.Zero(t, l.held("a"))
+			l.failed("a")
+		}
+		require.Equal(t, 10*time.Second, l.held("a"))
+		require.Zero(t, l.held("b"), "other addresses are not held")
+		now = now.Add(4 * time.Second)
+		require.Equal(t, 6*time.Second, l.held("a"))
+		now = now.Add(6 * time.Second)
+		require.Zero(t, l.held("a"))
+	})
+
+	t.Run("the shared bucket holds back addresses that failed, not the others", func(t *testing.T) {
+		t.Parallel()
+		now := start
+		l := newLoginLimiter(2, 10*time.Second, func() time.Time { return now })
+		// 20 addresses fail once each: the shared bucket (2 × 10) is empty.
+		for i := range 2 * loginOverallFactor {
+			l.failed("bot" + strconv.Itoa(i))
+		}
+		require.Equal(t, time.Second, l.held("bot0"), "its own bucket has a token, the shared one not")
+		require.Zero(t, l.held("user"), "an address without failures is never held")
+	})
+
+	t.Run("memory is bounded: full buckets go first, then the oldest failure", func(t *testing.T) {
+		t.Parallel()
+		now := start
+		l := newLoginLimiter(2, 10*time.Second, func() time.Time { return now })
+		l.maxAddrs = 3
+		l.failed("old")
+		now = now.Add(time.Second)
+		l.failed("mid")
+		l.failed("new")
+		l.failed("x")
+		require.Equal(t, 3, l.size())
+		require.Zero(t, l.held("old"), "forgotten: the oldest failure")
+		require.NotZero(t, func() time.Duration { l.failed("mid"); return l.held("mid") }())
+
+		now = now.Add(time.Minute) // every bucket refills
+		l.failed("y")
+		require.Equal(t, 1, l.size(), "full buckets are forgotten when room is needed")
+	})
+}

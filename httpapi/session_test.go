@@ -1,0 +1,217 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/httpapi"
+)
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// newClockedEnv is newEnv with the server's clock set to clk.
+func newClockedEnv(t *testing.T, cfg httpapi.Config, clk *fakeClock) *env {
+	t.Helper()
+	return newEnvWith(t, core.Config{}, func(*coretest.Core) httpapi.Config { return cfg },
+		func(s *httpapi.Server) { httpapi.SetClock(s, clk.now) })
+}
+
+const formType = "application/x-www-form-urlencoded"
+
+// login posts the token form and returns the Set-Cookie header and the
+// cookie's name=value pair.
+func (e *env) login(token string) (header, pair string) {
+	e.t.Helper()
+	r := e.do("POST", "/login", url.Values{"token": {token}}.Encode(), "Content-Type", formType)
+	require.Equal(e.t, http.StatusSeeOther, r.status, r)
+	header = r.header.Get("Set-Cookie")
+	pair, _, _ = strings.Cut(header, ";")
+	return header, pair
+}
+
+func TestSessionCookie(t *testing.T) {
+	t.Parallel()
+
+	t.Run("it is signed, expires and holds no secret", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}})
+		header, pair := e.login("s3cret")
+		require.True(t, strings.HasPrefix(pair, "kuebus_session="), header)
+		require.NotContains(t, header, "s3cret")
+		require.Contains(t, header, "Max-Age=43200", "12 h by default")
+		require.Contains(t, header, "Expires=")
+		require.Contains(t, header, "HttpOnly")
+		require.Contains(t, header, "SameSite=Strict")
+		require.NotContains(t, header, "Secure", "plain HTTP")
+		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Cookie", pair).status)
+	})
+
+	t.Run("a tampered cookie is refused", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}})
+		_, pair := e.login("s3cret")
+		expiry, mac, ok := strings.Cut(strings.TrimPrefix(pair, "kuebus_session="), ".")
+		require.True(t, ok, pair)
+		later := expiry[:len(expiry)-1] + string('0'+(expiry[len(expiry)-1]-'0'+1)%10)
+		flipped := mac[:len(mac)-1] + map[bool]string{true: "A", false: "B"}[mac[len(mac)-1] != 'A']
+		for _, bad := range []string{
+			"kuebus_session=" + later + "." + mac,      // expiry moved
+			"kuebus_session=" + expiry + "." + flipped, // MAC changed
+			"kuebus_session=" + expiry,                 // no MAC
+			"kuebus_session=s3cret",                    // the token itself, as the old cookie held it
+			"kuebus_token=s3cret",                      // the old cookie
+		} {
+			require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Cookie", bad).status, bad)
+			r := e.do("GET", "/", nil, "Cookie", bad, "Accept", "text/html")
+			require.Equal(t, http.StatusSeeOther, r.status, bad)
+			require.Equal(t, "/login", r.header.Get("Location"))
+		}
+	})
+
+	t.Run("an expired cookie is refused", func(t *testing.T) {
+		t.Parallel()
+		clk := newFakeClock()
+		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}, SessionTTL: time.Hour}, clk)
+		header, pair := e.login("s3cret")
+		require.Contains(t, header, "Max-Age=3600")
+		clk.advance(time.Hour - time.Second)
+		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Cookie", pair).status)
+		clk.advance(time.Second)
+		require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Cookie", pair).status)
+	})
+
+	t.Run("logout clears the cookie, and the page has its button", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}})
+		_, pair := e.login("s3cret")
+		page := e.do("GET", "/", nil, "Cookie", pair)
+		require.Equal(t, http.StatusOK, page.status)
+		require.Contains(t, page.String(), `<form method="post" action="/logout" class="signout">`)
+
+		r := e.do("POST", "/logout", nil, "Cookie", pair, "Sec-Fetch-Site", "same-origin")
+		require.Equal(t, http.StatusSeeOther, r.status)
+		require.Equal(t, "/login", r.header.Get("Location"))
+		cleared := r.header.Get("Set-Cookie")
+		require.True(t, strings.HasPrefix(cleared, "kuebus_session=;"), cleared)
+		require.Contains(t, cleared, "Max-Age=0")
+		require.Contains(t, cleared, "HttpOnly")
+
+		r = e.do("POST", "/logout", nil, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+		require.Equal(t, http.StatusForbidden, r.status, "another site cannot sign a user out")
+		require.NotContains(t, newEnv(t, httpapi.Config{}).do("GET", "/", nil).String(), "/logout",
+			"no token, no session, no button")
+	})
+
+	t.Run("servers sharing a session key accept each other's cookies, until the token changes", func(t *testing.T) {
+		t.Parallel()
+		key := []byte(strings.Repeat("k", httpapi.SessionKeyMinBytes))
+		a := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}, SessionKey: key})
+		_, pair := a.login("s3cret")
+		b := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}, SessionKey: key})
+		require.Equal(t, http.StatusOK, b.do("GET", "/stats", nil, "Cookie", pair).status)
+		other := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}})
+		require.Equal(t, http.StatusUnauthorized, other.do("GET", "/stats", nil, "Cookie", pair).status, "another key")
+		changed := newEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "new"}, SessionKey: key})
+		require.Equal(t, http.StatusUnauthorized, changed.do("GET", "/stats", nil, "Cookie", pair).status, "another token")
+	})
+
+	t.Run("bad session settings are refused at start", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, httpapi.Config{})
+		conn := e.core.NATS.Conn
+		_, err := httpapi.New(httpapi.Config{Conn: conn, SessionTTL: -time.Hour})
+		require.EqualError(t, err, "httpapi: session TTL -1h0m0s: must be at least 1s")
+		_, err = httpapi.New(httpapi.Config{Conn: conn, SessionKey: []byte("short")})
+		require.EqualError(t, err, "httpapi: session key: 5 bytes, needs at least 32")
+	})
+}
+
+func TestFailedLoginLimit(t *testing.T) {
+	t.Parallel()
+
+	t.Run("the eleventh wrong token within the window gets 429, also for the right one", func(t *testing.T) {
+		t.Parallel()
+		clk := newFakeClock()
+		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}}, clk)
+		for i := range httpapi.LoginBurstDefault {
+			require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", "Bearer wrong").status, i)
+		}
+		for _, tok := range []string{"wrong", "s3cret"} {
+			r := e.do("GET", "/stats", nil, "Authorization", "Bearer "+tok)
+			require.Equal(t, http.StatusTooManyRequests, r.status, tok)
+			require.Equal(t, "6", r.header.Get("Retry-After"))
+			code, msg := r.err()
+			require.Equal(t, "rate_limited", code)
+			require.Equal(t, "too many wrong credentials from this address: try again in 6 s", msg)
+		}
+		r := e.do("POST", "/login", url.Values{"token": {"s3cret"}}.Encode(), "Content-Type", formType)
+		require.Equal(t, http.StatusTooManyRequests, r.status, "the login form shares the limit")
+		require.Equal(t, "6", r.header.Get("Retry-After"))
+		require.Contains(t, r.String(), "Too many wrong tokens from this address: try again in 6 s.")
+		require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil).status, "no credentials: not a guess, not held")
+
+		clk.advance(httpapi.LoginEveryDefault - time.Second)
+		r = e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret")
+		require.Equal(t, http.StatusTooManyRequests, r.status)
+		require.Equal(t, "1", r.header.Get("Retry-After"))
+		clk.advance(time.Second)
+		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret").status, "one try came back")
+		require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", "Bearer wrong").status)
+		require.Equal(t, http.StatusTooManyRequests, e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret").status)
+	})
+
+	t.Run("wrong tokens on the login form and wrong basic auth count too", func(t *testing.T) {
+		t.Parallel()
+		clk := newFakeClock()
+		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret", User: "ada", Password: "pw"}}, clk)
+		req, err := http.NewRequest("GET", "/", nil)
+		require.NoError(t, err)
+		req.SetBasicAuth("ada", "wrong")
+		for range httpapi.LoginBurstDefault / 2 {
+			r := e.do("POST", "/login", url.Values{"token": {"nope"}}.Encode(), "Content-Type", formType)
+			require.Equal(t, http.StatusUnauthorized, r.status)
+			require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", req.Header.Get("Authorization")).status)
+		}
+		req.SetBasicAuth("ada", "pw")
+		require.Equal(t, http.StatusTooManyRequests, e.do("GET", "/stats", nil, "Authorization", req.Header.Get("Authorization")).status)
+	})
+
+	t.Run("a valid session cookie is not held back", func(t *testing.T) {
+		t.Parallel()
+		clk := newFakeClock()
+		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}}, clk)
+		_, pair := e.login("s3cret")
+		for range httpapi.LoginBurstDefault + 1 {
+			e.do("GET", "/stats", nil, "Authorization", "Bearer wrong")
+		}
+		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Cookie", pair).status)
+	})
+}
