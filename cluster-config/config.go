@@ -39,6 +39,7 @@ const (
 	MemberlistBindDefault   = "0.0.0.0:7946"
 	MemberlistPresetDefault = PresetLAN
 	HTTPListenDefault       = "0.0.0.0:8080"
+	HTTPSessionTTLDefault   = 12 * time.Hour
 	RedisPrefixDefault      = "kuebus"
 	ShutdownTimeoutDefault  = 10 * time.Second
 	LogLevelDefault         = "info"
@@ -187,6 +188,17 @@ type HTTP struct {
 	// InsecureBind allows a listen address other machines reach without
 	// token or basic. Default false.
 	InsecureBind bool `yaml:"insecure_bind"`
+	// TLSCert and TLSKey are PEM files of the certificate (with its chain)
+	// and its key; with both the API serves HTTPS only. Default: none.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// SessionKey signs the dashboard's session cookies: base64 of 32 or
+	// more random bytes. Nodes that share it accept each other's cookies
+	// (several http nodes behind one address). Default: random per
+	// process, so a restart signs everyone out.
+	SessionKey string `yaml:"session_key"`
+	// SessionTTL is how long a dashboard login lasts. Default 12h.
+	SessionTTL time.Duration `yaml:"session_ttl"`
 }
 
 // Log configures the node's log.
@@ -243,6 +255,9 @@ func (c *Config) withDefaults() {
 	if c.Has(RoleHTTP) && c.HTTP.Listen == "" {
 		c.HTTP.Listen = HTTPListenDefault
 	}
+	if c.Has(RoleHTTP) && c.HTTP.SessionTTL == 0 {
+		c.HTTP.SessionTTL = HTTPSessionTTLDefault
+	}
 }
 
 // Redacted returns a copy with passwords and tokens replaced, to print.
@@ -262,6 +277,7 @@ func (c *Config) Redacted() *Config {
 	r.Redis.URL = redactURL(c.Redis.URL)
 	hide(&r.HTTP.Token)
 	hide(&r.HTTP.MetricsToken)
+	hide(&r.HTTP.SessionKey)
 	if user, _, ok := strings.Cut(c.HTTP.Basic, ":"); ok {
 		r.HTTP.Basic = user + ":xxxxx"
 	}

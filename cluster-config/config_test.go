@@ -171,6 +171,7 @@ func TestValidateNamesTheField(t *testing.T) {
 	t.Parallel()
 	const noRedis = "name: n\nroles: [core, promoter]\nnats: {external: {urls: [nats://n:4222]}}\n"
 	const base = noRedis + "redis: {url: redis://r:6379}\n"
+	const httpNode = "name: a\nroles: [http]\nnats: {external: {urls: [nats://n:4222]}}\n"
 	for _, tc := range []struct {
 		name, yaml, want string
 	}{
@@ -204,6 +205,10 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a sentinel without addresses", noRedis + "redis: {sentinel: {master: m}}", "config: redis.sentinel.addrs: required"},
 		{"a cluster address without port", noRedis + "redis: {cluster: {addrs: [r1]}}", `config: redis.cluster.addrs: "r1" is not HOST:PORT`},
 		{"a bad http listen", "name: a\nroles: [http]\nnats: {external: {urls: [nats://n:4222]}}\nhttp: {listen: nowhere}", `config: http.listen: "nowhere" is not HOST:PORT`},
+		{"an http TLS cert without its key", httpNode + "http: {tls_cert: config.go}", "config: http.tls_cert: and http.tls_key go together: give both files or neither"},
+		{"a missing http TLS file", httpNode + "http: {tls_cert: config.go, tls_key: /nonexistent/key.pem}", "config: http.tls_key: stat /nonexistent/key.pem: no such file or directory"},
+		{"a short session key", httpNode + "http: {session_key: c2hvcnQ=}", "config: http.session_key: must be base64 of 32 or more random bytes"},
+		{"a negative session TTL", httpNode + "http: {session_ttl: -1h}", "config: http.session_ttl: -1h0m0s: must be at least 1s"},
 	} {
 		t.Run("refuses "+tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,13 +1,16 @@
 package clusterconfig
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 )
@@ -228,7 +231,29 @@ func (v *validator) http() {
 	if h.MetricsOpen && h.MetricsToken != "" {
 		v.fail("http.metrics_open", "contradicts http.metrics_token: give one")
 	}
+	if (h.TLSCert == "") != (h.TLSKey == "") {
+		v.fail("http.tls_cert", "and http.tls_key go together: give both files or neither")
+	}
+	for _, f := range []struct{ path, file string }{{"http.tls_cert", h.TLSCert}, {"http.tls_key", h.TLSKey}} {
+		if f.file == "" {
+			continue
+		}
+		if _, err := os.Stat(f.file); err != nil {
+			v.fail(f.path, "%v", err)
+		}
+	}
+	if h.SessionKey != "" {
+		if key, err := base64.StdEncoding.DecodeString(h.SessionKey); err != nil || len(key) < HTTPSessionKeyMinBytes {
+			v.fail("http.session_key", "must be base64 of %d or more random bytes (openssl rand -base64 32)", HTTPSessionKeyMinBytes)
+		}
+	}
+	if h.SessionTTL < time.Second {
+		v.fail("http.session_ttl", "%v: must be at least 1s", h.SessionTTL)
+	}
 }
+
+// HTTPSessionKeyMinBytes is the shortest http.session_key, decoded.
+const HTTPSessionKeyMinBytes = 32
 
 // hostPort checks a HOST:PORT; an empty host means every interface, which
 // only a listen address may use.

@@ -209,6 +209,9 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 			MetricsToken: c.http.metricsToken,
 			MetricsOpen:  c.http.metricsOpen,
 			InsecureBind: c.http.insecureBind,
+			TLSCert:      c.http.tlsCert,
+			TLSKey:       c.http.tlsKey,
+			SessionTTL:   c.http.sessionTTL,
 		},
 		// dev logs with its own logger, which keeps --log-level exactly;
 		// the config names the nearest level at or below it.

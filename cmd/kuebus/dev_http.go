@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/kuebus/kuebus/httpapi"
 )
@@ -22,6 +23,8 @@ const (
 type httpFlags struct {
 	token, basic, metricsToken string
 	metricsOpen, insecureBind  bool
+	tlsCert, tlsKey            string
+	sessionTTL                 time.Duration
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -30,6 +33,9 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsToken, "http-metrics-token", "", "bearer `TOKEN` /metrics requires instead of the API's credentials (default $"+envHTTPMetricsToken+")")
 	fs.BoolVar(&f.metricsOpen, "http-metrics-open", false, "serve /metrics without credentials even when the API needs them")
 	fs.BoolVar(&f.insecureBind, "http-insecure-bind", false, "allow --http-listen on a non-loopback address without --http-token or --http-basic")
+	fs.StringVar(&f.tlsCert, "http-tls-cert", "", "PEM certificate `FILE` (with its chain): with --http-tls-key, serve HTTPS only")
+	fs.StringVar(&f.tlsKey, "http-tls-key", "", "PEM key `FILE` of --http-tls-cert")
+	fs.DurationVar(&f.sessionTTL, "http-session-ttl", httpapi.SessionTTLDefault, "how long a dashboard login lasts, a `DURATION`")
 }
 
 // check fills secrets from the environment and applies the bind rule to
@@ -43,6 +49,20 @@ func (f *httpFlags) check(listen string) error {
 	}
 	if f.metricsOpen && f.metricsToken != "" {
 		return usagef("--http-metrics-open and --http-metrics-token contradict each other: give one")
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef("--http-tls-cert and --http-tls-key go together: give both files or neither")
+	}
+	for _, file := range []struct{ flag, path string }{{"http-tls-cert", f.tlsCert}, {"http-tls-key", f.tlsKey}} {
+		if file.path == "" {
+			continue
+		}
+		if _, err := os.Stat(file.path); err != nil {
+			return usagef("--%s: %v", file.flag, err)
+		}
+	}
+	if f.sessionTTL < time.Second {
+		return usagef("--http-session-ttl: %s is shorter than 1s", f.sessionTTL)
 	}
 	if listen == "" {
 		return nil

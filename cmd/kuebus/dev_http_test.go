@@ -1,10 +1,21 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,6 +60,57 @@ func TestDevServesHTTP(t *testing.T) {
 	require.Contains(t, body, "kuebus_core_up 1")
 }
 
+func TestDevServesHTTPS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts NATS and uses Redis")
+	}
+	t.Parallel()
+	certFile, keyFile, pool := writeTestCert(t)
+	rdb := coretest.NewRedis(t)
+	dev := startDev(t, "--redis-url", coretest.RedisURL(t), "--redis-prefix", coretest.Prefix(t, rdb),
+		"--nats-listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--http-token", "tok",
+		"--http-tls-cert", certFile, "--http-tls-key", keyFile)
+	require.True(t, strings.HasPrefix(dev.info.HTTPURL, "https://127.0.0.1:"), dev.info.HTTPURL)
+
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(tr.CloseIdleConnections)
+	req, err := http.NewRequestWithContext(t.Context(), "GET", dev.info.HTTPURL+"stats", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer tok")
+	res, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+}
+
+// writeTestCert writes a self-signed certificate for 127.0.0.1 and its key
+// as PEM files, and returns their paths and a pool that trusts it.
+func writeTestCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
 func TestDevHTTPFlags(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -58,6 +120,9 @@ func TestDevHTTPFlags(t *testing.T) {
 		{[]string{"--http-listen", "0.0.0.0:0"}, "--http-listen 0.0.0.0:0: other machines can reach it and there is no auth: set --http-token or --http-basic, or pass --http-insecure-bind"},
 		{[]string{"--http-basic", "ada"}, "--http-basic: expected USER:PASSWORD"},
 		{[]string{"--http-metrics-open", "--http-metrics-token", "x"}, "--http-metrics-open and --http-metrics-token contradict each other: give one"},
+		{[]string{"--http-tls-cert", "cert.pem"}, "--http-tls-cert and --http-tls-key go together: give both files or neither"},
+		{[]string{"--http-tls-cert", "/nonexistent/cert.pem", "--http-tls-key", "dev.go"}, "--http-tls-cert: stat /nonexistent/cert.pem: no such file or directory"},
+		{[]string{"--http-session-ttl", "-5m"}, "--http-session-ttl: -5m0s is shorter than 1s"},
 	} {
 		r := kuebus(t, append([]string{"dev"}, tc.args...)...)
 		require.Equal(t, exitUsage, r.code, r.stderr)

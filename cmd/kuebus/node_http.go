@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,9 +66,12 @@ func (n *node) startHTTP(failed func(error)) (string, error) {
 	case h.MetricsOpen:
 		metricsAuth = &httpapi.Auth{}
 	}
+	// Validate checked the key's encoding; "" leaves a random one.
+	sessionKey, _ := base64.StdEncoding.DecodeString(h.SessionKey)
 	srv, err := httpapi.New(httpapi.Config{
 		Conn: conn, Prefix: n.cfg.Prefix, Addr: h.Listen,
 		Auth: nodeHTTPAuth(h), MetricsAuth: metricsAuth, InsecureBind: h.InsecureBind,
+		TLSCert: h.TLSCert, TLSKey: h.TLSKey, SessionKey: sessionKey, SessionTTL: h.SessionTTL,
 		Metrics: metrics, MetricsHandler: metrics.Handler(),
 		Logger: n.log, ShutdownTimeout: n.cfg.ShutdownTimeout,
 	})
@@ -86,7 +90,7 @@ func (n *node) startHTTP(failed func(error)) (string, error) {
 			failed(fmt.Errorf("node: http: %w", err))
 		}
 	})
-	return "http://" + ln.Addr().String() + "/", nil
+	return srv.Scheme() + "://" + ln.Addr().String() + "/", nil
 }
 
 // stopHTTP stops serving: requests in flight get shutdown_timeout, event
