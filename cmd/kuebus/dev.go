@@ -27,6 +27,9 @@ const (
 	devDataDirDefault         = "./.kuebus"
 	devRedisPrefixDefault     = "kuebus"
 	devShutdownTimeoutDefault = 10 * time.Second
+	// devRedisPasswordFile, in the redis-server child's data folder, holds
+	// its password (mode 0600).
+	devRedisPasswordFile = "password"
 	// redisPingTimeout bounds the check that Redis answers at start.
 	redisPingTimeout = 5 * time.Second
 )
@@ -52,7 +55,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	cfg.http.register(fs)
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "use the Redis at this `URL` (redis://host:6379/0) instead of starting redis-server")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")
-	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis)")
+	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis, with its password in DIR/redis/password)")
 	fs.StringVar(&cfg.prefix, "prefix", "", "NATS subject `PREFIX` of the deployment, e.g. acme")
 	level := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", devShutdownTimeoutDefault, "how long requests in flight may run on after a stop signal, a `DURATION`")
@@ -127,9 +130,18 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	redisURL := cfg.redisURL
 	var child *redisproc.Server
 	if redisURL == "" {
+		// The child has a password of its own, kept beside its data, so
+		// that nobody else on this machine can use it: it listens on a
+		// loopback port that every local user reaches.
+		dir := filepath.Join(cfg.dataDir, "redis")
+		var password string
+		if password, err = redisproc.LoadOrCreatePassword(filepath.Join(dir, devRedisPasswordFile)); err != nil {
+			return fmt.Errorf("dev: %w", err)
+		}
 		child, err = redisproc.Start(ctx, redisproc.Options{
-			Dir:        filepath.Join(cfg.dataDir, "redis"),
+			Dir:        dir,
 			AppendOnly: true,
+			Password:   password,
 			Logger:     log,
 		})
 		switch {

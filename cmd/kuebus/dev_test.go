@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -240,4 +241,51 @@ func hostOf(t *testing.T, rawURL string) string {
 	u, err := url.Parse(rawURL)
 	require.NoError(t, err)
 	return u.Host
+}
+
+func TestDevRedisHasAPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts NATS and redis-server")
+	}
+	t.Parallel()
+	dataDir := t.TempDir()
+	// A data folder from before passwords: it has no password file.
+	require.NoError(t, os.MkdirAll(filepath.Join(dataDir, "redis"), 0o755))
+	dev := startDev(t, "--data-dir", dataDir, "--nats-listen", "127.0.0.1:0")
+
+	file := filepath.Join(dataDir, "redis", "password")
+	info, err := os.Stat(file)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	password := strings.TrimSpace(string(data))
+	require.Len(t, password, 64)
+
+	u, err := url.Parse(dev.info.RedisURL)
+	require.NoError(t, err)
+	got, _ := u.User.Password()
+	require.Equal(t, password, got, "core uses the file's password")
+	require.NotContains(t, dev.stderr.String(), password, "the log never shows it")
+	require.Contains(t, dev.stderr.String(), "redis=redis://:xxxxx@"+u.Host)
+
+	// A client without the password is refused.
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = conn.Write([]byte("PING\r\n"))
+	require.NoError(t, err)
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "-NOAUTH Authentication required.\r\n", line)
+	require.Equal(t, 0, dev.stop(t), dev.stderr.String())
+
+	// The next start keeps the password.
+	dev = startDev(t, "--data-dir", dataDir, "--nats-listen", "127.0.0.1:0")
+	u, err = url.Parse(dev.info.RedisURL)
+	require.NoError(t, err)
+	got, _ = u.User.Password()
+	require.Equal(t, password, got)
+	require.Equal(t, 0, dev.stop(t), dev.stderr.String())
 }

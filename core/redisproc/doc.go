@@ -6,6 +6,9 @@
 //   - the command line: bound to 127.0.0.1, protected mode on, no RDB
 //     snapshots, AOF on or off, data under Options.Dir (or a temporary
 //     directory that Stop removes), logs on stdout;
+//   - a password (Options.Password), given to redis-server on its standard
+//     input so that it is on no command line, and LoadOrCreatePassword,
+//     which keeps one in a 0600 file of the data folder across restarts;
 //   - picking a free port, and retrying on another one when the picked port
 //     was taken before redis-server could bind it;
 //   - waiting until the server answers PING (over a raw TCP connection, so

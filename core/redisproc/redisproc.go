@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,11 @@ type Options struct {
 	// Logger gets one debug line per start and stop, with pid and address.
 	// nil discards.
 	Logger *slog.Logger
+	// Password, when set, is required of every client (requirepass), and
+	// the readiness probe and URL use it. redis-server reads it from its
+	// standard input as configuration, so it shows neither in `ps` nor in
+	// a file of this package's. Default: none.
+	Password string
 	// ExtraArgs are appended to redis-server's command line, so they override
 	// the defaults above, for example []string{"--maxmemory", "64mb"}. They
 	// must not change --bind or --port, which readiness relies on.
@@ -248,13 +254,19 @@ func loopbackAddr(port int) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
-// args is redis-server's command line.
+// args is redis-server's command line. With a password its first argument
+// is "-": redis-server then reads configuration from its standard input
+// first (stdinConfig), and applies the arguments after it.
 func args(opts Options, port int) []string {
 	appendOnly := "no"
 	if opts.AppendOnly {
 		appendOnly = "yes"
 	}
-	a := []string{
+	var a []string
+	if opts.Password != "" {
+		a = append(a, "-")
+	}
+	a = append(a,
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--dir", opts.Dir,
@@ -263,8 +275,25 @@ func args(opts Options, port int) []string {
 		"--daemonize", "no",
 		"--protected-mode", "yes",
 		"--logfile", "", // stdout, captured into the tail buffer
-	}
+	)
 	return append(a, opts.ExtraArgs...)
+}
+
+// stdinConfig is the configuration redis-server reads from its standard
+// input: the password, which must not be on the command line. Every byte
+// is written as a \xHH escape inside double quotes, so any password
+// survives redis-server's config parser.
+func stdinConfig(opts Options) string {
+	if opts.Password == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`requirepass "`)
+	for _, c := range []byte(opts.Password) {
+		fmt.Fprintf(&b, `\x%02x`, c)
+	}
+	b.WriteString("\"\n")
+	return b.String()
 }
 
 // launch runs redis-server on port and waits until it answers PING. On error
@@ -278,6 +307,9 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 
 	out := newTailBuffer(tailLines)
 	cmd := exec.Command(opts.Binary, args(opts, port)...)
+	if opts.Password != "" {
+		cmd.Stdin = strings.NewReader(stdinConfig(opts))
+	}
 	cmd.Stdout = out
 	cmd.Stderr = out
 	cmd.SysProcAttr = sysProcAttr()
@@ -312,7 +344,7 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 				opts.StartTimeout, lastErr, readyCtx.Err(), out.tail())
 		case <-timer.C:
 		}
-		if lastErr = probe(readyCtx, addr, cmd.Process.Pid); lastErr == nil {
+		if lastErr = probe(readyCtx, addr, opts.Password, cmd.Process.Pid); lastErr == nil {
 			return p, false, nil
 		}
 		timer.Reset(backoff)
@@ -320,8 +352,9 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 	}
 }
 
-// probe sends PING on a new connection and expects +PONG. A server that is
-// still loading its data answers -LOADING, which counts as not ready.
+// probe sends PING on a new connection and expects +PONG, after AUTH when
+// the server has a password. A server that is still loading its data
+// answers -LOADING, which counts as not ready.
 //
 // PONG alone does not prove that our child answered: if the port was taken
 // (by another test package's redis-server, say) our child exits on "address
@@ -329,7 +362,7 @@ func launch(ctx context.Context, op string, opts Options, port int) (p *process,
 // INFO server and compares process_id with pid. Options.Binary must therefore
 // be redis-server itself or exec it, not fork it. A server whose INFO is
 // disabled or renamed is taken at its PONG.
-func probe(ctx context.Context, addr string, pid int) error {
+func probe(ctx context.Context, addr, password string, pid int) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -348,6 +381,20 @@ func probe(ctx context.Context, addr string, pid int) error {
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 	r := bufio.NewReader(conn)
+	if password != "" {
+		// As a RESP array: the password may hold any byte.
+		auth := fmt.Sprintf("*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		if _, err := io.WriteString(conn, auth); err != nil {
+			return err
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if line != "+OK\r\n" {
+			return fmt.Errorf("AUTH answered %q", strings.TrimSpace(line))
+		}
+	}
 	if _, err := io.WriteString(conn, "PING\r\n"); err != nil {
 		return err
 	}
@@ -393,8 +440,15 @@ func probe(ctx context.Context, addr string, pid int) error {
 // Addr returns the server's address, "127.0.0.1:PORT".
 func (s *Server) Addr() string { return s.addr }
 
-// URL returns the server's URL, "redis://127.0.0.1:PORT".
-func (s *Server) URL() string { return "redis://" + s.addr }
+// URL returns the server's URL, "redis://127.0.0.1:PORT", or with a
+// password "redis://:PASSWORD@127.0.0.1:PORT" (log it with url.Redacted).
+func (s *Server) URL() string {
+	u := url.URL{Scheme: "redis", Host: s.addr}
+	if s.opts.Password != "" {
+		u.User = url.UserPassword("", s.opts.Password)
+	}
+	return u.String()
+}
 
 // Port returns the server's TCP port. It stays the same across Restart.
 func (s *Server) Port() int { return s.opts.Port }
