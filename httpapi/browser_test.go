@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -57,50 +58,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
 	}
-	chromium := findChromium()
-	if chromium == "" {
-		t.Fatalf("chromium is not installed (looked for chromium and chromium-browser in PATH, and /usr/bin/chromium): "+
-			"install it with `%s` (Debian), or run with -short to skip this test", chromiumInstall)
-	}
 	t.Parallel()
 	e := newEnv(t, httpapi.Config{})
 	dir := artifacts(t)
 	seed(t, e)
-
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1400, 1000),
-	)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	// The first Run starts the browser, for as long as its context lives:
-	// no timeout on it, only on the steps below.
-	require.NoError(t, chromedp.Do(browser), "start chromium at %s", chromium)
-	var mu sync.Mutex
-	var exceptions []string
-	require.NoError(t, chromedp.Listen(browser, func(ev any) {
-		if ex, ok := ev.(*runtime.EventExceptionThrown); ok {
-			mu.Lock()
-			d := ex.ExceptionDetails
-			msg := fmt.Sprintf("%s at %s:%d:%d", d.Text, d.URL, d.LineNumber+1, d.ColumnNumber+1)
-			if d.Exception != nil {
-				msg += ": " + d.Exception.Description
-			}
-			exceptions = append(exceptions, msg)
-			mu.Unlock()
-		}
-	}))
+	browser, exceptions := newBrowser(t)
 
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -152,9 +114,57 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, core.StateInactive, got.State)
 
-	mu.Lock()
-	defer mu.Unlock()
-	require.Empty(t, exceptions, "JavaScript exceptions in the page")
+	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
+}
+
+// newBrowser starts headless Chromium for one test and returns its context
+// and a function that lists the JavaScript exceptions its pages threw.
+func newBrowser(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	chromium := findChromium()
+	if chromium == "" {
+		t.Fatalf("chromium is not installed (looked for chromium and chromium-browser in PATH, and /usr/bin/chromium): "+
+			"install it with `%s` (Debian), or run with -short to skip this test", chromiumInstall)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1400, 1000),
+	)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	// The first Run starts the browser, for as long as its context lives:
+	// no timeout on it, only on the steps of the tests.
+	require.NoError(t, chromedp.Do(browser), "start chromium at %s", chromium)
+	var mu sync.Mutex
+	var exceptions []string
+	require.NoError(t, chromedp.Listen(browser, func(ev any) {
+		if ex, ok := ev.(*runtime.EventExceptionThrown); ok {
+			mu.Lock()
+			d := ex.ExceptionDetails
+			msg := fmt.Sprintf("%s at %s:%d:%d", d.Text, d.URL, d.LineNumber+1, d.ColumnNumber+1)
+			if d.Exception != nil {
+				msg += ": " + d.Exception.Description
+			}
+			exceptions = append(exceptions, msg)
+			mu.Unlock()
+		}
+	}))
+	return browser, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), exceptions...)
+	}
 }
 
 // seed fills the queue so that the dashboard has something to show: jobs
@@ -192,4 +202,49 @@ func failJob(t *testing.T, e *env, typ, reason string) core.Job {
 	}
 	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/fail", job.ID), map[string]any{"lease": leased.Lease, "error": reason}, nil)
 	return job
+}
+
+// TestSignInAndOutInBrowser signs in to a dashboard with token auth, is
+// sent back to the login form when the session runs out, and signs out
+// with the top bar's button.
+func TestSignInAndOutInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
+	}
+	t.Parallel()
+	clk := newFakeClock()
+	e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}, SessionTTL: time.Hour}, clk)
+	e.header.Set("Authorization", "Bearer s3cret")
+	browser, exceptions := newBrowser(t)
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(browser, waitTimeout)
+		defer cancel()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	token := chromedp.CSS(`input[name="token"]`)
+	signIn := []chromedp.Action[chromedp.Void]{
+		chromedp.WaitVisible(token),
+		chromedp.SendKeys(token, "s3cret"),
+		chromedp.Submit(token),
+		chromedp.WaitVisible(chromedp.CSS(`#list`)),
+		chromedp.WaitReady(chromedp.CSS(`body[data-live="1"]`)),
+	}
+
+	step("open the dashboard, get the login form, sign in", append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(e.url + "/")}, signIn...)...)
+	ctx, cancel := context.WithTimeout(browser, waitTimeout)
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	cancel()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), "5-signed-in.png"), png, 0o644))
+	clk.advance(time.Hour)
+	e.create(map[string]any{"type": "email"}) // an event: the page reads again
+	step("the session ran out: back at the login form", append([]chromedp.Action[chromedp.Void]{}, signIn...)...)
+	step("sign out, and stay out",
+		chromedp.Click(chromedp.CSS(`form.signout button`)),
+		chromedp.WaitVisible(token),
+		chromedp.Navigate(e.url+"/"),
+		chromedp.WaitVisible(token),
+	)
+	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }

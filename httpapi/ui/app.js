@@ -38,6 +38,9 @@ async function api(method, path, body) {
     opts.body = JSON.stringify(body);
   }
   const res = await fetch(path, opts);
+  // The session ran out (or was signed out elsewhere): sign in again. The
+  // sign-out form is on the page only with token auth, which has sessions.
+  if (res.status === 401 && $("form.signout")) location.assign("/login");
   if (res.status === 204) return null;
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON: reported below */ }
@@ -421,7 +424,12 @@ function connect() {
     // Whatever happened while we were away: read everything once.
     scheduleRefresh();
   });
-  es.addEventListener("error", () => setLive(false, "reconnecting…"));
+  es.addEventListener("error", () => {
+    setLive(false, "reconnecting…");
+    // A browser does not retry a stream the server refused (401 once the
+    // session ran out): a call tells, and api sends the page to /login.
+    if (es.readyState === EventSource.CLOSED) api("GET", "/stats").catch(() => {});
+  });
   es.addEventListener("job", (e) => {
     const ev = JSON.parse(e.data);
     fresh.add(ev.id);
