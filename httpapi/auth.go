@@ -93,8 +93,12 @@ func (s *Server) check(a *Auth, r *http.Request) verdict {
 	if tok, ok := strings.CutPrefix(header, "Bearer "); ok && a.Token != "" && equal(tok, a.Token) {
 		return verdictAllowed
 	}
-	if u, p, ok := r.BasicAuth(); ok && a.User != "" && equal(u, a.User) && equal(p, a.Password) {
-		return verdictAllowed
+	if u, p, ok := r.BasicAuth(); ok && a.User != "" {
+		// Both compared, so the time taken does not tell a right user.
+		userOK, passwordOK := equal(u, a.User), equal(p, a.Password)
+		if userOK && passwordOK {
+			return verdictAllowed
+		}
 	}
 	return verdictWrong
 }
