@@ -104,13 +104,22 @@ func (s *Server) check(a *Auth, r *http.Request) verdict {
 }
 
 // clientAddr is the address the failed-login limit counts r under: the
-// connection's IP, without the port.
+// connection's IPv4 address, or the /64 network of its IPv6 address (one
+// machine commonly holds a whole /64, and could otherwise take a fresh
+// address, with a fresh bucket, for every guess).
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return host
+	case ip.To4() != nil:
+		return ip.To4().String() // also for ::ffff:a.b.c.d
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // retryAfter sets Retry-After to wait in whole seconds, rounded up, and

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -59,4 +60,20 @@ func TestLoginLimiter(t *testing.T) {
 		l.failed("y")
 		require.Equal(t, 1, l.size(), "full buckets are forgotten when room is needed")
 	})
+}
+
+func TestClientAddr(t *testing.T) {
+	t.Parallel()
+	for remote, want := range map[string]string{
+		"192.0.2.7:5000":              "192.0.2.7",
+		"[2001:db8:1:2:3:4:5:6]:5000": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ff::1]:5000":   "2001:db8:1:2::/64",
+		"[::1]:5000":                  "::/64",
+		"[::ffff:192.0.2.7]:5000":     "192.0.2.7",
+		"pipe":                        "pipe",
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote
+		require.Equal(t, want, clientAddr(r), remote)
+	}
 }
