@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// ackSlack widens a fault window backwards: a handler that finished just
+// before the fault had its acknowledgement in flight when the fault hit.
+const ackSlack = time.Second
+
+// run is one handler run of one job, from a worker's records.
+type run struct {
+	id     int64
+	lease  string
+	worker string
+	start  time.Time
+	end    time.Time // the end record; or when its worker was killed; or the run's end
+	ended  bool      // an end record exists
+	ok     bool      // the handler finished its work
+	killed bool      // its worker was killed while it ran
+}
+
+// readRuns reads every worker's record file in dir. killed gives the
+// workers the fault killed and when; a run without an end record ends
+// there, or at runEnd.
+func readRuns(dir string, killed map[string]time.Time, runEnd time.Time) (map[int64][]*run, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.records"))
+	if err != nil {
+		return nil, fmt.Errorf("chaos: records: %w", err)
+	}
+	type key struct {
+		id    int64
+		lease string
+	}
+	open := map[key]*run{}
+	runs := map[int64][]*run{}
+	for _, path := range files {
+		if err := eachRecord(path, func(rec record) {
+			k := key{rec.ID, rec.Lease}
+			at := time.Unix(0, rec.At)
+			switch rec.Event {
+			case "start":
+				r := &run{id: rec.ID, lease: rec.Lease, worker: rec.Worker, start: at}
+				open[k] = r
+				runs[rec.ID] = append(runs[rec.ID], r)
+			case "end":
+				if r := open[k]; r != nil {
+					r.end, r.ended, r.ok = at, true, rec.OK
+					delete(open, k)
+				}
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range open {
+		r.end = runEnd
+		if at, ok := killed[r.worker]; ok && at.After(r.start) {
+			r.end, r.killed = at, true
+		}
+	}
+	for _, rs := range runs {
+		slices.SortFunc(rs, func(a, b *run) int { return a.start.Compare(b.start) })
+	}
+	return runs, nil
+}
+
+func eachRecord(path string, fn func(record)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("chaos: records: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec record
+		// A kill -9 can cut the last line short; that run has no end.
+		if json.Unmarshal(sc.Bytes(), &rec) == nil {
+			fn(rec)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("chaos: records %s: %w", path, err)
+	}
+	return nil
+}
+
+// window is when a fault could excuse a second run: from the fault (less
+// ackSlack) to when creates, completions and promotions all worked again.
+type window struct{ from, to time.Time }
+
+func (w window) holds(t time.Time) bool { return !t.Before(w.from) && !t.After(w.to) }
+
+// holders counts the jobs two runs held at once: a run started before an
+// earlier run of the same job had ended.
+func holders(runs map[int64][]*run) (jobs []int64) {
+	for id, rs := range runs {
+		for i := 1; i < len(rs); i++ {
+			if slices.ContainsFunc(rs[:i], func(prev *run) bool { return rs[i].start.Before(prev.end) }) {
+				jobs = append(jobs, id)
+				break
+			}
+		}
+	}
+	slices.Sort(jobs)
+	return jobs
+}
+
+// reruns counts the jobs that ran more than once, and of those the ones
+// whose earlier run neither died with its worker nor ended in the fault
+// window: work done twice that no fault explains.
+func reruns(runs map[int64][]*run, w window) (twice int, unexplained []int64) {
+	for id, rs := range runs {
+		if len(rs) < 2 {
+			continue
+		}
+		twice++
+		for _, prev := range rs[:len(rs)-1] {
+			if !prev.killed && !w.holds(prev.end) {
+				unexplained = append(unexplained, id)
+				break
+			}
+		}
+	}
+	slices.Sort(unexplained)
+	return twice, unexplained
+}
+
+// outcome sorts the acknowledged ids by their state at the end: complete,
+// still live (delayed, inactive, active: not lost, not done either), and
+// lost (gone from Redis, or failed although no handler ever fails).
+type outcome struct {
+	complete, live int
+	missing        []int64
+	failed         []int64
+}
+
+func judge(acked map[int64]ack, states map[int64]core.State) outcome {
+	var o outcome
+	for id := range acked {
+		switch st, ok := states[id]; {
+		case !ok:
+			o.missing = append(o.missing, id)
+		case st == core.StateComplete:
+			o.complete++
+		case st == core.StateFailed:
+			o.failed = append(o.failed, id)
+		default:
+			o.live++
+		}
+	}
+	slices.Sort(o.missing)
+	slices.Sort(o.failed)
+	return o
+}
+
+func (o outcome) lost() int { return len(o.missing) + len(o.failed) }
+
+// firstAfter is how long after t the first of times at or after t came;
+// -1 if none did.
+func firstAfter(t time.Time, times []time.Time) time.Duration {
+	best := time.Duration(-1)
+	for _, at := range times {
+		if d := at.Sub(t); d >= 0 && (best < 0 || d < best) {
+			best = d
+		}
+	}
+	return best
+}
