@@ -23,6 +23,10 @@ type result struct {
 	recPromote, faultSpan time.Duration
 	drain                 time.Duration
 	drained               bool
+	workersBack           time.Duration // -1: a worker never started a job again
+	killedJobs            int           // jobs that died with a killed worker
+	rescue                time.Duration // the slowest of those to start again
+	stuck                 int           // those that never did
 }
 
 // judge fills in the result from what the run recorded.
@@ -56,6 +60,15 @@ func (r *result) judge(ctx context.Context, client *core.Client, ld *load, f fau
 	}
 	r.ranTwice, r.unexplained = reruns(runs, window{from: f.at.Add(-ackSlack), to: recovered})
 	r.twoHeld = holders(runs)
+	r.workersBack = workersBack(runs, f.at, f.killed)
+	for _, rs := range runs {
+		for _, x := range rs {
+			if x.killed {
+				r.killedJobs++
+			}
+		}
+	}
+	r.rescue, r.stuck = rescued(runs)
 }
 
 // recheck gets each id that no state listed: a job that moved while the
@@ -109,7 +122,12 @@ func (r *result) print(w io.Writer) {
 		{"first create after the fault", dur(r.recCreate)},
 		{"first complete after the fault", dur(r.recDone)},
 		{"first promotion of a job due after it", dur(r.recPromote)},
+		{"every surviving worker started a job after", dur(r.workersBack)},
 		{"drained in", drainText(r.drain, r.drained)},
+	}
+	if r.killedJobs > 0 {
+		rows = append(rows, [2]string{"jobs running on the killed worker",
+			fmt.Sprintf("%d, all started again within %s (%d never)", r.killedJobs, dur(r.rescue), r.stuck)})
 	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "   %-40s %s\n", row[0], row[1])
@@ -119,19 +137,20 @@ func (r *result) print(w io.Writer) {
 // summary writes one Markdown table of every scenario: the figures
 // docs/reliability.md quotes.
 func summary(w io.Writer, results []result) {
-	fmt.Fprintln(w, "\n| scenario | acked | lost | ran twice (outside window) | two holders | recovery: create / complete / promotion | verdict |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|")
+	fmt.Fprintln(w, "\n| scenario | acked | lost | ran twice (outside window) | two holders | recovery: create / complete / promotion | every worker back | verdict |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---:|---|")
 	for _, r := range results {
 		if r.err != nil {
-			fmt.Fprintf(w, "| %s | - | - | - | - | - | could not run |\n", r.name)
+			fmt.Fprintf(w, "| %s | - | - | - | - | - | - | could not run |\n", r.name)
 			continue
 		}
 		verdict := "ok"
 		if r.bad() {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d (%d) | %d | %s / %s / %s | %s |\n", r.name, r.acked, r.out.lost(),
-			r.ranTwice, len(r.unexplained), len(r.twoHeld), dur(r.recCreate), dur(r.recDone), dur(r.recPromote), verdict)
+		fmt.Fprintf(w, "| %s | %d | %d | %d (%d) | %d | %s / %s / %s | %s | %s |\n", r.name, r.acked, r.out.lost(),
+			r.ranTwice, len(r.unexplained), len(r.twoHeld), dur(r.recCreate), dur(r.recDone), dur(r.recPromote),
+			dur(r.workersBack), verdict)
 	}
 }
 

@@ -175,3 +175,51 @@ func firstAfter(t time.Time, times []time.Time) time.Duration {
 	}
 	return best
 }
+
+// workersBack is how long after t the slowest worker the fault did not
+// kill started a job again: a worker idling after a fault shows here, even
+// while the others keep the queue moving. -1 if one never started again.
+func workersBack(runs map[int64][]*run, t time.Time, killed map[string]time.Time) time.Duration {
+	first := map[string]time.Duration{}
+	for _, rs := range runs {
+		for _, r := range rs {
+			if _, ok := killed[r.worker]; ok {
+				continue
+			}
+			d, seen := first[r.worker]
+			if !seen {
+				d = -1
+				first[r.worker] = d
+			}
+			if after := r.start.Sub(t); after >= 0 && (d < 0 || after < d) {
+				first[r.worker] = after
+			}
+		}
+	}
+	slowest := time.Duration(0)
+	for _, d := range first {
+		if d < 0 {
+			return -1
+		}
+		slowest = max(slowest, d)
+	}
+	return slowest
+}
+
+// rescued is how long the jobs that died with a killed worker took to
+// start again elsewhere: the slowest of them, and how many never did.
+func rescued(runs map[int64][]*run) (slowest time.Duration, stuck int) {
+	for _, rs := range runs {
+		for i, r := range rs {
+			if !r.killed {
+				continue
+			}
+			if i == len(rs)-1 {
+				stuck++
+				continue
+			}
+			slowest = max(slowest, rs[i+1].start.Sub(r.end))
+		}
+	}
+	return slowest, stuck
+}

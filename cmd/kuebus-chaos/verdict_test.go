@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+var t0 = time.Unix(1_800_000_000, 0)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// writeRecords writes a worker's record file through the worker's own
+// recorder.
+func writeRecords(t *testing.T, dir, worker string, recs ...record) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, worker+".records"))
+	require.NoError(t, err)
+	defer f.Close()
+	rec := &recorder{f: f}
+	for _, r := range recs {
+		r.Worker = worker
+		rec.write(r)
+	}
+}
+
+func start(id int64, lease string, ms int) record {
+	return record{Event: "start", ID: id, Lease: lease, At: at(ms).UnixNano()}
+}
+
+func end(id int64, lease string, ms int) record {
+	return record{Event: "end", ID: id, Lease: lease, At: at(ms).UnixNano(), OK: true}
+}
+
+func TestVerdict(t *testing.T) {
+	t.Run("two leases of one job running at once are two holders", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0), end(7, "a", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 10), end(7, "b", 60))
+		runs, err := readRuns(dir, nil, at(1000))
+		require.NoError(t, err)
+		require.Equal(t, []int64{7}, holders(runs))
+		twice, unexplained := reruns(runs, window{})
+		require.Equal(t, 1, twice)
+		require.Equal(t, []int64{7}, unexplained)
+	})
+	t.Run("a job run again after its worker was killed is explained and held once", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0)) // killed at 20 ms, no end
+		writeRecords(t, dir, "w2", start(7, "b", 2100), end(7, "b", 2150))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": at(20)}, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs))
+		twice, unexplained := reruns(runs, window{})
+		require.Equal(t, 1, twice)
+		require.Empty(t, unexplained)
+		slowest, stuck := rescued(runs)
+		require.Equal(t, 2080*time.Millisecond, slowest)
+		require.Zero(t, stuck)
+	})
+	t.Run("a rerun whose first run ended in the fault window is explained", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0), end(7, "a", 50), start(8, "c", 0), end(8, "c", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 3000), end(7, "b", 3050), start(8, "d", 3000), end(8, "d", 3050))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		twice, unexplained := reruns(runs, window{from: at(40), to: at(1000)})
+		require.Equal(t, 2, twice)
+		require.Empty(t, unexplained)
+		twice, unexplained = reruns(runs, window{from: at(60), to: at(1000)})
+		require.Equal(t, 2, twice)
+		require.Equal(t, []int64{7, 8}, unexplained)
+	})
+	t.Run("a worker that starts nothing after the fault never came back", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(1, "a", 0), end(1, "a", 50), start(2, "b", 900), end(2, "b", 950))
+		writeRecords(t, dir, "w2", start(3, "c", 0), end(3, "c", 50))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Equal(t, time.Duration(-1), workersBack(runs, at(100), nil))
+		require.Equal(t, 800*time.Millisecond, workersBack(runs, at(100), map[string]time.Time{"w2": at(100)}))
+	})
+	t.Run("a line cut short by a kill is skipped", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "w1.records")
+		require.NoError(t, os.WriteFile(path, []byte(`{"e":"start","id":1,"lease":"a","w":"w1","t":1}`+"\n"+`{"e":"end","id":1,"le`), 0o644))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": time.Unix(0, 5)}, at(0))
+		require.NoError(t, err)
+		require.Len(t, runs[1], 1)
+		require.True(t, runs[1][0].killed)
+	})
+}
+
+func TestJudge(t *testing.T) {
+	acked := map[int64]ack{1: {}, 2: {}, 3: {}, 4: {}}
+	o := judge(acked, map[int64]core.State{1: core.StateComplete, 2: core.StateInactive, 3: core.StateFailed})
+	require.Equal(t, 1, o.complete)
+	require.Equal(t, 1, o.live)
+	require.Equal(t, []int64{4}, o.missing)
+	require.Equal(t, []int64{3}, o.failed)
+	require.Equal(t, 2, o.lost())
+}
+
+func TestFirstAfter(t *testing.T) {
+	require.Equal(t, time.Duration(-1), firstAfter(at(100), []time.Time{at(50)}))
+	require.Equal(t, 20*time.Millisecond, firstAfter(at(100), []time.Time{at(50), at(300), at(120)}))
+}
