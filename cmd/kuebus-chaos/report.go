@@ -35,8 +35,7 @@ func (r *result) judge(ctx context.Context, client *core.Client, ld *load, f fau
 	acked, failed, completes, promotions := ld.snapshot()
 	r.note = f.note
 	r.acked, r.createErrors = len(acked), failed
-	r.out = judge(acked, states)
-	r.out.recheck(ctx, client)
+	r.out = judge(acked, recheck(ctx, client, acked, states), finished(runs))
 
 	var created, due []time.Time
 	for _, a := range acked {
@@ -71,32 +70,28 @@ func (r *result) judge(ctx context.Context, client *core.Client, ld *load, f fau
 	r.rescue, r.stuck = rescued(runs)
 }
 
-// recheck gets each id that no state listed: a job that moved while the
-// lists were read is in none of them, yet not lost. An id core cannot
-// show stays missing.
-func (o *outcome) recheck(ctx context.Context, client *core.Client) {
-	ids := o.missing
-	o.missing = nil
-	for _, id := range ids {
+// recheck gets each acknowledged id that no state listed: a job that
+// moved while the lists were read is in none of them, yet not gone. It
+// returns states with what it found added; an id core cannot show stays
+// out.
+func recheck(ctx context.Context, client *core.Client, acked map[int64]ack, states map[int64]core.State) map[int64]core.State {
+	for id := range acked {
+		if _, ok := states[id]; ok {
+			continue
+		}
 		callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		job, err := client.Get(callCtx, id)
 		cancel()
-		switch {
-		case err != nil:
-			o.missing = append(o.missing, id)
-		case job.State == core.StateFailed:
-			o.failed = append(o.failed, id)
-		case job.State == core.StateComplete:
-			o.complete++
-		default:
-			o.live++
+		if err == nil {
+			states[id] = job.State
 		}
 	}
+	return states
 }
 
 // bad says whether the scenario broke a promise: an acknowledged job lost,
 // or a job held by two workers at once.
-func (r *result) bad() bool { return r.out.lost() > 0 || len(r.twoHeld) > 0 }
+func (r *result) bad() bool { return len(r.out.lost) > 0 || len(r.twoHeld) > 0 }
 
 // print writes the scenario's own table.
 func (r *result) print(w io.Writer) {
@@ -113,8 +108,9 @@ func (r *result) print(w io.Writer) {
 		{"creates refused or timed out", fmt.Sprint(r.createErrors)},
 		{"completed", fmt.Sprint(r.out.complete)},
 		{"still queued at the end", fmt.Sprint(r.out.live)},
-		{"lost", fmt.Sprintf("%d (gone %d%s, failed %d%s)", r.out.lost(),
-			len(r.out.missing), sample(r.out.missing), len(r.out.failed), sample(r.out.failed))},
+		{"lost", fmt.Sprintf("%d%s", len(r.out.lost), sample(r.out.lost))},
+		{"gone from Redis", fmt.Sprintf("%d%s", len(r.out.gone), sample(r.out.gone))},
+		{"failed for good after their work was done", fmt.Sprintf("%d%s", len(r.out.failedDone), sample(r.out.failedDone))},
 		{"ran twice", fmt.Sprint(r.ranTwice)},
 		{"ran twice outside the fault window", fmt.Sprintf("%d%s", len(r.unexplained), sample(r.unexplained))},
 		{"held by two workers at once", fmt.Sprintf("%d%s", len(r.twoHeld), sample(r.twoHeld))},
@@ -148,7 +144,7 @@ func summary(w io.Writer, results []result) {
 		if r.bad() {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d (%d) | %d | %s / %s / %s | %s | %s |\n", r.name, r.acked, r.out.lost(),
+		fmt.Fprintf(w, "| %s | %d | %d | %d (%d) | %d | %s / %s / %s | %s | %s |\n", r.name, r.acked, len(r.out.lost),
 			r.ranTwice, len(r.unexplained), len(r.twoHeld), dur(r.recCreate), dur(r.recDone), dur(r.recPromote),
 			dur(r.workersBack), verdict)
 	}

@@ -134,35 +134,66 @@ func reruns(runs map[int64][]*run, w window) (twice int, unexplained []int64) {
 	return twice, unexplained
 }
 
-// outcome sorts the acknowledged ids by their state at the end: complete,
-// still live (delayed, inactive, active: not lost, not done either), and
-// lost (gone from Redis, or failed although no handler ever fails).
+// outcome sorts the acknowledged ids by their state at the end. A job is
+// lost when it was never completed (no handler finished its work, and core
+// does not hold it as complete) and core does not hold it in a live state
+// (delayed, inactive, active) either: gone from Redis, or failed although
+// no handler of the suite ever fails. Jobs core failed for good after a
+// handler had finished their work are not lost, but counted apart: the
+// work was done, the queue reports it failed.
 type outcome struct {
 	complete, live int
-	missing        []int64
-	failed         []int64
+	lost           []int64
+	gone           []int64 // not in Redis, in any state
+	failedDone     []int64 // failed, though a handler finished the work
 }
 
-func judge(acked map[int64]ack, states map[int64]core.State) outcome {
+// judge sorts acked by states, where done holds the jobs whose handler
+// finished its work at least once.
+func judge(acked map[int64]ack, states map[int64]core.State, done map[int64]bool) outcome {
 	var o outcome
 	for id := range acked {
-		switch st, ok := states[id]; {
-		case !ok:
-			o.missing = append(o.missing, id)
-		case st == core.StateComplete:
-			o.complete++
-		case st == core.StateFailed:
-			o.failed = append(o.failed, id)
-		default:
-			o.live++
-		}
+		o.add(id, states[id], done[id])
 	}
-	slices.Sort(o.missing)
-	slices.Sort(o.failed)
+	o.sort()
 	return o
 }
 
-func (o outcome) lost() int { return len(o.missing) + len(o.failed) }
+// add counts one job in state st ("" when core has none).
+func (o *outcome) add(id int64, st core.State, done bool) {
+	switch st {
+	case core.StateComplete:
+		o.complete++
+		return
+	case core.StateDelayed, core.StateInactive, core.StateActive:
+		o.live++
+		return
+	case "":
+		o.gone = append(o.gone, id)
+	case core.StateFailed:
+		if done {
+			o.failedDone = append(o.failedDone, id)
+		}
+	}
+	if !done {
+		o.lost = append(o.lost, id)
+	}
+}
+
+func (o *outcome) sort() {
+	slices.Sort(o.lost)
+	slices.Sort(o.gone)
+	slices.Sort(o.failedDone)
+}
+
+// finished is the set of jobs one of whose runs finished its work.
+func finished(runs map[int64][]*run) map[int64]bool {
+	done := map[int64]bool{}
+	for id, rs := range runs {
+		done[id] = slices.ContainsFunc(rs, func(r *run) bool { return r.ok })
+	}
+	return done
+}
 
 // firstAfter is how long after t the first of times at or after t came;
 // -1 if none did.

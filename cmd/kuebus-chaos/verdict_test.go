@@ -97,13 +97,14 @@ func TestVerdict(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	acked := map[int64]ack{1: {}, 2: {}, 3: {}, 4: {}}
-	o := judge(acked, map[int64]core.State{1: core.StateComplete, 2: core.StateInactive, 3: core.StateFailed})
+	acked := map[int64]ack{1: {}, 2: {}, 3: {}, 4: {}, 5: {}, 6: {}}
+	states := map[int64]core.State{1: core.StateComplete, 2: core.StateInactive, 3: core.StateFailed, 5: core.StateFailed}
+	o := judge(acked, states, map[int64]bool{5: true, 6: true})
 	require.Equal(t, 1, o.complete)
 	require.Equal(t, 1, o.live)
-	require.Equal(t, []int64{4}, o.missing)
-	require.Equal(t, []int64{3}, o.failed)
-	require.Equal(t, 2, o.lost())
+	require.Equal(t, []int64{3, 4}, o.lost, "failed or gone, and never done")
+	require.Equal(t, []int64{4, 6}, o.gone)
+	require.Equal(t, []int64{5}, o.failedDone)
 }
 
 func TestFirstAfter(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -67,7 +68,9 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	w, err := worker.New(worker.Config{Conn: nc, ID: *id, Concurrency: *concurrency})
+	// The worker's troubles go to its log file, beside its records.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	w, err := worker.New(worker.Config{Conn: nc, ID: *id, Concurrency: *concurrency, Logger: logger})
 	if err != nil {
 		return err
 	}
