@@ -126,7 +126,7 @@ func (r *result) print(w io.Writer) {
 			fmt.Sprintf("%d, all started again within %s (%d never)", r.killedJobs, dur(r.rescue), r.stuck)})
 	}
 	for _, row := range rows {
-		fmt.Fprintf(w, "   %-40s %s\n", row[0], row[1])
+		fmt.Fprintf(w, "   %-44s %s\n", row[0], row[1])
 	}
 }
 
