@@ -22,6 +22,7 @@ type run struct {
 	lease  string
 	worker string
 	start  time.Time
+	until  time.Time // the lease's lease_until when it was granted
 	end    time.Time // the end record; or when its worker was killed; or the run's end
 	ended  bool      // an end record exists
 	ok     bool      // the handler finished its work
@@ -48,7 +49,7 @@ func readRuns(dir string, killed map[string]time.Time, runEnd time.Time) (map[in
 			at := time.Unix(0, rec.At)
 			switch rec.Event {
 			case "start":
-				r := &run{id: rec.ID, lease: rec.Lease, worker: rec.Worker, start: at}
+				r := &run{id: rec.ID, lease: rec.Lease, worker: rec.Worker, start: at, until: time.UnixMilli(rec.Until)}
 				open[k] = r
 				runs[rec.ID] = append(runs[rec.ID], r)
 			case "end":
@@ -99,12 +100,16 @@ type window struct{ from, to time.Time }
 
 func (w window) holds(t time.Time) bool { return !t.Before(w.from) && !t.After(w.to) }
 
-// holders counts the jobs two runs held at once: a run started before an
-// earlier run of the same job had ended.
+// holders lists the jobs that two runs held at once: a run started while
+// an earlier run of the same job still held it. A run holds its job until
+// its handler ends and, whatever the handler does, until the lease_until
+// core granted it: core hands a job out again only once that has passed
+// (rescue), so a run that starts earlier was given a second lease while the
+// first was still valid.
 func holders(runs map[int64][]*run) (jobs []int64) {
 	for id, rs := range runs {
 		for i := 1; i < len(rs); i++ {
-			if slices.ContainsFunc(rs[:i], func(prev *run) bool { return rs[i].start.Before(prev.end) }) {
+			if slices.ContainsFunc(rs[:i], func(prev *run) bool { return rs[i].start.Before(prev.heldUntil()) }) {
 				jobs = append(jobs, id)
 				break
 			}
@@ -112,6 +117,15 @@ func holders(runs map[int64][]*run) (jobs []int64) {
 	}
 	slices.Sort(jobs)
 	return jobs
+}
+
+// heldUntil is when the run stopped holding its job: the later of its end
+// and its lease's expiry as granted.
+func (r *run) heldUntil() time.Time {
+	if r.until.After(r.end) {
+		return r.until
+	}
+	return r.end
 }
 
 // reruns counts the jobs that ran more than once, and of those the ones

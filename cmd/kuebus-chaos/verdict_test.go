@@ -49,6 +49,26 @@ func TestVerdict(t *testing.T) {
 		require.Equal(t, 1, twice)
 		require.Equal(t, []int64{7}, unexplained)
 	})
+	t.Run("a second lease granted before the first one's lease_until is a second holder", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(2000).UnixMilli()
+		writeRecords(t, dir, "w1", first, end(7, "a", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 100), end(7, "b", 150))
+		runs, err := readRuns(dir, nil, at(1000))
+		require.NoError(t, err)
+		require.Equal(t, []int64{7}, holders(runs))
+	})
+	t.Run("a job leased again after the first lease ran out has one holder at a time", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(2000).UnixMilli()
+		writeRecords(t, dir, "w1", first, end(7, "a", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 2010), end(7, "b", 2060))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs))
+	})
 	t.Run("a job run again after its worker was killed is explained and held once", func(t *testing.T) {
 		dir := t.TempDir()
 		writeRecords(t, dir, "w1", start(7, "a", 0)) // killed at 20 ms, no end

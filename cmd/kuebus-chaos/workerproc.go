@@ -23,8 +23,9 @@ type record struct {
 	ID     int64  `json:"id"`
 	Lease  string `json:"lease"`
 	Worker string `json:"w"`
-	At     int64  `json:"t"`            // unix nanoseconds
-	OK     bool   `json:"ok,omitempty"` // end: the handler finished its work
+	At     int64  `json:"t"`               // unix nanoseconds
+	Until  int64  `json:"until,omitempty"` // start: the lease's lease_until, unix ms
+	OK     bool   `json:"ok,omitempty"`    // end: the handler finished its work
 }
 
 // recorder appends records to a file, one write per line and no buffer,
@@ -75,7 +76,7 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	w.Handle(*typ, worker.HandlerFunc(func(ctx context.Context, j *worker.Job) error {
-		rec.write(record{Event: "start", ID: j.ID, Lease: j.Lease, Worker: *id, At: time.Now().UnixNano()})
+		rec.write(record{Event: "start", ID: j.ID, Lease: j.Lease, Worker: *id, At: time.Now().UnixNano(), Until: j.LeaseUntil})
 		ok := false
 		defer func() {
 			rec.write(record{Event: "end", ID: j.ID, Lease: j.Lease, Worker: *id, At: time.Now().UnixNano(), OK: ok})
