@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -128,23 +129,69 @@ func (l *load) snapshot() (acked map[int64]ack, failed int, completes []time.Tim
 	return acked, l.failed, append([]time.Time(nil), l.completes...), append([]promotion(nil), l.promotions...)
 }
 
-// finalStates reads, after the run, the state of every job core holds.
-// A job in no list is gone from Redis.
-func finalStates(ctx context.Context, client *core.Client) (map[int64]core.State, error) {
-	states := map[int64]core.State{}
-	for _, st := range core.States {
-		var ids []int64
-		err := retry(ctx, 30*time.Second, func(ctx context.Context) error {
-			var err error
-			ids, err = client.IDs(ctx, st)
-			return err
+// ackedIDs lists the acknowledged ids.
+func (l *load) ackedIDs() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]int64, 0, len(l.acked))
+	for id := range l.acked {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// finalStates gets, after the run, the state of each of ids from core, a
+// few at a time. An id core does not know is left out: gone from Redis.
+func finalStates(ctx context.Context, client *core.Client, ids []int64) (map[int64]core.State, error) {
+	var (
+		mu     sync.Mutex // guards states and errs
+		states = make(map[int64]core.State, len(ids))
+		errs   []error
+		next   = make(chan int64)
+		wg     sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for id := range next {
+				st, err := stateOf(ctx, client, id)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if st != "" {
+					states[id] = st
+				}
+				mu.Unlock()
+			}
 		})
-		if err != nil {
-			return nil, fmt.Errorf("chaos: ids in state %s: %w", st, err)
-		}
-		for _, id := range ids {
-			states[id] = st
-		}
+	}
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("chaos: final states: %d jobs unread: %w", len(errs), errs[0])
 	}
 	return states, nil
+}
+
+// stateOf is the job's state, or "" when core has no such job.
+func stateOf(ctx context.Context, client *core.Client, id int64) (core.State, error) {
+	var st core.State
+	err := retry(ctx, 10*time.Second, func(ctx context.Context) error {
+		job, err := client.Get(ctx, id)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			st = ""
+			return nil
+		case err != nil:
+			return err
+		}
+		st = job.State
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("job %d: %w", id, err)
+	}
+	return st, nil
 }

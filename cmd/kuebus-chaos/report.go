@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -30,12 +29,11 @@ type result struct {
 }
 
 // judge fills in the result from what the run recorded.
-func (r *result) judge(ctx context.Context, client *core.Client, ld *load, f fault,
-	states map[int64]core.State, runs map[int64][]*run) {
+func (r *result) judge(ld *load, f fault, states map[int64]core.State, runs map[int64][]*run) {
 	acked, failed, completes, promotions := ld.snapshot()
 	r.note = f.note
 	r.acked, r.createErrors = len(acked), failed
-	r.out = judge(acked, recheck(ctx, client, acked, states), finished(runs))
+	r.out = judge(acked, states, finished(runs))
 
 	var created, due []time.Time
 	for _, a := range acked {
@@ -68,25 +66,6 @@ func (r *result) judge(ctx context.Context, client *core.Client, ld *load, f fau
 		}
 	}
 	r.rescue, r.stuck = rescued(runs)
-}
-
-// recheck gets each acknowledged id that no state listed: a job that
-// moved while the lists were read is in none of them, yet not gone. It
-// returns states with what it found added; an id core cannot show stays
-// out.
-func recheck(ctx context.Context, client *core.Client, acked map[int64]ack, states map[int64]core.State) map[int64]core.State {
-	for id := range acked {
-		if _, ok := states[id]; ok {
-			continue
-		}
-		callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		job, err := client.Get(callCtx, id)
-		cancel()
-		if err == nil {
-			states[id] = job.State
-		}
-	}
-	return states
 }
 
 // bad says whether the scenario broke a promise: an acknowledged job lost,

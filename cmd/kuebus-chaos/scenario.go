@@ -192,7 +192,7 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 	for _, s := range subs {
 		_ = s.Unsubscribe()
 	}
-	states, err := finalStates(ctx, c.client)
+	states, err := finalStates(ctx, c.client, ld.ackedIDs())
 	if err != nil {
 		res.err = err
 		return res
@@ -202,7 +202,7 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 		res.err = err
 		return res
 	}
-	res.judge(ctx, c.client, ld, f, states, runs)
+	res.judge(ld, f, states, runs)
 	return res
 }
 
