@@ -26,10 +26,11 @@ type result struct {
 	killedJobs            int           // jobs that died with a killed worker
 	rescue                time.Duration // the slowest of those to start again
 	stuck                 int           // those that never did
+	shortLeases           int           // leases granted with less than half the ttl left
 }
 
 // judge fills in the result from what the run recorded.
-func (r *result) judge(ld *load, f fault, states map[int64]core.State, runs map[int64][]*run) {
+func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]core.State, runs map[int64][]*run) {
 	acked, failed, completes, promotions := ld.snapshot()
 	r.note = f.note
 	r.acked, r.createErrors = len(acked), failed
@@ -66,6 +67,7 @@ func (r *result) judge(ld *load, f fault, states map[int64]core.State, runs map[
 		}
 	}
 	r.rescue, r.stuck = rescued(runs)
+	r.shortLeases = shortLeases(runs, ttl)
 }
 
 // bad says whether the scenario broke a promise: an acknowledged job lost,
@@ -93,6 +95,7 @@ func (r *result) print(w io.Writer) {
 		{"ran twice", fmt.Sprint(r.ranTwice)},
 		{"ran twice outside the fault window", fmt.Sprintf("%d%s", len(r.unexplained), sample(r.unexplained))},
 		{"held by two workers at once", fmt.Sprintf("%d%s", len(r.twoHeld), sample(r.twoHeld))},
+		{"leases granted with under half their ttl", fmt.Sprint(r.shortLeases)},
 		{"fault lasted", dur(r.faultSpan)},
 		{"first create after the fault", dur(r.recCreate)},
 		{"first complete after the fault", dur(r.recDone)},

@@ -202,7 +202,7 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 		res.err = err
 		return res
 	}
-	res.judge(ld, f, states, runs)
+	res.judge(ld, f, cfg.ttl, states, runs)
 	return res
 }
 

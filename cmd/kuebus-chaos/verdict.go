@@ -41,7 +41,9 @@ func readRuns(dir string, killed map[string]time.Time, runEnd time.Time) (map[in
 		id    int64
 		lease string
 	}
-	open := map[key]*run{}
+	// A lease call that got one job twice (a duplicate in the ready queue)
+	// starts two runs under one key: ends close them in order.
+	open := map[key][]*run{}
 	runs := map[int64][]*run{}
 	for _, path := range files {
 		if err := eachRecord(path, func(rec record) {
@@ -50,22 +52,24 @@ func readRuns(dir string, killed map[string]time.Time, runEnd time.Time) (map[in
 			switch rec.Event {
 			case "start":
 				r := &run{id: rec.ID, lease: rec.Lease, worker: rec.Worker, start: at, until: time.UnixMilli(rec.Until)}
-				open[k] = r
+				open[k] = append(open[k], r)
 				runs[rec.ID] = append(runs[rec.ID], r)
 			case "end":
-				if r := open[k]; r != nil {
-					r.end, r.ended, r.ok = at, true, rec.OK
-					delete(open, k)
+				if rs := open[k]; len(rs) > 0 {
+					rs[0].end, rs[0].ended, rs[0].ok = at, true, rec.OK
+					open[k] = rs[1:]
 				}
 			}
 		}); err != nil {
 			return nil, err
 		}
 	}
-	for _, r := range open {
-		r.end = runEnd
-		if at, ok := killed[r.worker]; ok && at.After(r.start) {
-			r.end, r.killed = at, true
+	for _, rs := range open {
+		for _, r := range rs {
+			r.end = runEnd
+			if at, ok := killed[r.worker]; ok && at.After(r.start) {
+				r.end, r.killed = at, true
+			}
 		}
 	}
 	for _, rs := range runs {
@@ -267,4 +271,19 @@ func rescued(runs map[int64][]*run) (slowest time.Duration, stuck int) {
 		}
 	}
 	return slowest, stuck
+}
+
+// shortLeases counts the runs whose lease came with less than half of ttl
+// left: a lease script run late (a client retry after a stall) with the
+// time of its first attempt grants a lease that is about to run out, and
+// rescue takes the job back while its handler runs.
+func shortLeases(runs map[int64][]*run, ttl time.Duration) (n int) {
+	for _, rs := range runs {
+		for _, r := range rs {
+			if r.until.UnixMilli() > 0 && r.until.Sub(r.start) < ttl/2 {
+				n++
+			}
+		}
+	}
+	return n
 }
