@@ -59,14 +59,7 @@ func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]co
 	r.ranTwice, r.unexplained = reruns(runs, window{from: f.at.Add(-ackSlack), to: recovered})
 	r.twoHeld = holders(runs)
 	r.workersBack = workersBack(runs, f.at, f.killed)
-	for _, rs := range runs {
-		for _, x := range rs {
-			if x.killed {
-				r.killedJobs++
-			}
-		}
-	}
-	r.rescue, r.stuck = rescued(runs)
+	r.killedJobs, r.rescue, r.stuck = rescued(runs)
 	r.shortLeases = shortLeases(runs, ttl)
 }
 

@@ -255,14 +255,16 @@ func workersBack(runs map[int64][]*run, t time.Time, killed map[string]time.Time
 	return slowest
 }
 
-// rescued is how long the jobs that died with a killed worker took to
-// start again elsewhere: the slowest of them, and how many never did.
-func rescued(runs map[int64][]*run) (slowest time.Duration, stuck int) {
+// rescued counts the runs that died with a killed worker, how long the
+// slowest of their jobs took to start again elsewhere, and how many never
+// did.
+func rescued(runs map[int64][]*run) (killed int, slowest time.Duration, stuck int) {
 	for _, rs := range runs {
 		for i, r := range rs {
 			if !r.killed {
 				continue
 			}
+			killed++
 			if i == len(rs)-1 {
 				stuck++
 				continue
@@ -270,7 +272,7 @@ func rescued(runs map[int64][]*run) (slowest time.Duration, stuck int) {
 			slowest = max(slowest, rs[i+1].start.Sub(r.end))
 		}
 	}
-	return slowest, stuck
+	return killed, slowest, stuck
 }
 
 // shortLeases counts the runs whose lease came with less than half of ttl
