@@ -20,10 +20,11 @@ scripts/install-deps.sh
 work=$(mktemp -d "${TMPDIR:-/tmp}/kuebus-chaos.XXXXXX")
 driver=""
 
-# cleanup kills, by pid, the driver and every process it started: it
-# writes each child's pid to $work/*/pids before anything else, so this
-# works even when the driver itself was killed. A pid is killed only while
-# its command line still names $work, so a reused pid is left alone.
+# cleanup kills, by pid, the driver and every process it started: the
+# driver writes its own pid to $work/pids and each child's to
+# $work/<scenario>/pids before anything else, so this works even when the
+# driver, or the timeout in front of it, was killed. A pid is killed only
+# while its command line still names $work, so a reused pid is left alone.
 cleanup() {
   local rc=$? pid name
   trap - EXIT INT TERM
@@ -31,7 +32,7 @@ cleanup() {
     kill -TERM "$driver" 2>/dev/null || true
     wait "$driver" 2>/dev/null || true
   fi
-  for f in "$work"/*/pids; do
+  for f in "$work"/pids "$work"/*/pids; do
     [[ -f $f ]] || continue
     while read -r pid name; do
       if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$work"; then

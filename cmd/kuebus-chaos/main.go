@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,6 +62,10 @@ func runMain(ctx context.Context, args []string) int {
 	}
 	cfg, err := parseFlags(args)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "kuebus-chaos:", err)
+		return 2
+	}
+	if err := notePid(cfg.dir); err != nil {
 		fmt.Fprintln(os.Stderr, "kuebus-chaos:", err)
 		return 2
 	}
@@ -154,4 +159,16 @@ func scenarioNames() string {
 		names[i] = sc.name
 	}
 	return strings.Join(names, ",")
+}
+
+// notePid writes the driver's own pid to dir/pids, as procs does for each
+// child: scripts/chaos.sh kills what that file lists, so a driver whose
+// parent was killed does not run on alone.
+func notePid(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "pids"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%d driver\n", os.Getpid())
+	return errors.Join(err, f.Close())
 }
