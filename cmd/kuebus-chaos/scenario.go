@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -181,17 +183,7 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 	}
 	res.drain, res.drained = drain(ctx, c.client, cfg.drain)
 	runEnd := time.Now()
-	// Nothing may move while the states are read: the workers and the
-	// promoters go first.
-	for _, w := range c.workers {
-		w.kill()
-	}
-	for _, p := range c.promoters {
-		p.proc.kill()
-	}
-	for _, s := range subs {
-		_ = s.Unsubscribe()
-	}
+	quiesce(c, subs)
 	states, err := finalStates(ctx, c.client, ld.ackedIDs())
 	if err != nil {
 		res.err = err
@@ -204,6 +196,20 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 	}
 	res.judge(ld, f, cfg.ttl, states, runs)
 	return res
+}
+
+// quiesce stops what moves jobs, the workers and the promoters, and the
+// event listeners, so that the states read next hold still.
+func quiesce(c *cluster, subs []*nats.Subscription) {
+	for _, w := range c.workers {
+		w.kill()
+	}
+	for _, p := range c.promoters {
+		p.proc.kill()
+	}
+	for _, s := range subs {
+		_ = s.Unsubscribe()
+	}
 }
 
 // inject runs the load for cfg.warmup, the fault, and the load again for
