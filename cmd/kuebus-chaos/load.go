@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// jobType is the type of every job the load creates.
+const jobType = "chaos"
+
+// createTimeout bounds one create: a create that has no answer by then is
+// not acknowledged, whatever happened to it.
+const createTimeout = 3 * time.Second
+
+// ack is one acknowledged create: when it was sent and when its reply came.
+type ack struct{ sent, at time.Time }
+
+// promotion is one promotion event as the driver saw it.
+type promotion struct {
+	at  time.Time // received
+	due time.Time // the job's promote_at
+}
+
+// load creates jobs at a steady rate from several producers and keeps
+// what it needs to judge the run: every acknowledged id, and the times of
+// complete and promotion events.
+type load struct {
+	cfg    config
+	client *core.Client
+
+	mu         sync.Mutex // guards the fields below
+	acked      map[int64]ack
+	failed     int // creates that got an error or no answer
+	completes  []time.Time
+	promotions []promotion
+}
+
+func newLoad(cfg config, client *core.Client) *load {
+	return &load{cfg: cfg, client: client, acked: map[int64]ack{}}
+}
+
+// listen subscribes to complete and promotion events. Events are at most
+// once: they time recovery, they never decide whether a job was lost.
+func (l *load) listen() ([]*nats.Subscription, error) {
+	subj := l.client.Subjects()
+	done, err := l.client.Subscribe(subj.JobEventsOf("complete", jobType), func(*core.Event) {
+		now := time.Now()
+		l.mu.Lock()
+		l.completes = append(l.completes, now)
+		l.mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	promoted, err := l.client.Subscribe(subj.JobEventsOf("promotion", jobType), func(ev *core.Event) {
+		p := promotion{at: time.Now()}
+		if ev.Job != nil {
+			p.due = time.UnixMilli(ev.Job.PromoteAt)
+		}
+		l.mu.Lock()
+		l.promotions = append(l.promotions, p)
+		l.mu.Unlock()
+	})
+	if err != nil {
+		_ = done.Unsubscribe()
+		return nil, err
+	}
+	return []*nats.Subscription{done, promoted}, nil
+}
+
+// run creates jobs until ctx ends: cfg.rate a second in all, shared by
+// cfg.producers goroutines, so a stalled core holds back the load instead
+// of piling it up. One job in four is delayed, so that promotion is under
+// test too.
+func (l *load) run(ctx context.Context) {
+	tick := time.NewTicker(time.Second / time.Duration(l.cfg.rate))
+	defer tick.Stop()
+	var wg sync.WaitGroup
+	for p := range l.cfg.producers {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				l.create(ctx, p, n)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (l *load) create(ctx context.Context, producer, n int) {
+	opts := &core.CreateOpts{TTL: l.cfg.ttl, Attempts: 3}
+	if n%4 == 3 {
+		opts.Delay = l.cfg.delay
+	}
+	// Not ctx: a create sent before the load stops gets its answer.
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	sent := time.Now()
+	job, err := l.client.Create(callCtx, jobType, map[string]int{"producer": producer, "n": n}, opts)
+	at := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.failed++
+		return
+	}
+	l.acked[job.ID] = ack{sent: sent, at: at}
+}
+
+// snapshot copies what the load recorded.
+func (l *load) snapshot() (acked map[int64]ack, failed int, completes []time.Time, promotions []promotion) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	acked = make(map[int64]ack, len(l.acked))
+	for id, a := range l.acked {
+		acked[id] = a
+	}
+	return acked, l.failed, append([]time.Time(nil), l.completes...), append([]promotion(nil), l.promotions...)
+}
+
+// ackedIDs lists the acknowledged ids.
+func (l *load) ackedIDs() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]int64, 0, len(l.acked))
+	for id := range l.acked {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// finalStates gets, after the run, the state of each of ids from core, a
+// few at a time. An id core does not know is left out: gone from Redis.
+func finalStates(ctx context.Context, client *core.Client, ids []int64) (map[int64]core.State, error) {
+	var (
+		mu     sync.Mutex // guards states and errs
+		states = make(map[int64]core.State, len(ids))
+		errs   []error
+		next   = make(chan int64)
+		wg     sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for id := range next {
+				st, err := stateOf(ctx, client, id)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if st != "" {
+					states[id] = st
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("chaos: final states: %d jobs unread: %w", len(errs), errs[0])
+	}
+	return states, nil
+}
+
+// stateOf is the job's state, or "" when core has no such job.
+func stateOf(ctx context.Context, client *core.Client, id int64) (core.State, error) {
+	var st core.State
+	err := retry(ctx, 10*time.Second, func(ctx context.Context) error {
+		job, err := client.Get(ctx, id)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			st = ""
+			return nil
+		case err != nil:
+			return err
+		}
+		st = job.State
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("job %d: %w", id, err)
+	}
+	return st, nil
+}

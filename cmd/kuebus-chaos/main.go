@@ -1,0 +1,174 @@
+// Command kuebus-chaos is kuebus's fault suite: on loopback it starts a
+// small deployment from the real kuebus binary (a redis-server with its
+// append-only file on, a NATS-only node, core nodes, promoter nodes in a
+// memberlist ring, and worker processes), runs a load of creates, injects
+// one fault per scenario (kill -9 of a worker, of a core, of Redis, a
+// Redis SIGSTOP, kill -9 of the promoter leader), lets the load go on,
+// drains the queue and judges the run from every acknowledged id, the
+// workers' own records and the final state in Redis.
+//
+// It exits 1 when an acknowledged job was lost or a job was held by two
+// workers at once, 2 when a scenario could not run. scripts/chaos.sh
+// builds both binaries and runs it; docs/reliability.md explains the
+// figures.
+//
+//	kuebus-chaos --kuebus BIN --dir DIR [--short] [--scenario kill-core,...]
+//	kuebus-chaos worker ...   (the worker processes it starts)
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the run's flags.
+type config struct {
+	kuebus, redisServer, self, dir string
+	appendfsync                    string
+	scenarios                      []string
+
+	producers, rate, concurrency int
+	work, ttl, delay             time.Duration
+
+	warmup, after, stall, restartAfter, drain time.Duration
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// runMain runs the suite, or a worker process, and returns the exit code.
+func runMain(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "worker" {
+		if err := runWorker(ctx, args[1:]); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "kuebus-chaos:", err)
+			return 1
+		}
+		return 0
+	}
+	cfg, err := parseFlags(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kuebus-chaos:", err)
+		return 2
+	}
+	if err := notePid(cfg.dir); err != nil {
+		fmt.Fprintln(os.Stderr, "kuebus-chaos:", err)
+		return 2
+	}
+	start := time.Now()
+	fmt.Printf("kuebus-chaos: %d producers at %d creates/s, %d workers × %d handlers of %s, ttl %s, delayed jobs %s, appendfsync %s\n",
+		cfg.producers, cfg.rate, 3, cfg.concurrency, cfg.work, cfg.ttl, cfg.delay, cfg.appendfsync)
+	var results []result
+	for _, sc := range scenarios {
+		if !slices.Contains(cfg.scenarios, sc.name) {
+			continue
+		}
+		r := runScenario(ctx, cfg, sc)
+		r.print(os.Stdout)
+		results = append(results, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	summary(os.Stdout, results)
+	fmt.Printf("\nkuebus-chaos: %d scenarios in %s\n", len(results), time.Since(start).Round(time.Second))
+	code := 0
+	for _, r := range results {
+		switch {
+		case r.err != nil || ctx.Err() != nil:
+			code = max(code, 2)
+		case r.bad():
+			code = max(code, 1)
+		}
+	}
+	return code
+}
+
+func parseFlags(args []string) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("kuebus-chaos", flag.ContinueOnError)
+	fs.StringVar(&cfg.kuebus, "kuebus", "", "the kuebus `BINARY` to run nodes from (required)")
+	fs.StringVar(&cfg.dir, "dir", "", "`DIR` for configs, logs, records and Redis's data (required)")
+	fs.StringVar(&cfg.redisServer, "redis-server", "redis-server", "the redis-server `BINARY`")
+	fs.StringVar(&cfg.appendfsync, "appendfsync", "always", "Redis appendfsync: always or everysec")
+	names := fs.String("scenario", "", "comma-separated scenarios to run (default all: "+scenarioNames()+")")
+	short := fs.Bool("short", false, "the short form for CI: shorter load and faults")
+	fs.IntVar(&cfg.producers, "producers", 4, "producer goroutines")
+	fs.IntVar(&cfg.rate, "rate", 300, "creates a second, all producers together")
+	fs.IntVar(&cfg.concurrency, "concurrency", 8, "handlers at once in each of the 3 worker processes")
+	fs.DurationVar(&cfg.work, "work", 50*time.Millisecond, "how long each job's handler works")
+	fs.DurationVar(&cfg.ttl, "ttl", 2*time.Second, "each job's ttl: how soon a dead worker's job comes back")
+	fs.DurationVar(&cfg.delay, "delay", time.Second, "the delay of one job in four")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	cfg.warmup, cfg.after, cfg.stall, cfg.restartAfter, cfg.drain = 5*time.Second, 10*time.Second, 8*time.Second, 2*time.Second, 40*time.Second
+	if *short {
+		// The stall still outlasts go-redis's 3 s read timeout.
+		cfg.warmup, cfg.after, cfg.stall, cfg.restartAfter, cfg.drain = 3*time.Second, 4*time.Second, 5*time.Second, time.Second, 30*time.Second
+	}
+	cfg.scenarios = strings.Split(cmp.Or(*names, scenarioNames()), ",")
+	return cfg, cfg.check()
+}
+
+func (cfg *config) check() error {
+	switch {
+	case cfg.kuebus == "":
+		return errors.New("--kuebus: required: the kuebus binary")
+	case cfg.dir == "":
+		return errors.New("--dir: required: a folder for the run")
+	case cfg.appendfsync != "always" && cfg.appendfsync != "everysec":
+		return fmt.Errorf("--appendfsync %q: use always or everysec", cfg.appendfsync)
+	case cfg.producers < 1 || cfg.rate < 1 || cfg.concurrency < 1:
+		return fmt.Errorf("--producers %d, --rate %d, --concurrency %d: each must be at least 1", cfg.producers, cfg.rate, cfg.concurrency)
+	case cfg.ttl < time.Second:
+		return fmt.Errorf("--ttl %s: at least 1s", cfg.ttl)
+	}
+	for _, name := range cfg.scenarios {
+		if !slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.name == name }) {
+			return fmt.Errorf("--scenario %q: no such scenario (use %s)", name, scenarioNames())
+		}
+	}
+	var err error
+	if cfg.self, err = os.Executable(); err != nil {
+		return fmt.Errorf("this binary's path: %w", err)
+	}
+	if cfg.redisServer, err = exec.LookPath(cfg.redisServer); err != nil {
+		return fmt.Errorf("--redis-server: %w", err)
+	}
+	return nil
+}
+
+func scenarioNames() string {
+	names := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		names[i] = sc.name
+	}
+	return strings.Join(names, ",")
+}
+
+// notePid writes the driver's own pid to dir/pids, as procs does for each
+// child: scripts/chaos.sh kills what that file lists, so a driver whose
+// parent was killed does not run on alone.
+func notePid(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "pids"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%d driver\n", os.Getpid())
+	return errors.Join(err, f.Close())
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+var t0 = time.Unix(1_800_000_000, 0)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// writeRecords writes a worker's record file through the worker's own
+// recorder.
+func writeRecords(t *testing.T, dir, worker string, recs ...record) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, worker+".records"))
+	require.NoError(t, err)
+	defer f.Close()
+	rec := &recorder{f: f}
+	for _, r := range recs {
+		r.Worker = worker
+		rec.write(r)
+	}
+}
+
+func start(id int64, lease string, ms int) record {
+	return record{Event: "start", ID: id, Lease: lease, At: at(ms).UnixNano()}
+}
+
+func end(id int64, lease string, ms int) record {
+	return record{Event: "end", ID: id, Lease: lease, At: at(ms).UnixNano(), OK: true}
+}
+
+func TestVerdict(t *testing.T) {
+	t.Run("two leases of one job running at once are two holders", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0), end(7, "a", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 10), end(7, "b", 60))
+		runs, err := readRuns(dir, nil, at(1000))
+		require.NoError(t, err)
+		require.Equal(t, []int64{7}, holders(runs))
+		twice, unexplained := reruns(runs, window{})
+		require.Equal(t, 1, twice)
+		require.Equal(t, []int64{7}, unexplained)
+	})
+	t.Run("a second lease granted before the first one's lease_until is a second holder", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(2000).UnixMilli()
+		writeRecords(t, dir, "w1", first, end(7, "a", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 100), end(7, "b", 150))
+		runs, err := readRuns(dir, nil, at(1000))
+		require.NoError(t, err)
+		require.Equal(t, []int64{7}, holders(runs))
+	})
+	t.Run("a job leased again after the first lease ran out has one holder at a time", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(2000).UnixMilli()
+		writeRecords(t, dir, "w1", first, end(7, "a", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 2010), end(7, "b", 2060))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs))
+	})
+	t.Run("a job run again after its worker was killed is explained and held once", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0)) // killed at 20 ms, no end
+		writeRecords(t, dir, "w2", start(7, "b", 2100), end(7, "b", 2150))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": at(20)}, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs))
+		twice, unexplained := reruns(runs, window{})
+		require.Equal(t, 1, twice)
+		require.Empty(t, unexplained)
+		killed, slowest, stuck := rescued(runs)
+		require.Equal(t, 1, killed)
+		require.Equal(t, 2080*time.Millisecond, slowest)
+		require.Zero(t, stuck)
+	})
+	t.Run("a rerun whose first run ended in the fault window is explained", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0), end(7, "a", 50), start(8, "c", 0), end(8, "c", 50))
+		writeRecords(t, dir, "w2", start(7, "b", 3000), end(7, "b", 3050), start(8, "d", 3000), end(8, "d", 3050))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		twice, unexplained := reruns(runs, window{from: at(40), to: at(1000)})
+		require.Equal(t, 2, twice)
+		require.Empty(t, unexplained)
+		twice, unexplained = reruns(runs, window{from: at(60), to: at(1000)})
+		require.Equal(t, 2, twice)
+		require.Equal(t, []int64{7, 8}, unexplained)
+	})
+	t.Run("a worker that starts nothing after the fault never came back", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(1, "a", 0), end(1, "a", 50), start(2, "b", 900), end(2, "b", 950))
+		writeRecords(t, dir, "w2", start(3, "c", 0), end(3, "c", 50))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Equal(t, time.Duration(-1), workersBack(runs, at(100), nil))
+		require.Equal(t, 800*time.Millisecond, workersBack(runs, at(100), map[string]time.Time{"w2": at(100)}))
+	})
+	t.Run("one lease that got a job twice is two runs, each ended by its own record", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, "w1", start(7, "a", 0), start(7, "a", 1), end(7, "a", 50), end(7, "a", 51))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Len(t, runs[7], 2)
+		require.True(t, runs[7][0].ended && runs[7][1].ended)
+		require.Equal(t, []int64{7}, holders(runs))
+	})
+	t.Run("a lease granted with under half its ttl left is short", func(t *testing.T) {
+		dir := t.TempDir()
+		late, fresh := start(7, "a", 0), start(8, "b", 0)
+		late.Until, fresh.Until = at(27).UnixMilli(), at(2000).UnixMilli()
+		writeRecords(t, dir, "w1", late, fresh)
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Equal(t, 1, shortLeases(runs, 2*time.Second))
+	})
+	t.Run("a line cut short by a kill is skipped", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "w1.records")
+		require.NoError(t, os.WriteFile(path, []byte(`{"e":"start","id":1,"lease":"a","w":"w1","t":1}`+"\n"+`{"e":"end","id":1,"le`), 0o644))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": time.Unix(0, 5)}, at(0))
+		require.NoError(t, err)
+		require.Len(t, runs[1], 1)
+		require.True(t, runs[1][0].killed)
+	})
+}
+
+func TestJudge(t *testing.T) {
+	acked := map[int64]ack{1: {}, 2: {}, 3: {}, 4: {}, 5: {}, 6: {}}
+	states := map[int64]core.State{1: core.StateComplete, 2: core.StateInactive, 3: core.StateFailed, 5: core.StateFailed}
+	o := judge(acked, states, map[int64]bool{5: true, 6: true})
+	require.Equal(t, 1, o.complete)
+	require.Equal(t, 1, o.live)
+	require.Equal(t, []int64{3, 4}, o.lost, "failed or gone, and never done")
+	require.Equal(t, []int64{4, 6}, o.gone)
+	require.Equal(t, []int64{5}, o.failedDone)
+}
+
+func TestFirstAfter(t *testing.T) {
+	require.Equal(t, time.Duration(-1), firstAfter(at(100), []time.Time{at(50)}))
+	require.Equal(t, 20*time.Millisecond, firstAfter(at(100), []time.Time{at(50), at(300), at(120)}))
+}
