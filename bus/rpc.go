@@ -246,6 +246,9 @@ func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp 
 	}
 	msg, err := c.nc.RequestWithContext(ctx, subject, body)
 	if err != nil {
+		if denied := deniedPublish(c.nc, subject); denied != nil {
+			return denied
+		}
 		return transportError(subject, err)
 	}
 	if code := msg.Header.Get(HeaderErrorCode); code != "" {
