@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -159,8 +160,16 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	return e, nil
 }
 
-// ClientURL is the nats:// URL clients connect to.
+// ClientURL is the URL clients connect to: nats://, or tls:// when the
+// server serves TLS.
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// InProcessURL is the URL to give bus.Connect with InProcess or
+// InProcessAs: always nats://, since an in-process pipe needs no TLS and
+// a tls:// URL would make the client insist on it.
+func (e *Embedded) InProcessURL() string {
+	return "nats://" + strings.TrimPrefix(strings.TrimPrefix(e.srv.ClientURL(), "nats://"), "tls://")
+}
 
 // ClusterAddr is the address routes listen on, or nil for a single server.
 func (e *Embedded) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }

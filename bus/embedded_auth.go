@@ -137,6 +137,10 @@ func configureTLS(cfg EmbeddedConfig, opts *server.Options) error {
 		if err != nil {
 			return fmt.Errorf("bus: embedded NATS: cluster TLS: %w", err)
 		}
+		// A server dials routes as well as taking them: the CA that
+		// verifies the routes' certificates verifies the servers' too, as
+		// nats-server's own config does.
+		tc.RootCAs = tc.ClientCAs
 		opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = tc, 2
 	}
 	return nil

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
 )
@@ -142,4 +144,34 @@ func connectClient(t *testing.T, url string, auth bus.Auth, prefix string) *core
 	client, err := core.NewClient(nc, &core.ClientOptions{Prefix: prefix})
 	require.NoError(t, err)
 	return client
+}
+
+func TestNodeServesNATSOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts NATS and core on a real Redis")
+	}
+	t.Parallel()
+	rdb := coretest.NewRedis(t)
+	pki := bustest.NewPKI(t)
+	n := startNode(t, fmt.Sprintf(`name: tls
+roles: [nats, core]
+redis_prefix: %s
+redis: {url: %q}
+nats:
+  embedded:
+    listen: 127.0.0.1:0
+    token: s3cret
+    tls: {cert: %q, key: %q}
+log: {format: text}
+`, coretest.Prefix(t, rdb), coretest.RedisURL(t), pki.Cert, pki.Key))
+	require.True(t, strings.HasPrefix(n.info.NATSURL, "tls://"), n.info.NATSURL)
+
+	// Core, beside the server, reaches it in-process without TLS; a
+	// client trusting the CA reaches core over TLS.
+	r := kuebus(t, "job", "create", "email", "--nats-url", n.info.NATSURL, "--nats-token", "s3cret", "--nats-tls-ca", pki.CA)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = kuebus(t, "stats", "--nats-url", n.info.NATSURL, "--nats-token", "s3cret")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "certificate signed by unknown authority")
+	require.Equal(t, 0, n.stop(t), n.stderr.String())
 }

@@ -285,12 +285,14 @@ func externalNATSOptions(x *clusterconfig.ExternalNATS, subj bus.Subjects) ([]na
 // it would in a process of its own.
 func (n *node) connect(part string) (*nats.Conn, error) {
 	opts := append([]nats.Option{nats.DrainTimeout(n.cfg.ShutdownTimeout)}, n.connOpts...)
+	url := n.natsURL
 	if n.nats != nil {
 		// Beside the embedded server: an in-process pipe, logged in (on
 		// a locked server) as the part's role.
+		url = n.nats.InProcessURL()
 		opts = append(opts, n.nats.InProcessAs(partRole(part)))
 	}
-	nc, err := bus.Connect(n.natsURL, "kuebus-node-"+n.cfg.Name+"-"+part, opts...)
+	nc, err := bus.Connect(url, "kuebus-node-"+n.cfg.Name+"-"+part, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("node: %s: %w", part, err)
 	}
