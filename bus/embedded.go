@@ -91,9 +91,9 @@ type localUser struct {
 	name, password, inbox string
 }
 
-// localUserPrefix starts the names of the in-process users; configured
+// LocalUserPrefix starts the names of the in-process users; configured
 // users may not use it.
-const localUserPrefix = "_local_"
+const LocalUserPrefix = "_local_"
 
 // StartEmbedded starts a NATS server in this process and waits until it
 // accepts clients. It installs no signal handlers: the process owns those.

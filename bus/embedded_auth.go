@@ -82,8 +82,8 @@ func checkUser(u User) (string, error) {
 	if err := ValidToken(u.Name); err != nil {
 		return "", fmt.Errorf("name: %v", err)
 	}
-	if strings.HasPrefix(u.Name, localUserPrefix) {
-		return "", fmt.Errorf("name: %s is reserved for the server's own in-process users", localUserPrefix)
+	if strings.HasPrefix(u.Name, LocalUserPrefix) {
+		return "", fmt.Errorf("name: %s is reserved for the server's own in-process users", LocalUserPrefix)
 	}
 	if u.Password == "" {
 		return "", errors.New("needs a password or an nkey")
@@ -102,7 +102,7 @@ func (e *Embedded) addLocalUsers(subj Subjects, opts *server.Options) error {
 		if _, err := rand.Read(b[:]); err != nil {
 			return fmt.Errorf("bus: embedded NATS: in-process user: %w", err)
 		}
-		name := localUserPrefix + string(role)
+		name := LocalUserPrefix + string(role)
 		inbox, err := subj.Inbox(name)
 		if err != nil {
 			return fmt.Errorf("bus: embedded NATS: in-process user: %w", err)

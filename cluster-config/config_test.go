@@ -99,6 +99,9 @@ func TestTheExampleNATSServerConfsParse(t *testing.T) {
 		cluster, ok := m["cluster"].(map[string]any)
 		require.True(t, ok, "no cluster block")
 		require.Len(t, cluster["routes"], 2)
+		routeTLS, ok := cluster["tls"].(map[string]any)
+		require.True(t, ok, "routes without TLS")
+		require.Equal(t, true, routeTLS["verify"], "routes that do not verify certificates")
 		auth := m["authorization"].(map[string]any)
 		require.Equal(t, "secret", auth["password"])
 	}

@@ -170,8 +170,8 @@ func (v *validator) natsAuth(e *EmbeddedNATS) {
 		path := fmt.Sprintf("nats.embedded.users[%d]", i)
 		if err := bus.ValidToken(u.Name); err != nil {
 			v.fail(path+".name", "%q: %v", u.Name, err)
-		} else if strings.HasPrefix(u.Name, "_local_") {
-			v.fail(path+".name", "%q: names starting with _local_ are the node's own in-process users", u.Name)
+		} else if strings.HasPrefix(u.Name, bus.LocalUserPrefix) {
+			v.fail(path+".name", "%q: names starting with %s are the node's own in-process users", u.Name, bus.LocalUserPrefix)
 		}
 		if j, twice := seen[u.Name]; twice {
 			v.fail(path+".name", "%q is also users[%d]", u.Name, j)
