@@ -2,8 +2,10 @@ package bus_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,14 +95,30 @@ func TestWorkerMayNotCallRemove(t *testing.T) {
 	t.Parallel()
 	ls := startLocked(t, bus.User{Name: "w1", Password: "pw", Role: bus.RoleWorker})
 	nc := connectAs(t, ls, bus.Auth{User: "w1", Password: "pw"})
-	client := bus.NewClient(nc, 500*time.Millisecond)
+	// The refusal ends the call at once, long before its timeout.
+	client := bus.NewClient(nc, time.Minute)
+	started := time.Now()
 	err := client.Call(context.Background(), ls.subj.Core(bus.MethodRemove), echoReq{N: 1}, nil)
 	require.ErrorIs(t, err, bus.ErrPermissionDenied)
 	require.ErrorContains(t, err, "may not publish to t.core.remove")
+	require.Less(t, time.Since(started), 30*time.Second, "the call waited for its timeout")
 	// The worker's own methods still pass: the connection is fine.
 	var resp echoResp
 	require.NoError(t, client.Call(context.Background(), ls.subj.Core(bus.MethodCreate), echoReq{N: 2}, &resp))
 	require.Equal(t, int32(0), ls.removes.Load(), "core.remove was reached")
+}
+
+func TestARefusalOnAForeignConnectionEndsAtTheTimeout(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "w1", Password: "pw", Role: bus.RoleWorker})
+	opts, err := bus.Auth{User: "w1", Password: "pw"}.Options(ls.subj)
+	require.NoError(t, err)
+	nc, err := nats.Connect(ls.ClientURL(), opts...) // not bus.Connect: no watch
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	err = bus.NewClient(nc, 200*time.Millisecond).Call(context.Background(), ls.subj.Core(bus.MethodRemove), echoReq{N: 1}, nil)
+	require.ErrorIs(t, err, bus.ErrPermissionDenied)
+	require.Equal(t, int32(0), ls.removes.Load())
 }
 
 func TestUserMayNotSubscribeToOtherInboxes(t *testing.T) {
@@ -262,4 +280,51 @@ func TestRoutesAuthenticate(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(b.Shutdown)
 	require.Eventually(t, func() bool { return a.NumRoutes() > 0 && b.NumRoutes() > 0 }, 10*time.Second, 10*time.Millisecond)
+}
+
+func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
+	t.Parallel()
+	all := []string{bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet, bus.MethodExists, bus.MethodRemove,
+		bus.MethodLog, bus.MethodAddLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs,
+		bus.MethodStats, bus.MethodSetState, bus.MethodSetPriority, bus.MethodPromote, bus.MethodLease,
+		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
+		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch}
+	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats}
+	allowed := map[bus.Role][]string{
+		bus.RoleAdmin:    all,
+		bus.RoleCore:     nil,
+		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue},
+		bus.RoleWorker: {bus.MethodLease, bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease,
+			bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet},
+		bus.RoleProducer: append([]string{bus.MethodCreate, bus.MethodCreateBulk}, read...),
+		bus.RoleViewer:   read,
+	}
+	var users []bus.User
+	for role := range allowed {
+		users = append(users, bus.User{Name: string(role), Password: "pw", Role: role})
+	}
+	ls := startLocked(t, users...)
+	for role, methods := range allowed {
+		t.Run(string(role)+" calls "+fmt.Sprint(len(methods))+" methods", func(t *testing.T) {
+			t.Parallel()
+			client := bus.NewClient(connectAs(t, ls, bus.Auth{User: string(role), Password: "pw"}), time.Minute)
+			for _, m := range all {
+				// An allowed call reaches the server: answered, or "no
+				// responders" for the methods the test serves not.
+				err := client.Call(context.Background(), ls.subj.Core(m), echoReq{}, nil)
+				if slices.Contains(methods, m) {
+					require.NotErrorIs(t, err, bus.ErrPermissionDenied, "%s may call %s", role, m)
+				} else {
+					require.ErrorIs(t, err, bus.ErrPermissionDenied, "%s may not call %s", role, m)
+				}
+			}
+		})
+	}
+}
+
+func ExampleAuth_InboxPrefix() {
+	subj, _ := bus.NewSubjects("acme")
+	inbox, _ := bus.Auth{User: "w1", Password: "secret"}.InboxPrefix(subj)
+	fmt.Println(inbox)
+	// Output: acme._INBOX.w1
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 )
@@ -104,21 +103,4 @@ func transportError(subject string, err error) error {
 		// through unchanged so callers can tell a slow answer from a refusal.
 		return fmt.Errorf("bus: request %s: %w", subject, err)
 	}
-}
-
-// ErrPermissionDenied means the NATS server refused a request because the
-// connection's user may not publish to its subject (its role does not
-// allow the method). The server drops such a message and tells the client
-// apart, so the call fails when its timeout ends, with this error.
-var ErrPermissionDenied = errors.New("bus: NATS permission denied")
-
-// deniedPublish returns an error wrapping ErrPermissionDenied when the
-// server has refused nc a publish to subject, or nil.
-func deniedPublish(nc *nats.Conn, subject string) error {
-	last := nc.LastError()
-	if !errors.Is(last, nats.ErrPermissionViolation) ||
-		!strings.Contains(strings.ToLower(last.Error()), strings.ToLower(`publish to "`+subject+`"`)) {
-		return nil
-	}
-	return fmt.Errorf("bus: request %s: %w: this NATS user's role may not publish to %s", subject, ErrPermissionDenied, subject)
 }
