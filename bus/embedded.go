@@ -180,8 +180,7 @@ func (e *Embedded) NumRoutes() int { return e.srv.NumRoutes() }
 // InProcess is the connection option that reaches this server through an
 // in-memory pipe instead of TCP: for a client in the same process (core
 // beside its embedded NATS), it saves the loopback's system calls on every
-// message.
-// It logs in as an admin when the server is locked.
+// message. On a locked server it logs in as an admin.
 func (e *Embedded) InProcess() Option { return e.InProcessAs(RoleAdmin) }
 
 // InProcessAs is InProcess for a connection with role's permissions when

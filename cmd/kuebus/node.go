@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -209,8 +210,12 @@ func (n *node) startNATS() error {
 			return fmt.Errorf("node: nats.embedded: %w", err)
 		}
 		n.natsURL = n.nats.ClientURL()
+		locked := e.Token != "" || len(e.Users) > 0
 		n.log.Info("embedded NATS started", "nats_url", n.natsURL, "cluster_listen", e.ClusterListen, "routes", e.Routes,
-			"locked", e.Token != "" || len(e.Users) > 0, "tls", e.TLS != nil)
+			"locked", locked, "tls", e.TLS != nil)
+		if host, _, _ := net.SplitHostPort(e.Listen); e.Insecure && !locked && !clusterconfig.LoopbackHost(host) {
+			n.log.Warn("embedded NATS takes anonymous clients from other machines (nats.embedded.insecure)", "listen", e.Listen)
+		}
 		return nil
 	}
 	if !n.cfg.NeedsConn() {
@@ -396,6 +401,9 @@ func (n *node) startRing(ctx context.Context, failed context.CancelFunc) error {
 	})
 	if err != nil {
 		return fmt.Errorf("node: memberlist: %w", err)
+	}
+	if host, _, _ := net.SplitHostPort(m.Bind); m.Insecure && m.SecretKey == "" && !clusterconfig.LoopbackHost(host) {
+		n.log.Warn("the ring takes any member from other machines, which may then lead (memberlist.insecure)", "bind", m.Bind)
 	}
 	// Not runCtx: shutdown stops the ring first, in its order.
 	ringCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
