@@ -175,3 +175,21 @@ log: {format: text}
 	require.Contains(t, r.stderr, "certificate signed by unknown authority")
 	require.Equal(t, 0, n.stop(t), n.stderr.String())
 }
+
+// Not parallel: it sets KUEBUS_NATS_TOKEN for the whole process, as a
+// shell that exports it does for dev and the CLI alike.
+func TestDevAndTheCLIShareTheTokenVariable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts NATS and core on a real Redis")
+	}
+	rdb := coretest.NewRedis(t)
+	t.Setenv(envNATSToken, "from-env")
+	dev := startDev(t, "--nats-listen", "127.0.0.1:0", "--redis-url", coretest.RedisURL(t),
+		"--redis-prefix", coretest.Prefix(t, rdb), "--data-dir", t.TempDir())
+	r := kuebus(t, "stats", "--nats-url", dev.info.NATSURL)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = kuebus(t, "stats", "--nats-url", dev.info.NATSURL, "--nats-token", "wrong")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "refused the connection")
+	require.Equal(t, 0, dev.stop(t), dev.stderr.String())
+}
