@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,7 +55,9 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	fs.StringVar(&cfg.natsListen, "nats-listen", devNATSListenDefault, "`HOST:PORT` the embedded NATS server listens on for clients (port 0: any free one)")
 	fs.StringVar(&cfg.httpListen, "http-listen", devHTTPListenDefault, "`HOST:PORT` of the HTTP API, dashboard and /metrics (\"\": none)")
 	cfg.http.register(fs)
-	fs.StringVar(&cfg.natsToken, "nats-token", os.Getenv(envNATSToken), "lock the embedded NATS with this `TOKEN`: every client, and every part of dev, must present it (default $"+envNATSToken+", which the other commands read too)")
+	// The variable is read after registering: --help must not show it.
+	fs.StringVar(&cfg.natsToken, "nats-token", "", "lock the embedded NATS with this `TOKEN`: every client, and every part of dev, must present it (default $"+envNATSToken+", which the other commands read too)")
+	cfg.natsToken = strings.TrimSpace(os.Getenv(envNATSToken))
 	fs.BoolVar(&cfg.natsInsecure, "nats-insecure", false, "allow a --nats-listen address other machines reach without --nats-token")
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "use the Redis at this `URL` (redis://host:6379/0) instead of starting redis-server")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")

@@ -27,22 +27,22 @@ type authFlags struct{ auth bus.Auth }
 
 func (a *authFlags) register(fs *flag.FlagSet) {
 	for _, f := range []struct {
-		to          *string
-		name, env   string
-		placeholder string
-		usage       string
+		to        *string
+		name, env string
+		usage     string
 	}{
-		{&a.auth.Token, "nats-token", envNATSToken, "TOKEN", "authenticate to NATS with this"},
-		{&a.auth.User, "nats-user", envNATSUser, "USER", "authenticate to NATS as this user (its inbox prefix is [prefix.]_INBOX.USER)"},
-		{&a.auth.Password, "nats-password", envNATSPassword, "PASSWORD", "the password of --nats-user (prefer the variable: a flag shows in ps)"},
-		{&a.auth.NkeySeedFile, "nats-nkey", envNATSNkey, "FILE", "authenticate with the nkey seed in this"},
-		{&a.auth.CredsFile, "nats-creds", envNATSCreds, "FILE", "authenticate with this .creds file (JWT and nkey)"},
-		{&a.auth.TLSCA, "nats-tls-ca", envNATSTLSCA, "FILE", "trust the NATS servers whose certificates this CA signed"},
-		{&a.auth.TLSCert, "nats-tls-cert", envNATSTLSCert, "FILE", "client certificate, for servers that ask for one"},
-		{&a.auth.TLSKey, "nats-tls-key", envNATSTLSKey, "FILE", "the key of --nats-tls-cert"},
+		{&a.auth.Token, "nats-token", envNATSToken, "authenticate to NATS with this `TOKEN`"},
+		{&a.auth.User, "nats-user", envNATSUser, "authenticate to NATS as this `USER` (its inbox prefix is [prefix.]_INBOX.USER)"},
+		{&a.auth.Password, "nats-password", envNATSPassword, "the `PASSWORD` of --nats-user (prefer the variable: a flag shows in ps)"},
+		{&a.auth.NkeySeedFile, "nats-nkey", envNATSNkey, "authenticate with the nkey seed in this `FILE`"},
+		{&a.auth.CredsFile, "nats-creds", envNATSCreds, "authenticate with this .creds `FILE` (JWT and nkey)"},
+		{&a.auth.TLSCA, "nats-tls-ca", envNATSTLSCA, "trust the NATS servers whose certificates the CA in this `FILE` signed"},
+		{&a.auth.TLSCert, "nats-tls-cert", envNATSTLSCert, "client certificate `FILE`, for servers that ask for one"},
+		{&a.auth.TLSKey, "nats-tls-key", envNATSTLSKey, "the key `FILE` of --nats-tls-cert"},
 	} {
-		// The default is not shown in --help: it may be a secret.
-		fs.StringVar(f.to, f.name, "", "`"+f.placeholder+"`: "+f.usage+" (default $"+f.env+")")
+		// The variable is set after registering, so that --help never
+		// shows its value: it may be a secret.
+		fs.StringVar(f.to, f.name, "", f.usage+" (default $"+f.env+")")
 		if v := strings.TrimSpace(os.Getenv(f.env)); v != "" {
 			*f.to = v
 		}

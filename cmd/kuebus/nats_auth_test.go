@@ -193,3 +193,16 @@ func TestDevAndTheCLIShareTheTokenVariable(t *testing.T) {
 	require.Contains(t, r.stderr, "refused the connection")
 	require.Equal(t, 0, dev.stop(t), dev.stderr.String())
 }
+
+// Not parallel: it sets the variables for the whole process.
+func TestHelpNeverShowsASecretFromTheEnvironment(t *testing.T) {
+	t.Setenv(envNATSToken, "token-from-env")
+	t.Setenv(envNATSPassword, "password-from-env")
+	for _, cmd := range []string{"dev", "stats", "worker", "bench", "cluster", "events"} {
+		r := kuebus(t, cmd, "--help")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "--nats-token", cmd)
+		require.NotContains(t, r.stdout, "token-from-env", cmd)
+		require.NotContains(t, r.stdout, "password-from-env", cmd)
+	}
+}
