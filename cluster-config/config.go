@@ -3,6 +3,10 @@
 // variables over it, fills in defaults and validates the result. It opens
 // no connection: the command wires what the config describes.
 //
+// Every listener defaults to loopback, and Validate refuses one that other
+// machines reach without authentication (NATS users or token, route
+// credentials, the gossip key) unless its section says insecure: true.
+//
 // The folder also holds the ready-made configs (node-a.yaml ... and
 // examples/), which the package's tests load, so they cannot drift from
 // the code; README.md describes every field and variable.
