@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/kuebus/kuebus/bus"
 )
 
@@ -63,6 +65,9 @@ type Config struct {
 	// the bench drives. Default "": embedded NATS, core, promote and rescue
 	// loops in this process.
 	NATSURL string
+	// NATSOptions are added to every connection to NATSURL: credentials
+	// and TLS (bus.Auth.Options). Default: none.
+	NATSOptions []nats.Option
 	// Prefix is the NATS subject prefix of the deployment. Default: none.
 	Prefix string
 	// KeyPrefix is the Redis key prefix of the bench's own core, and starts

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,6 +51,8 @@ type stack struct {
 	conn   *nats.Conn   // the producers'
 	client *core.Client // on conn
 	listen *nats.Conn   // event subscriptions, apart from the producers' replies
+	// natsOpts are Config.NATSOptions, for every connection to NATSURL.
+	natsOpts []nats.Option
 }
 
 // start sets up what cfg asks for; on failure it takes down what it set up.
@@ -93,6 +96,7 @@ func (s *stack) setUp(ctx context.Context, cfg Config) error {
 	s.keys = newKeyspace(s.rdb, cfg.KeyPrefix, s.own)
 
 	s.natsURL = cfg.NATSURL
+	s.natsOpts = cfg.NATSOptions
 	if s.own {
 		if err := s.startCore(ctx, cfg); err != nil {
 			return err
@@ -160,7 +164,7 @@ func (s *stack) startCore(ctx context.Context, cfg Config) error {
 }
 
 func (s *stack) connect(name string, opts ...nats.Option) (*nats.Conn, error) {
-	nc, err := bus.Connect(s.natsURL, name, opts...)
+	nc, err := bus.Connect(s.natsURL, name, append(slices.Clone(s.natsOpts), opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

@@ -17,7 +17,9 @@ const DefaultURL = "nats://127.0.0.1:4222"
 // Connect dials NATS with kuebus's defaults: a client name, reconnects
 // forever with a short wait (a restarted node comes back within a second),
 // and a larger reconnect buffer so that events published during a blip are
-// not dropped. Later options override earlier ones.
+// not dropped. Later options override earlier ones. A call of a Client on
+// the connection that the server refuses (the user's role may not publish
+// there) fails at once with ErrPermissionDenied.
 func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 	base := []Option{
 		nats.Name(name),
@@ -27,9 +29,10 @@ func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 		nats.ReconnectBufSize(16 << 20),
 		nats.RetryOnFailedConnect(false),
 	}
-	nc, err := nats.Connect(url, append(base, opts...)...)
+	nc, err := nats.Connect(url, append(append(base, opts...), watchRefusals())...)
 	if err != nil {
 		return nil, fmt.Errorf("bus: connect to NATS at %s: %w", url, err)
 	}
+	watched.Store(nc, &refusals{})
 	return nc, nil
 }

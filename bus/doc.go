@@ -8,9 +8,19 @@
 //     headers, and a client that maps those headers back to errors that
 //     errors.Is can match (errors.go, rpc.go);
 //   - the JSON codec used for request, reply and event bodies (codec.go);
-//   - connection options with reconnects (conn.go);
+//   - connection options with reconnects (conn.go), and Auth, which turns
+//     a client's credentials and TLS files into options with the user's
+//     inbox prefix (auth.go);
 //   - the embedded NATS server used by `kuebus dev`, `kuebus node` and the
-//     tests (embedded.go), and the test helper bustest.
+//     tests (embedded.go), locked with a token or with users
+//     (embedded_auth.go) whose roles are NATS permissions built from the
+//     subjects (permissions.go), and the test helper bustest.
+//
+// A locked server's users each get an inbox prefix of their own
+// (Subjects.Inbox) and may subscribe only under it, so a reply reaches the
+// asker alone; core and the promoter answer through allow_responses. The
+// node's own parts log in through in-process-only users of their roles
+// (InProcessAs), whose random passwords never leave the process.
 //
 // The types of the requests and replies themselves live in core, which owns
 // what they mean; bus only moves bytes and error codes.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -31,12 +32,68 @@ type EmbeddedConfig struct {
 	// ReadyTimeout bounds the wait for the server to accept clients.
 	// Default 10s.
 	ReadyTimeout time.Duration
+
+	// Token locks the server with one token: every client presenting it
+	// is an admin. It excludes Users. Default: none.
+	Token string
+	// Users lock the server with named users, each with a role (see
+	// Subjects.Permissions). Default: none; with neither Token nor Users
+	// the server takes anonymous clients.
+	Users []User
+	// Subjects carries the deployment prefix the users' permissions and
+	// inboxes are under. Default: none.
+	Subjects Subjects
+	// TLS serves clients over TLS. Default: none (plain TCP).
+	TLS *TLSFiles
+	// ClusterTLS serves and dials routes over TLS. Default: none.
+	ClusterTLS *TLSFiles
+	// RouteUser and RoutePassword authenticate routes: the server asks
+	// them of the routes that connect to it and presents them on the
+	// routes it dials. Default: none.
+	RouteUser     string
+	RoutePassword string
+}
+
+// User is one user of a locked embedded server: a Name with a Password,
+// or an Nkey (a public user key, U...) with no password; its Role fixes
+// its permissions, its inbox prefix is Subjects.Inbox of its name (of its
+// public key for an nkey user).
+type User struct {
+	Name     string
+	Password string
+	Nkey     string
+	Role     Role
+}
+
+// TLSFiles are PEM files: the server's certificate and key, and the CA
+// that signed the certificates of clients (or other servers). Verify asks
+// every client for a certificate signed by CA; routes always ask for one
+// when CA is set.
+type TLSFiles struct {
+	Cert   string
+	Key    string
+	CA     string
+	Verify bool
 }
 
 // Embedded is a running embedded NATS server.
 type Embedded struct {
 	srv *server.Server
+	// token, or local, is what this process's own connections present:
+	// the server's token, or one in-process-only user per role.
+	token string
+	local map[Role]localUser
 }
+
+// localUser is a user only in-process connections may log in as; its
+// password is random and never leaves the process.
+type localUser struct {
+	name, password, inbox string
+}
+
+// LocalUserPrefix starts the names of the in-process users; configured
+// users may not use it.
+const LocalUserPrefix = "_local_"
 
 // StartEmbedded starts a NATS server in this process and waits until it
 // accepts clients. It installs no signal handlers: the process owns those.
@@ -69,6 +126,13 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	} else if len(cfg.Routes) > 0 {
 		return nil, errors.New("bus: embedded NATS: routes need a cluster listen address")
 	}
+	e := &Embedded{}
+	if err := e.configureAuth(cfg, opts); err != nil {
+		return nil, err
+	}
+	if err := configureTLS(cfg, opts); err != nil {
+		return nil, err
+	}
 	// The server only logs a failure to listen, and we run it without logs:
 	// try the address first so a port in use fails at once, by name.
 	if port != server.RANDOM_PORT {
@@ -92,11 +156,20 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("bus: embedded NATS on %s:%d not ready after %s (is the port in use?)", host, port, wait)
 	}
-	return &Embedded{srv: srv}, nil
+	e.srv = srv
+	return e, nil
 }
 
-// ClientURL is the nats:// URL clients connect to.
+// ClientURL is the URL clients connect to: nats://, or tls:// when the
+// server serves TLS.
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// InProcessURL is the URL to give bus.Connect with InProcess or
+// InProcessAs: always nats://, since an in-process pipe needs no TLS and
+// a tls:// URL would make the client insist on it.
+func (e *Embedded) InProcessURL() string {
+	return "nats://" + strings.TrimPrefix(strings.TrimPrefix(e.srv.ClientURL(), "nats://"), "tls://")
+}
 
 // ClusterAddr is the address routes listen on, or nil for a single server.
 func (e *Embedded) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }
@@ -107,8 +180,30 @@ func (e *Embedded) NumRoutes() int { return e.srv.NumRoutes() }
 // InProcess is the connection option that reaches this server through an
 // in-memory pipe instead of TCP: for a client in the same process (core
 // beside its embedded NATS), it saves the loopback's system calls on every
-// message.
-func (e *Embedded) InProcess() Option { return nats.InProcessServer(e.srv) }
+// message. On a locked server it logs in as an admin.
+func (e *Embedded) InProcess() Option { return e.InProcessAs(RoleAdmin) }
+
+// InProcessAs is InProcess for a connection with role's permissions when
+// the server is locked with users (an admin's when locked with a token,
+// which knows no roles): it logs in as the server's in-process-only user
+// of that role, with that user's inbox prefix.
+func (e *Embedded) InProcessAs(role Role) Option {
+	opts := []Option{nats.InProcessServer(e.srv)}
+	switch u, ok := e.local[role]; {
+	case ok:
+		opts = append(opts, nats.UserInfo(u.name, u.password), nats.CustomInboxPrefix(u.inbox))
+	case e.token != "":
+		opts = append(opts, nats.Token(e.token))
+	}
+	return func(o *nats.Options) error {
+		for _, opt := range opts {
+			if err := opt(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
 
 // Shutdown stops the server and waits until it has stopped. Idempotent.
 func (e *Embedded) Shutdown() {

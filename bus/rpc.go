@@ -211,8 +211,9 @@ func (s *Server) Stop(ctx context.Context) error {
 
 // Client calls RPC methods. It is safe for concurrent use.
 type Client struct {
-	nc      *nats.Conn
-	timeout time.Duration
+	nc       *nats.Conn
+	timeout  time.Duration
+	refusals *refusals // nil for a connection Connect did not make
 }
 
 // DefaultTimeout bounds a call whose context has no deadline.
@@ -221,7 +222,11 @@ const DefaultTimeout = 10 * time.Second
 // NewClient returns a client on nc. Calls whose context carries no deadline
 // time out after timeout (DefaultTimeout when 0).
 func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
-	return &Client{nc: nc, timeout: cmp.Or(timeout, DefaultTimeout)}
+	c := &Client{nc: nc, timeout: cmp.Or(timeout, DefaultTimeout)}
+	if r, ok := watched.Load(nc); ok {
+		c.refusals = r.(*refusals)
+	}
+	return c
 }
 
 // Conn returns the connection the client uses.
@@ -239,13 +244,23 @@ func (c *Client) Call(ctx context.Context, subject string, req, resp any) error 
 
 // CallRaw is Call with a body that is already encoded.
 func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
+	cancel := context.CancelFunc(func() {})
+	switch _, ok := ctx.Deadline(); {
+	case !ok:
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+	case c.refusals != nil:
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	if c.refusals != nil {
+		// A refusal ends the call at once (the server sends no reply).
+		defer c.refusals.unwatch(subject, c.refusals.watch(subject, cancel))
 	}
 	msg, err := c.nc.RequestWithContext(ctx, subject, body)
 	if err != nil {
+		if denied := deniedPublish(c.nc, c.refusals, subject); denied != nil {
+			return denied
+		}
 		return transportError(subject, err)
 	}
 	if code := msg.Header.Get(HeaderErrorCode); code != "" {

@@ -156,6 +156,31 @@ func (s Subjects) JobEventsOf(event, jobType string) string {
 // ClusterStatus is the subject the promoter nodes serve their view on.
 func (s Subjects) ClusterStatus() string { return s.prefix + "cluster.status" }
 
+// AllCore matches every core method: core.>, the subjects core serves.
+func (s Subjects) AllCore() string { return s.prefix + "core.>" }
+
+// inboxToken starts every per-user inbox prefix; NATS's own default inbox
+// prefix is "_INBOX", which only an admin may subscribe to on a locked
+// server.
+const inboxToken = "_INBOX"
+
+// Inbox is the inbox prefix of one NATS user: [prefix.]_INBOX.<id>, where id
+// is the user's name or, for an nkey user, its public key. A client passes
+// it to nats.CustomInboxPrefix, and on a locked server the user may
+// subscribe under it only, so replies reach the asker alone. It returns an
+// error when id is not one subject token.
+func (s Subjects) Inbox(id string) (string, error) {
+	if err := ValidToken(id); err != nil {
+		return "", fmt.Errorf("bus: inbox of %q: %v", id, err)
+	}
+	return s.prefix + inboxToken + "." + id, nil
+}
+
+// ServiceDiscovery matches micro's discovery subjects ($SRV.PING, INFO,
+// STATS and their per-service forms). They carry no deployment prefix:
+// micro fixes them.
+const ServiceDiscovery = "$SRV.>"
+
 // Pattern applies the prefix to a subject or wildcard pattern given by a user
 // (for example on the command line) after checking that every token is a
 // valid token or a wildcard.

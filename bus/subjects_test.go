@@ -112,3 +112,28 @@ func FuzzJobSubject(f *testing.F) {
 		}
 	})
 }
+
+func FuzzInbox(f *testing.F) {
+	for _, seed := range []string{"w1", "a.b", "*", ">", "", "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", "_local_core"} {
+		f.Add(seed)
+	}
+	s, _ := bus.NewSubjects("pre")
+	other, _ := s.Inbox("other")
+	f.Fuzz(func(t *testing.T, id string) {
+		inbox, err := s.Inbox(id)
+		if (err == nil) != (bus.ValidToken(id) == nil) {
+			t.Fatalf("Inbox(%q) error %v disagrees with ValidToken", id, err)
+		}
+		if err != nil {
+			return
+		}
+		if inbox != "pre._INBOX."+id || strings.ContainsAny(inbox, " *>\t\r\n") || strings.HasSuffix(inbox, ".") {
+			t.Fatalf("Inbox(%q) = %q", id, inbox)
+		}
+		// No user's inbox holds another's: their subscriptions, inbox+".>",
+		// never overlap.
+		if id != "other" && (strings.HasPrefix(inbox+".", other+".") || strings.HasPrefix(other+".", inbox+".")) {
+			t.Fatalf("inbox %q overlaps %q", inbox, other)
+		}
+	})
+}

@@ -3,12 +3,17 @@
 // variables over it, fills in defaults and validates the result. It opens
 // no connection: the command wires what the config describes.
 //
+// Every listener defaults to loopback, and Validate refuses one that other
+// machines reach without authentication (NATS users or token, route
+// credentials, the gossip key) unless its section says insecure: true.
+//
 // The folder also holds the ready-made configs (node-a.yaml ... and
 // examples/), which the package's tests load, so they cannot drift from
 // the code; README.md describes every field and variable.
 package clusterconfig
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"time"
@@ -34,11 +39,11 @@ const (
 
 // Defaults.
 const (
-	NATSListenDefault       = "0.0.0.0:4222"
+	NATSListenDefault       = "127.0.0.1:4222"
 	NATSClusterNameDefault  = "kuebus"
-	MemberlistBindDefault   = "0.0.0.0:7946"
+	MemberlistBindDefault   = "127.0.0.1:7946"
 	MemberlistPresetDefault = PresetLAN
-	HTTPListenDefault       = "0.0.0.0:8080"
+	HTTPListenDefault       = "127.0.0.1:8080"
 	HTTPSessionTTLDefault   = 12 * time.Hour
 	RedisPrefixDefault      = "kuebus"
 	ShutdownTimeoutDefault  = 10 * time.Second
@@ -85,10 +90,12 @@ type NATS struct {
 
 // EmbeddedNATS is the server a node with the nats role runs in-process.
 type EmbeddedNATS struct {
-	// Listen is the client address HOST:PORT. Default "0.0.0.0:4222".
+	// Listen is the client address HOST:PORT. Default "127.0.0.1:4222".
+	// An address other machines reach needs token or users (or insecure).
 	Listen string `yaml:"listen"`
 	// ClusterListen is the HOST:PORT other servers' routes connect to.
-	// Default: none, a server of its own.
+	// Default: none, a server of its own. An address other machines reach
+	// needs route_user and route_password (or insecure).
 	ClusterListen string `yaml:"cluster_listen"`
 	// Routes are the other servers' cluster addresses,
 	// nats-route://host:port. Default: none.
@@ -96,6 +103,46 @@ type EmbeddedNATS struct {
 	// ClusterName names the NATS cluster; all servers share it. Default
 	// "kuebus".
 	ClusterName string `yaml:"cluster_name"`
+	// Token locks the server with one token: every client presenting it is
+	// an admin. It excludes users. Default: none.
+	Token string `yaml:"token"`
+	// Users lock the server with named users, each with a role (admin,
+	// core, promoter, worker, producer, viewer). Not settable by variable.
+	// Default: none. The node's own parts log in through in-process users
+	// of their roles, which need no secret.
+	Users []NATSUser `yaml:"users"`
+	// RouteUser and RoutePassword authenticate routes: asked of the servers
+	// that connect, presented to the ones dialled; the same on every
+	// server. Default: none.
+	RouteUser     string `yaml:"route_user"`
+	RoutePassword string `yaml:"route_password"`
+	// TLS serves clients over TLS; ClusterTLS the routes. Default: none.
+	TLS        *ServerTLS `yaml:"tls,omitempty"`
+	ClusterTLS *ServerTLS `yaml:"cluster_tls,omitempty"`
+	// Insecure allows listen and cluster_listen addresses that other
+	// machines reach without authentication. Default false.
+	Insecure bool `yaml:"insecure"`
+}
+
+// NATSUser is one user of the embedded server: a name with a password, or
+// a name (for messages) with an nkey, the public user key (U...) whose seed
+// the client holds. Its inbox prefix is [prefix.]_INBOX.<name>, or
+// [prefix.]_INBOX.<nkey> for an nkey user.
+type NATSUser struct {
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	Nkey     string `yaml:"nkey"`
+	Role     string `yaml:"role"`
+}
+
+// ServerTLS is the server side of TLS: its certificate and key, and the
+// CA that signed the other side's certificates; Verify asks every client
+// for one (routes always do when ca is set). Files in PEM.
+type ServerTLS struct {
+	Cert   string `yaml:"cert"`
+	Key    string `yaml:"key"`
+	CA     string `yaml:"ca"`
+	Verify bool   `yaml:"verify"`
 }
 
 // ExternalNATS is a NATS cluster run apart from kuebus.
@@ -124,7 +171,8 @@ type TLS struct {
 // Memberlist configures the node's membership of the promoter ring.
 type Memberlist struct {
 	// Bind is the IP:PORT memberlist listens on, UDP and TCP. Default
-	// "0.0.0.0:7946".
+	// "127.0.0.1:7946". An address other machines reach needs secret_key
+	// (or insecure).
 	Bind string `yaml:"bind"`
 	// Advertise is the IP:PORT the other members reach this node at.
 	// Default: the bind address, or with 0.0.0.0 this machine's first
@@ -142,6 +190,22 @@ type Memberlist struct {
 	ProbeInterval time.Duration `yaml:"probe_interval"`
 	ProbeTimeout  time.Duration `yaml:"probe_timeout"`
 	SuspicionMult int           `yaml:"suspicion_mult"`
+	// SecretKey encrypts and authenticates the gossip: base64 of 16, 24 or
+	// 32 random bytes (openssl rand -base64 32), the same on every member.
+	// A node without it cannot join the ring, so cannot lead. Default: none.
+	SecretKey string `yaml:"secret_key"`
+	// Insecure allows a bind address other machines reach without
+	// secret_key. Default false.
+	Insecure bool `yaml:"insecure"`
+}
+
+// Key decodes SecretKey; nil when it is empty. Validate has checked it.
+func (m Memberlist) Key() []byte {
+	key, err := base64.StdEncoding.DecodeString(m.SecretKey)
+	if err != nil {
+		return nil
+	}
+	return key
 }
 
 // Redis is where the jobs live: exactly one of URL (one server), Sentinel
@@ -170,8 +234,8 @@ type RedisCluster struct {
 
 // HTTP configures the http role: the HTTP API, dashboard and /metrics.
 type HTTP struct {
-	// Listen is the HOST:PORT of the HTTP API. Default "0.0.0.0:8080",
-	// which other machines reach, so it needs token or basic (or
+	// Listen is the HOST:PORT of the HTTP API. Default "127.0.0.1:8080";
+	// an address other machines reach needs token or basic (or
 	// insecure_bind).
 	Listen string `yaml:"listen"`
 	// Token is the bearer token the API and dashboard require. Default:
@@ -268,6 +332,17 @@ func (c *Config) Redacted() *Config {
 			*s = "xxxxx"
 		}
 	}
+	if e := c.NATS.Embedded; e != nil {
+		x := *e
+		hide(&x.Token)
+		hide(&x.RoutePassword)
+		x.Users = slices.Clone(e.Users)
+		for i := range x.Users {
+			hide(&x.Users[i].Password)
+		}
+		r.NATS.Embedded = &x
+	}
+	hide(&r.Memberlist.SecretKey)
 	if e := c.NATS.External; e != nil {
 		x := *e
 		hide(&x.Password)

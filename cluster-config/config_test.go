@@ -29,14 +29,35 @@ func TestTheShippedConfigsLoad(t *testing.T) {
 	require.NoError(t, err)
 	files = append(files, examples...)
 	require.Len(t, files, 6)
+	// The examples bind wider than loopback and take their gossip key from
+	// the environment, as their comments say.
+	secrets := env(map[string]string{"KUEBUS_MEMBERLIST_SECRET_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="})
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			t.Parallel()
-			c, err := clusterconfig.Load(f, nil)
+			c, err := clusterconfig.Load(f, secrets)
 			require.NoError(t, err)
 			require.NotEmpty(t, c.Name)
 		})
 	}
+	t.Run("the examples without their gossip key are refused", func(t *testing.T) {
+		t.Parallel()
+		for _, f := range examples {
+			_, err := clusterconfig.Load(f, nil)
+			require.ErrorContains(t, err, `memberlist.bind: "0.0.0.0:7946" reaches other machines`, f)
+		}
+	})
+	t.Run("the three local nodes are locked", func(t *testing.T) {
+		t.Parallel()
+		for _, name := range []string{"node-a", "node-b", "node-c"} {
+			c, err := clusterconfig.Load(name+".yaml", nil)
+			require.NoError(t, err)
+			e := c.NATS.Embedded
+			require.Len(t, e.Users, 3, name)
+			require.NotEmpty(t, e.RoutePassword, name)
+			require.Len(t, c.Memberlist.Key(), 32, name)
+		}
+	})
 
 	t.Run("the three local nodes route to and seed each other", func(t *testing.T) {
 		t.Parallel()
@@ -78,6 +99,9 @@ func TestTheExampleNATSServerConfsParse(t *testing.T) {
 		cluster, ok := m["cluster"].(map[string]any)
 		require.True(t, ok, "no cluster block")
 		require.Len(t, cluster["routes"], 2)
+		routeTLS, ok := cluster["tls"].(map[string]any)
+		require.True(t, ok, "routes without TLS")
+		require.Equal(t, true, routeTLS["verify"], "routes that do not verify certificates")
 		auth := m["authorization"].(map[string]any)
 		require.Equal(t, "secret", auth["password"])
 	}
@@ -204,6 +228,25 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a sentinel without master", noRedis + "redis: {sentinel: {addrs: ['s:26379']}}", "config: redis.sentinel.master: required"},
 		{"a sentinel without addresses", noRedis + "redis: {sentinel: {master: m}}", "config: redis.sentinel.addrs: required"},
 		{"a cluster address without port", noRedis + "redis: {cluster: {addrs: [r1]}}", `config: redis.cluster.addrs: "r1" is not HOST:PORT`},
+		{"a NATS listen wider than loopback without auth", "name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222'}}",
+			`config: nats.embedded.listen: "0.0.0.0:4222" reaches other machines, and the server would take any client: lock it with nats.embedded.users or nats.embedded.token, or set nats.embedded.insecure: true`},
+		{"a NATS listen on every interface without auth", "name: a\nroles: [nats]\nnats: {embedded: {listen: ':4222'}}", `nats.embedded.listen: ":4222" reaches other machines`},
+		{"a cluster listen wider than loopback without route auth", "name: a\nroles: [nats]\nnats: {embedded: {token: t, cluster_listen: '10.0.0.1:6222'}}",
+			`config: nats.embedded.cluster_listen: "10.0.0.1:6222" reaches other machines, and any server could route to it: set nats.embedded.route_user and route_password`},
+		{"a memberlist bind wider than loopback without key", base + "memberlist: {bind: '0.0.0.0:7946'}",
+			`config: memberlist.bind: "0.0.0.0:7946" reaches other machines, and anyone could join the ring and lead it: set memberlist.secret_key`},
+		{"a secret key that is not base64", base + "memberlist: {secret_key: 'not base64!'}", `config: memberlist.secret_key: not base64`},
+		{"a secret key of the wrong size", base + "memberlist: {secret_key: c2hvcnQ=}", `config: memberlist.secret_key: 5 bytes: it must be base64 of 16, 24 or 32 bytes`},
+		{"a user with an unknown role", "name: a\nroles: [nats]\nnats: {embedded: {users: [{name: u, password: p, role: boss}]}}",
+			`config: nats.embedded.users[0].role: "boss" is not a role: use admin, core, promoter, worker, producer, viewer`},
+		{"a user without password or nkey", "name: a\nroles: [nats]\nnats: {embedded: {users: [{name: u, role: viewer}]}}", `config: nats.embedded.users[0]: needs a password or an nkey`},
+		{"a user with a bad nkey", "name: a\nroles: [nats]\nnats: {embedded: {users: [{name: u, nkey: SUXYZ, role: viewer}]}}", `config: nats.embedded.users[0].nkey: "SUXYZ" is not a public user key`},
+		{"a user twice", "name: a\nroles: [nats]\nnats: {embedded: {users: [{name: u, password: p, role: viewer}, {name: u, password: q, role: admin}]}}", `config: nats.embedded.users[1].name: "u" is also users[0]`},
+		{"a token beside users", "name: a\nroles: [nats]\nnats: {embedded: {token: t, users: [{name: u, password: p, role: viewer}]}}", `config: nats.embedded.token: excludes nats.embedded.users`},
+		{"a route user without password", "name: a\nroles: [nats]\nnats: {embedded: {cluster_listen: '127.0.0.1:6222', route_user: r}}", `config: nats.embedded.route_user: route_user and route_password go together`},
+		{"a missing certificate file", "name: a\nroles: [nats]\nnats: {embedded: {tls: {cert: /nonexistent/cert.pem, key: /nonexistent/key.pem}}}", `config: nats.embedded.tls.cert: stat /nonexistent/cert.pem: no such file or directory`},
+		{"client verification without a CA", "name: a\nroles: [nats]\nnats: {embedded: {tls: {cert: /c, key: /k, verify: true}}}", `config: nats.embedded.tls.verify: needs ca`},
+		{"an unknown field of a user", "name: a\nroles: [nats]\nnats: {embedded: {users: [{name: u, pass: p}]}}", `unknown field "pass" in nats.embedded.users[] (known: name, password, nkey, role)`},
 		{"a bad http listen", "name: a\nroles: [http]\nnats: {external: {urls: [nats://n:4222]}}\nhttp: {listen: nowhere}", `config: http.listen: "nowhere" is not HOST:PORT`},
 		{"an http TLS cert without its key", httpNode + "http: {tls_cert: config.go}", "config: http.tls_cert: and http.tls_key go together: give both files or neither"},
 		{"a missing http TLS file", httpNode + "http: {tls_cert: config.go, tls_key: /nonexistent/key.pem}", "config: http.tls_key: stat /nonexistent/key.pem: no such file or directory"},
@@ -216,6 +259,60 @@ func TestValidateNamesTheField(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestWiderListenersWithAuthOrInsecureLoad(t *testing.T) {
+	t.Parallel()
+	for _, yaml := range []string{
+		"name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222', token: t}}",
+		"name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222', users: [{name: u, password: p, role: admin}]}}",
+		"name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222', insecure: true, cluster_listen: '0.0.0.0:6222'}}",
+		"name: a\nroles: [nats]\nnats: {embedded: {token: t, cluster_listen: '0.0.0.0:6222', route_user: r, route_password: p}}",
+		"name: a\nroles: [promoter]\nnats: {external: {urls: [nats://n:4222]}}\nmemberlist: {bind: '0.0.0.0:7946', secret_key: MDEyMzQ1Njc4OWFiY2RlZg==}",
+		"name: a\nroles: [promoter]\nnats: {external: {urls: [nats://n:4222]}}\nmemberlist: {bind: '0.0.0.0:7946', insecure: true}",
+	} {
+		_, err := clusterconfig.Parse([]byte(yaml), "node.yaml", nil)
+		require.NoError(t, err, yaml)
+	}
+}
+
+func TestDefaultListenersAreLoopback(t *testing.T) {
+	t.Parallel()
+	c, err := clusterconfig.Parse([]byte("name: a\nroles: [nats, promoter, http]"), "node.yaml", nil)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:4222", c.NATS.Embedded.Listen)
+	require.Equal(t, "127.0.0.1:7946", c.Memberlist.Bind)
+	require.Equal(t, "127.0.0.1:8080", c.HTTP.Listen)
+}
+
+func TestUsersFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	c, err := clusterconfig.Load("node-a.yaml", env(map[string]string{
+		"KUEBUS_NATS_EMBEDDED_USERS": "ops:admin:pw:with:colons, w1:worker:s3cret",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, []clusterconfig.NATSUser{
+		{Name: "ops", Role: "admin", Password: "pw:with:colons"},
+		{Name: "w1", Role: "worker", Password: "s3cret"},
+	}, c.NATS.Embedded.Users)
+
+	_, err = clusterconfig.Load("node-a.yaml", env(map[string]string{"KUEBUS_NATS_EMBEDDED_USERS": "ops:admin"}))
+	require.ErrorContains(t, err, "$KUEBUS_NATS_EMBEDDED_USERS (nats.embedded.users): user 1 is not NAME:ROLE:PASSWORD")
+	_, err = clusterconfig.Load("node-a.yaml", env(map[string]string{"KUEBUS_NATS_EMBEDDED_USERS": "ops:boss:pw"}))
+	require.ErrorContains(t, err, `nats.embedded.users[0].role ($KUEBUS_NATS_EMBEDDED_USERS)`)
+}
+
+func TestRedactedHidesTheNATSAndRingSecrets(t *testing.T) {
+	t.Parallel()
+	c, err := clusterconfig.Load("node-a.yaml", nil)
+	require.NoError(t, err)
+	r := c.Redacted()
+	require.Equal(t, "xxxxx", r.NATS.Embedded.RoutePassword)
+	require.Equal(t, "xxxxx", r.Memberlist.SecretKey)
+	for _, u := range r.NATS.Embedded.Users {
+		require.Equal(t, "xxxxx", u.Password)
+	}
+	require.Equal(t, "demo-admin-password", c.NATS.Embedded.Users[0].Password, "Redacted changed the original")
 }
 
 func TestTheREADMEListsEveryVariable(t *testing.T) {

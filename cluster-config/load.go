@@ -93,6 +93,11 @@ func walkFields(t reflect.Type, prefix string, leaf func(path, env string, index
 			walkFields(ft, path, leaf, section, idx...)
 			continue
 		}
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && section != nil {
+			// A list of sections (nats.embedded.users): its fields are
+			// named in errors; the list itself is one leaf.
+			walkFields(ft.Elem(), path+"[]", func(string, string, []int) {}, section)
+		}
 		env := f.Tag.Get("env")
 		if env == "" {
 			env = "KUEBUS_" + strings.ToUpper(strings.ReplaceAll(path, ".", "_"))
@@ -156,6 +161,12 @@ func setFromEnv(v reflect.Value, raw string) error {
 			return fmt.Errorf("%q is not a whole number", raw)
 		}
 		v.SetInt(int64(n))
+	case v.Type() == reflect.TypeFor[[]NATSUser]():
+		users, err := parseUsers(raw)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(users))
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
 		var list []string
 		for _, s := range strings.Split(raw, ",") {
@@ -168,6 +179,22 @@ func setFromEnv(v reflect.Value, raw string) error {
 		panic("clusterconfig: no environment parser for " + v.Type().String())
 	}
 	return nil
+}
+
+// parseUsers reads the variable form of nats.embedded.users: NAME:ROLE:PASSWORD,
+// comma-separated (a password may hold colons, not commas). Nkey users,
+// whose public keys are no secret, go in the file.
+func parseUsers(raw string) ([]NATSUser, error) {
+	var users []NATSUser
+	for i, item := range strings.Split(raw, ",") {
+		name, rest, ok1 := strings.Cut(strings.TrimSpace(item), ":")
+		role, password, ok2 := strings.Cut(rest, ":")
+		if !ok1 || !ok2 || name == "" || role == "" || password == "" {
+			return nil, fmt.Errorf("user %d is not NAME:ROLE:PASSWORD", i+1)
+		}
+		users = append(users, NATSUser{Name: name, Role: role, Password: password})
+	}
+	return users, nil
 }
 
 // yamlFieldError matches yaml.v3's line for an unknown field.

@@ -2,7 +2,11 @@
 # A three-node kuebus cluster on this machine, from node-a.yaml, node-b.yaml
 # and node-c.yaml: each node embeds a NATS server routed to the other two,
 # joins one memberlist ring, and runs core and the HTTP API; all share one
-# Redis.
+# Redis. The nodes are locked: up generates fresh secrets (NATS users with
+# roles, route credentials, the gossip key) into $RUN_DIR/secrets.env, which
+# replace the demo values of the YAML files, and writes each user's client
+# variables into $RUN_DIR/admin.env, worker.env and producer.env:
+#   set -a; . "$RUN_DIR/admin.env"; set +a; "$RUN_DIR/kuebus" stats
 #
 #   local-cluster.sh up          build kuebus, start Redis (unless REDIS_URL)
 #                                and the three nodes, wait until they answer
@@ -48,10 +52,44 @@ index_of() {
   die "no node named $1 (nodes: ${NODES[*]})"
 }
 
+# secret: a fresh random secret without , or : (it goes into NAME:ROLE:PASSWORD).
+secret() { head -c "$1" /dev/urandom | base64 | tr -d '\n' | tr '+/' '-_'; }
+
+# make_secrets: the cluster's secrets, once per run folder (start NAME
+# reuses them). Files of mode 0600; none of it is committed.
+make_secrets() {
+  [[ -f $RUN_DIR/secrets.env ]] && return
+  local role users="" key
+  (
+    umask 077
+    for role in admin worker producer; do
+      local pw
+      pw=$(secret 18)
+      users+="${users:+,}$role:$role:$pw"
+      printf 'KUEBUS_NATS_USER=%s\nKUEBUS_NATS_PASSWORD=%s\n' "$role" "$pw" >"$RUN_DIR/$role.env"
+    done
+    key=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
+    {
+      echo "KUEBUS_NATS_EMBEDDED_USERS=$users"
+      echo "KUEBUS_NATS_EMBEDDED_ROUTE_USER=route"
+      echo "KUEBUS_NATS_EMBEDDED_ROUTE_PASSWORD=$(secret 18)"
+      echo "KUEBUS_MEMBERLIST_SECRET_KEY=$key"
+    } >"$RUN_DIR/secrets.env"
+  )
+}
+
+# as_admin CMD...: run kuebus with the admin's credentials.
+as_admin() {
+  local vars=()
+  mapfile -t vars <"$RUN_DIR/admin.env"
+  env "${vars[@]}" "$bin" "$@"
+}
+
 # node_env NAME: the KUEBUS_* variables of the node, one per line.
 node_env() {
   local i j routes="" seeds=""
   i=$(index_of "$1")
+  cat "$RUN_DIR/secrets.env"
   echo "KUEBUS_REDIS_URL=$(cat "$RUN_DIR/redis.url")"
   echo "KUEBUS_LOG_FORMAT=text" # status and up read the ready line
   [[ -z ${PORT_BASE:-} ]] && return
@@ -123,8 +161,8 @@ wait_ring() {
   local name url deadline=$((SECONDS + WAIT))
   for name in "${NODES[@]}"; do
     url=$(ready_field "$name" nats_url)
-    until "$bin" cluster --json --nats-url "$url" 2>/dev/null | grep -c '"state": "alive"' | grep -qx 3 &&
-      "$bin" stats --nats-url "$url" >/dev/null 2>&1; do
+    until as_admin cluster --json --nats-url "$url" 2>/dev/null | grep -c '"state": "alive"' | grep -qx 3 &&
+      as_admin stats --nats-url "$url" >/dev/null 2>&1; do
       ((SECONDS < deadline)) || die "the ring did not form within ${WAIT}s (see $RUN_DIR/*.log)"
       sleep 0.2
     done
@@ -141,11 +179,12 @@ cmd_up() {
     (cd "$root" && go build -o "$bin" ./cmd/kuebus) || die "go build failed"
   fi
   start_redis
+  make_secrets
   for name in "${NODES[@]}"; do start_node "$name"; done
   for name in "${NODES[@]}"; do wait_ready "$name"; done
   wait_ring
   cmd_status
-  echo "leader: $("$bin" cluster --nats-url "$(ready_field node-a nats_url)" | awk '$1 == "leader" {print $2}')"
+  echo "leader: $(as_admin cluster --nats-url "$(ready_field node-a nats_url)" | awk '$1 == "leader" {print $2}')"
 }
 
 cmd_status() {

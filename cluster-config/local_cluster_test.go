@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
@@ -88,7 +89,13 @@ func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
 
 	// The client that creates and checks the jobs is on node-a's server,
 	// which dies with the leader: it must go on through another server.
-	nc, err := bus.Connect(status["node-a"].natsURL, "local-cluster-test")
+	// The nodes are locked: the test is the admin the script made.
+	adminVars := readEnvFile(t, filepath.Join(runDir, "admin.env"))
+	admin, err := bus.Auth{User: adminVars["KUEBUS_NATS_USER"], Password: adminVars["KUEBUS_NATS_PASSWORD"]}.Options(bus.Subjects{})
+	require.NoError(t, err)
+	_, err = bus.Connect(status["node-a"].natsURL, "local-cluster-test-anonymous")
+	require.ErrorIs(t, err, nats.ErrAuthorization, "a locked node took an anonymous client")
+	nc, err := bus.Connect(status["node-a"].natsURL, "local-cluster-test", admin...)
 	require.NoError(t, err)
 	defer nc.Close()
 	client, err := core.NewClient(nc, nil)
@@ -98,7 +105,7 @@ func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
 	leader := st.Leader
 	require.Equal(t, "node-a", leader, "the lowest name leads")
 	// queue.leader is watched from node-b's server, which stays up.
-	watch, err := bus.Connect(status["node-b"].natsURL, "local-cluster-test-watch")
+	watch, err := bus.Connect(status["node-b"].natsURL, "local-cluster-test-watch", admin...)
 	require.NoError(t, err)
 	defer watch.Close()
 	watcher, err := core.NewClient(watch, nil)
@@ -136,6 +143,11 @@ func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
 	require.NoError(t, err)
 	defer workerLog.Close()
 	worker := exec.Command(bin, "worker", "report", "--nats-url", status["node-c"].natsURL, "--concurrency", "16")
+	// The worker runs as the worker user, from its variables.
+	worker.Env = os.Environ()
+	for k, v := range readEnvFile(t, filepath.Join(runDir, "worker.env")) {
+		worker.Env = append(worker.Env, k+"="+v)
+	}
 	worker.Stdout, worker.Stderr = workerLog, workerLog
 	require.NoError(t, worker.Start())
 	workerDone := make(chan error, 1)
@@ -164,6 +176,20 @@ func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
 	require.NotEqual(t, status["node-a"].natsURL, nc.ConnectedUrl(), "the client did not move to another server")
 	out := script(ctx, "status")
 	require.Contains(t, out, leader+" stopped ")
+}
+
+// readEnvFile reads the NAME=VALUE lines the script wrote.
+func readEnvFile(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	vars := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		require.True(t, ok, "%s: %q is not NAME=VALUE", path, line)
+		vars[k] = v
+	}
+	return vars
 }
 
 // nodeStatus is one line of `local-cluster.sh status`.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nkeys"
+
 	"github.com/kuebus/kuebus/bus"
 )
 
@@ -43,8 +45,18 @@ type validator struct {
 // fail records a problem with the field at path.
 func (v *validator) fail(path, format string, args ...any) {
 	field := path
-	if env, ok := v.c.envSet[path]; ok {
-		field += " ($" + env + ")"
+	// The variable that set the field, or the list it is part of
+	// (nats.embedded.users[0].role comes from KUEBUS_NATS_EMBEDDED_USERS).
+	for p := path; p != ""; {
+		if env, ok := v.c.envSet[p]; ok {
+			field += " ($" + env + ")"
+			break
+		}
+		i := strings.LastIndex(p, "[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
 	}
 	v.errs = append(v.errs, fmt.Errorf("config: %s: %s", field, fmt.Sprintf(format, args...)))
 }
@@ -91,9 +103,14 @@ func (v *validator) nats() {
 			v.fail("nats.external", "a node with the nats role uses its embedded server: drop nats.external or the role")
 		}
 		e := c.NATS.Embedded
-		v.hostPort("nats.embedded.listen", e.Listen, true)
+		if host, ok := v.hostPort("nats.embedded.listen", e.Listen, true); ok && !LoopbackHost(host) && !e.Insecure && e.Token == "" && len(e.Users) == 0 {
+			v.fail("nats.embedded.listen", "%q reaches other machines, and the server would take any client: lock it with nats.embedded.users or nats.embedded.token, or set nats.embedded.insecure: true", e.Listen)
+		}
 		if e.ClusterListen != "" {
-			v.hostPort("nats.embedded.cluster_listen", e.ClusterListen, true)
+			routeAuth := e.RouteUser != "" || (e.ClusterTLS != nil && e.ClusterTLS.CA != "")
+			if host, ok := v.hostPort("nats.embedded.cluster_listen", e.ClusterListen, true); ok && !LoopbackHost(host) && !e.Insecure && !routeAuth {
+				v.fail("nats.embedded.cluster_listen", "%q reaches other machines, and any server could route to it: set nats.embedded.route_user and route_password (or cluster_tls with a ca), or nats.embedded.insecure: true", e.ClusterListen)
+			}
 		} else if len(e.Routes) > 0 {
 			v.fail("nats.embedded.routes", "routes need nats.embedded.cluster_listen, the address the other servers' routes reach")
 		}
@@ -105,6 +122,7 @@ func (v *validator) nats() {
 		if strings.ContainsAny(e.ClusterName, " \t\r\n") {
 			v.fail("nats.embedded.cluster_name", "%q must not contain spaces", e.ClusterName)
 		}
+		v.natsAuth(e)
 		return
 	}
 	if c.NATS.Embedded != nil {
@@ -142,9 +160,79 @@ func (v *validator) nats() {
 	}
 }
 
+// natsAuth checks the embedded server's users, token, route credentials
+// and TLS files.
+func (v *validator) natsAuth(e *EmbeddedNATS) {
+	if e.Token != "" && len(e.Users) > 0 {
+		v.fail("nats.embedded.token", "excludes nats.embedded.users: give the token's holders an admin user instead")
+	}
+	seen := map[string]int{}
+	for i, u := range e.Users {
+		path := fmt.Sprintf("nats.embedded.users[%d]", i)
+		if err := bus.ValidToken(u.Name); err != nil {
+			v.fail(path+".name", "%q: %v", u.Name, err)
+		} else if strings.HasPrefix(u.Name, bus.LocalUserPrefix) {
+			v.fail(path+".name", "%q: names starting with %s are the node's own in-process users", u.Name, bus.LocalUserPrefix)
+		}
+		if j, twice := seen[u.Name]; twice {
+			v.fail(path+".name", "%q is also users[%d]", u.Name, j)
+		}
+		seen[u.Name] = i
+		if _, err := bus.ParseRole(u.Role); err != nil {
+			v.fail(path+".role", "%v", err)
+		}
+		switch {
+		case u.Password != "" && u.Nkey != "":
+			v.fail(path, "give password or nkey, not both")
+		case u.Password == "" && u.Nkey == "":
+			v.fail(path, "needs a password or an nkey (the public user key, U...)")
+		case u.Nkey != "" && !nkeys.IsValidPublicUserKey(u.Nkey):
+			v.fail(path+".nkey", "%q is not a public user key (U...): nk -gen user -pubout makes one", u.Nkey)
+		}
+	}
+	if (e.RouteUser == "") != (e.RoutePassword == "") {
+		v.fail("nats.embedded.route_user", "route_user and route_password go together")
+	}
+	v.serverTLS("nats.embedded.tls", e.TLS)
+	v.serverTLS("nats.embedded.cluster_tls", e.ClusterTLS)
+	if e.ClusterTLS != nil && e.ClusterListen == "" {
+		v.fail("nats.embedded.cluster_tls", "needs nats.embedded.cluster_listen")
+	}
+}
+
+// serverTLS checks that a server's TLS files are given and readable.
+func (v *validator) serverTLS(path string, t *ServerTLS) {
+	if t == nil {
+		return
+	}
+	if t.Cert == "" || t.Key == "" {
+		v.fail(path, "cert and key are required")
+	}
+	if t.Verify && t.CA == "" {
+		v.fail(path+".verify", "needs ca, the CA that signed the clients' certificates")
+	}
+	for _, f := range []struct{ name, file string }{{"cert", t.Cert}, {"key", t.Key}, {"ca", t.CA}} {
+		if f.file == "" {
+			continue
+		}
+		if _, err := os.Stat(f.file); err != nil {
+			v.fail(path+"."+f.name, "%v", err)
+		}
+	}
+}
+
 func (v *validator) memberlist() {
 	m := v.c.Memberlist
-	v.ipPort("memberlist.bind", m.Bind)
+	if host, ok := v.ipPort("memberlist.bind", m.Bind); ok && !LoopbackHost(host) && !m.Insecure && m.SecretKey == "" {
+		v.fail("memberlist.bind", "%q reaches other machines, and anyone could join the ring and lead it: set memberlist.secret_key (base64 of 16, 24 or 32 random bytes: openssl rand -base64 32), or memberlist.insecure: true", m.Bind)
+	}
+	if m.SecretKey != "" {
+		if key, err := base64.StdEncoding.DecodeString(m.SecretKey); err != nil {
+			v.fail("memberlist.secret_key", "not base64: %v", err)
+		} else if n := len(key); n != 16 && n != 24 && n != 32 {
+			v.fail("memberlist.secret_key", "%d bytes: it must be base64 of 16, 24 or 32 bytes (openssl rand -base64 32)", n)
+		}
+	}
 	if m.Advertise != "" {
 		v.ipPort("memberlist.advertise", m.Advertise)
 	}
@@ -276,11 +364,25 @@ func (v *validator) hostPort(path, addr string, listen bool) (string, bool) {
 }
 
 // ipPort checks an IP:PORT, which memberlist needs for the addresses it
-// binds and advertises.
-func (v *validator) ipPort(path, addr string) {
-	if host, ok := v.hostPort(path, addr, true); ok && net.ParseIP(host) == nil {
+// binds and advertises, and returns the IP.
+func (v *validator) ipPort(path, addr string) (string, bool) {
+	host, ok := v.hostPort(path, addr, true)
+	if ok && net.ParseIP(host) == nil {
 		v.fail(path, "%q: the host must be an IP address", addr)
+		return "", false
 	}
+	return host, ok
+}
+
+// LoopbackHost reports whether a listen host is reachable from this
+// machine only: a loopback IP or "localhost". "" and 0.0.0.0 (every
+// interface) and any other name are not.
+func LoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // redactURL hides a password in a URL.

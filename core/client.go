@@ -35,7 +35,9 @@ type Client struct {
 	subj bus.Subjects
 }
 
-// NewClient returns a client on an open NATS connection (see bus.Connect).
+// NewClient returns a client on an open NATS connection (see bus.Connect;
+// on a locked server, bus.Auth's options give the user's credentials and
+// inbox prefix, which must be under opts.Prefix).
 func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	if opts == nil {
 		opts = &ClientOptions{}

@@ -82,4 +82,13 @@
 // most once. cluster.status (micro service kuebus-promoter, one queue group)
 // answers with the answering node's view: the leader, itself, and every
 // member it has seen with its state.
+//
+// # Who may join
+//
+// The leader rule trusts every member: a node named "aaa" that joins would
+// lead. So a ring reachable from other machines is keyed: with
+// NodeConfig.SecretKey every gossip message is encrypted and
+// authenticated (memberlist's AES-GCM keyring), and a member without the
+// key is refused at its first push-pull, so it is never a member and never
+// leads. Bind defaults to loopback for the same reason.
 package promoter

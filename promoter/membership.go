@@ -108,6 +108,9 @@ func (n *Node) memberlistConfig() (*memberlist.Config, error) {
 		}
 	}
 	mc.Events = events{changed: n.changed}
+	// With a key, memberlist refuses unencrypted gossip both ways
+	// (GossipVerifyIncoming and Outgoing are on in every preset).
+	mc.SecretKey = slices.Clone(n.cfg.SecretKey)
 	mc.LogOutput = nil
 	mc.Logger = log.New(logBridge{n.log.With("component", "memberlist")}, "", 0)
 	return &mc, nil

@@ -20,7 +20,7 @@ import (
 
 // Node defaults.
 const (
-	BindDefault         = "0.0.0.0:7946"
+	BindDefault         = "127.0.0.1:7946"
 	JoinRetryDefault    = time.Second
 	RejoinDefault       = 30 * time.Second
 	LeaveTimeoutDefault = time.Second
@@ -41,7 +41,8 @@ type NodeConfig struct {
 	// ([A-Za-z0-9_-]{1,128}). Required.
 	Name string
 	// Bind is the HOST:PORT memberlist listens on, UDP and TCP; HOST is an
-	// IP. Port 0 picks a free one. Default BindDefault ("0.0.0.0:7946").
+	// IP. Port 0 picks a free one. Default BindDefault ("127.0.0.1:7946"):
+	// other machines reach a wider address, which wants SecretKey.
 	Bind string
 	// Advertise is the IP:PORT the other members reach this node at.
 	// Default: Bind's, except that a Bind host of 0.0.0.0 lets memberlist
@@ -57,6 +58,11 @@ type NodeConfig struct {
 	// It is copied; the copy's name, addresses, events and logger come from
 	// this config. Default memberlist.DefaultLANConfig().
 	Memberlist *memberlist.Config
+	// SecretKey encrypts and authenticates the ring's gossip (AES-GCM): 16,
+	// 24 or 32 bytes, the same on every member. A member without it cannot
+	// join, so cannot lead. Default: none, plain gossip, which anyone who
+	// reaches Bind can join.
+	SecretKey []byte
 	// Conn is the NATS connection the node serves cluster.status and
 	// publishes queue.leader on, and, unless Core is set, calls core on.
 	// Required.
@@ -119,6 +125,9 @@ func (c NodeConfig) validate() error {
 		} else if port == 0 {
 			errs = append(errs, fmt.Errorf("promoter: seed address %q: port 0 names no member", s))
 		}
+	}
+	if n := len(c.SecretKey); n != 0 && n != 16 && n != 24 && n != 32 {
+		errs = append(errs, fmt.Errorf("promoter: secret key of %d bytes: it must be 16, 24 or 32 bytes", n))
 	}
 	for what, d := range map[string]time.Duration{"join retry": c.JoinRetry, "rejoin": c.Rejoin, "leave timeout": c.LeaveTimeout} {
 		if d < 0 {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"reflect"
 	"runtime"
@@ -140,4 +141,46 @@ func freeAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	return addr
+}
+
+func TestANodeWithoutTheGossipKeyCannotJoinNorLead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: binds loopback sockets")
+	}
+	t.Parallel()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	ns := bustest.NewServer(t)
+	b := startNode(t, promoter.NodeConfig{Name: "b", Conn: ns.Conn, SecretKey: key})
+	c := startNode(t, promoter.NodeConfig{Name: "c", Conn: ns.Conn, SecretKey: key, Seeds: []string{b.Addr()}})
+	require.Eventually(t, func() bool { return len(b.Status().Members) == 2 && len(c.Status().Members) == 2 },
+		waitTimeout, 10*time.Millisecond, "two members with the key did not form a ring")
+
+	// The attack: a member named "aaa", which would lead by name,
+	// tries to join without the key, then with a wrong one. Join returns
+	// once b has refused its push-pull, so b's view after it is final.
+	for _, intruderKey := range [][]byte{nil, []byte("fedcba9876543210fedcba9876543210")} {
+		mc := memberlist.DefaultLocalConfig()
+		mc.Name, mc.BindAddr, mc.BindPort = "aaa", "127.0.0.1", 0
+		mc.SecretKey = intruderKey
+		mc.LogOutput = io.Discard
+		intruder, err := memberlist.Create(mc)
+		require.NoError(t, err)
+		joined, err := intruder.Join([]string{b.Addr()})
+		require.Error(t, err)
+		require.Zero(t, joined)
+		require.NoError(t, intruder.Shutdown())
+	}
+	for _, n := range []*promoter.Node{b, c} {
+		st := n.Status()
+		require.Equal(t, "b", st.Leader)
+		for _, m := range st.Members {
+			require.NotEqual(t, "aaa", m.Name)
+		}
+	}
+}
+
+func TestNewRejectsASecretKeyOfTheWrongSize(t *testing.T) {
+	t.Parallel()
+	_, err := promoter.New(promoter.NodeConfig{Name: "a", Conn: &nats.Conn{}, SecretKey: []byte("short")})
+	require.ErrorContains(t, err, "promoter: secret key of 5 bytes: it must be 16, 24 or 32 bytes")
 }

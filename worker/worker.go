@@ -27,7 +27,8 @@ const (
 
 // Config configures a Worker.
 type Config struct {
-	// Conn is the NATS connection to the deployment. Required.
+	// Conn is the NATS connection to the deployment, with its credentials
+	// (bus.Auth: a user of the worker role on a locked server). Required.
 	Conn *nats.Conn
 	// Prefix is the deployment's subject prefix. Default: none.
 	Prefix string

@@ -43,7 +43,7 @@ func Connect(t testing.TB, url string) *nats.Conn {
 // closed by the test's cleanup.
 func ConnectInProcess(t testing.TB, srv *bus.Embedded) *nats.Conn {
 	t.Helper()
-	nc, err := bus.Connect(srv.ClientURL(), t.Name(), srv.InProcess())
+	nc, err := bus.Connect(srv.InProcessURL(), t.Name(), srv.InProcess())
 	if err != nil {
 		t.Fatalf("bustest: %v", err)
 	}

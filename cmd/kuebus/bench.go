@@ -25,6 +25,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.N, "n", bench.NDefault, "jobs (`N`) of each enqueue phase and of the process phase")
 	fs.IntVar(&cfg.Producers, "c", bench.ProducersDefault, "concurrent producers (`C`) of the enqueue_conc phase")
 	fs.IntVar(&cfg.Concurrency, "concurrency", bench.ConcurrencyDefault, "the worker's concurrency (`K`) in process, latency and delayed")
+	var af authFlags // for --nats-url; the bench's own NATS needs none
+	af.register(fs)
 	only := fs.String("only", "", "run only these phases, a comma-separated `LIST` of "+strings.Join(bench.Phases, ", ")+" (enqueue: the first three)")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {
 		return err
@@ -45,8 +47,14 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return usagef("--redis-url: %v", err)
 		}
 	}
-	if _, err := bus.NewSubjects(cfg.Prefix); err != nil {
+	subj, err := bus.NewSubjects(cfg.Prefix)
+	if err != nil {
 		return usagef("--prefix: %v", err)
+	}
+	if cfg.NATSURL != "" {
+		if cfg.NATSOptions, err = af.options(subj); err != nil {
+			return err
+		}
 	}
 	if cfg.KeyPrefix != "" {
 		if err := bench.CheckKeyPrefix(cfg.KeyPrefix); err != nil {
@@ -65,7 +73,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	// The core, promoter and worker the bench runs log their troubles only.
 	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	err := bench.Run(ctx, cfg, e.stdout)
+	err = bench.Run(ctx, cfg, e.stdout)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return errors.New("bench: interrupted; the figures above are all there is")
 	}

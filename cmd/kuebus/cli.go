@@ -28,6 +28,7 @@ type connFlags struct {
 	url     string
 	prefix  string
 	timeout time.Duration
+	authFlags
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -35,6 +36,7 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 		"NATS `URL` of the queue ($"+envNATSURL+" overrides the default)")
 	fs.StringVar(&c.prefix, "prefix", "", "subject `PREFIX` of the deployment, e.g. acme")
 	fs.DurationVar(&c.timeout, "timeout", cliTimeoutDefault, "how long to wait for each answer from core, a `DURATION`")
+	c.authFlags.register(fs)
 }
 
 // check validates the flags before anything is dialled.
@@ -68,7 +70,15 @@ func (c *connFlags) withClient(ctx context.Context, fn func(*core.Client) error)
 }
 
 func (c *connFlags) connect() (*nats.Conn, error) {
-	nc, err := bus.Connect(c.url, "kuebus-cli", nats.Timeout(c.timeout))
+	subj, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := c.options(subj)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := bus.Connect(c.url, "kuebus-cli", append(opts, nats.Timeout(c.timeout))...)
 	if err != nil {
 		return nil, c.explain(err)
 	}
@@ -110,7 +120,9 @@ func (c *connFlags) explain(err error) error {
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired):
-		return fmt.Errorf("NATS at %s refused the connection: %v", at, err)
+		return fmt.Errorf("NATS at %s refused the connection: %v (give --nats-token, or --nats-user with $%s, ...: see --help)", at, err, envNATSPassword)
+	case errors.Is(err, bus.ErrPermissionDenied):
+		return fmt.Errorf("NATS at %s refused the request: %v", at, err)
 	}
 	return err
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -45,6 +48,8 @@ type devConfig struct {
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
 	http            httpFlags // dev_http.go
+	natsToken       string    // "": NATS takes anonymous clients (loopback only)
+	natsInsecure    bool
 }
 
 func parseDevFlags(e *env, args []string) (devConfig, error) {
@@ -53,6 +58,10 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	fs.StringVar(&cfg.natsListen, "nats-listen", devNATSListenDefault, "`HOST:PORT` the embedded NATS server listens on for clients (port 0: any free one)")
 	fs.StringVar(&cfg.httpListen, "http-listen", devHTTPListenDefault, "`HOST:PORT` of the HTTP API, dashboard and /metrics (\"\": none)")
 	cfg.http.register(fs)
+	// The variable is read after registering: --help must not show it.
+	fs.StringVar(&cfg.natsToken, "nats-token", "", "lock the embedded NATS with this `TOKEN`: every client, and every part of dev, must present it (default $"+envNATSToken+", which the other commands read too)")
+	cfg.natsToken = strings.TrimSpace(os.Getenv(envNATSToken))
+	fs.BoolVar(&cfg.natsInsecure, "nats-insecure", false, "allow a --nats-listen address other machines reach without --nats-token")
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "use the Redis at this `URL` (redis://host:6379/0) instead of starting redis-server")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")
 	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis, with its password in DIR/redis/password)")
@@ -65,6 +74,9 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 
 	if err := checkListen("nats-listen", cfg.natsListen); err != nil {
 		return cfg, err
+	}
+	if host, _, _ := net.SplitHostPort(cfg.natsListen); !clusterconfig.LoopbackHost(host) && cfg.natsToken == "" && !cfg.natsInsecure {
+		return cfg, usagef("--nats-listen: %q reaches other machines, and NATS would take any client: give --nats-token (or $%s), or --nats-insecure", cfg.natsListen, envNATSToken)
 	}
 	if cfg.httpListen != "" {
 		if err := checkListen("http-listen", cfg.httpListen); err != nil {
@@ -211,6 +223,8 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 		NATS: clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{
 			Listen:      c.natsListen,
 			ClusterName: clusterconfig.NATSClusterNameDefault,
+			Token:       c.natsToken,
+			Insecure:    c.natsInsecure,
 		}},
 		Memberlist: clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
 		Redis:      clusterconfig.Redis{URL: redisURL},

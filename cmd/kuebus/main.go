@@ -220,5 +220,7 @@ func printUsage(w io.Writer, group *command) {
 	fmt.Fprint(w, "\nRun 'kuebus help <command>' or 'kuebus <command> --help' for its flags.\n")
 	if group.parent == nil {
 		fmt.Fprintf(w, "\nEnvironment:\n  %s  default of --nats-url\n", envNATSURL)
+		fmt.Fprintf(w, "  %s, %s, %s, %s, %s,\n  %s, %s, %s\n      defaults of --nats-token, --nats-user, ... --nats-tls-key\n",
+			envNATSToken, envNATSUser, envNATSPassword, envNATSNkey, envNATSCreds, envNATSTLSCA, envNATSTLSCert, envNATSTLSKey)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -58,7 +59,8 @@ func runNode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if x := cfg.NATS.External; x != nil && cfg.NeedsConn() {
-		if _, err := externalNATSOptions(x); err != nil { // the files are there
+		subj, _ := bus.NewSubjects(cfg.Prefix)                  // validated by Load
+		if _, err := externalNATSOptions(x, subj); err != nil { // the files are there
 			return err
 		}
 	}
@@ -135,7 +137,7 @@ type node struct {
 
 	nats     *bus.Embedded
 	natsURL  string
-	connOpts []nats.Option // credentials, or the in-process pipe to nats
+	connOpts []nats.Option // credentials for external NATS; nil with nats embedded
 	rdb      redis.UniversalClient
 	coreConn *nats.Conn
 	svc      *core.Service
@@ -203,20 +205,17 @@ func (n *node) start(ctx context.Context, failed context.CancelFunc) error {
 func (n *node) startNATS() error {
 	if e := n.cfg.NATS.Embedded; e != nil {
 		var err error
-		n.nats, err = bus.StartEmbedded(bus.EmbeddedConfig{
-			Listen:        e.Listen,
-			ServerName:    n.cfg.Name,
-			ClusterName:   e.ClusterName,
-			ClusterListen: e.ClusterListen,
-			Routes:        e.Routes,
-		})
+		n.nats, err = bus.StartEmbedded(embeddedConfig(n.cfg.Name, e, n.subj))
 		if err != nil {
 			return fmt.Errorf("node: nats.embedded: %w", err)
 		}
 		n.natsURL = n.nats.ClientURL()
-		// The node's own parts sit beside the server: in-process pipes.
-		n.connOpts = []nats.Option{n.nats.InProcess()}
-		n.log.Info("embedded NATS started", "nats_url", n.natsURL, "cluster_listen", e.ClusterListen, "routes", e.Routes)
+		locked := e.Token != "" || len(e.Users) > 0
+		n.log.Info("embedded NATS started", "nats_url", n.natsURL, "cluster_listen", e.ClusterListen, "routes", e.Routes,
+			"locked", locked, "tls", e.TLS != nil)
+		if host, _, _ := net.SplitHostPort(e.Listen); e.Insecure && !locked && !clusterconfig.LoopbackHost(host) {
+			n.log.Warn("embedded NATS takes anonymous clients from other machines (nats.embedded.insecure)", "listen", e.Listen)
+		}
 		return nil
 	}
 	if !n.cfg.NeedsConn() {
@@ -224,7 +223,7 @@ func (n *node) startNATS() error {
 	}
 	x := n.cfg.NATS.External
 	n.natsURL = strings.Join(x.URLs, ",")
-	opts, err := externalNATSOptions(x)
+	opts, err := externalNATSOptions(x, n.subj)
 	if err != nil {
 		return err
 	}
@@ -232,9 +231,38 @@ func (n *node) startNATS() error {
 	return nil
 }
 
+// embeddedConfig is the embedded server's config from the node's.
+func embeddedConfig(name string, e *clusterconfig.EmbeddedNATS, subj bus.Subjects) bus.EmbeddedConfig {
+	cfg := bus.EmbeddedConfig{
+		Listen:        e.Listen,
+		ServerName:    name,
+		ClusterName:   e.ClusterName,
+		ClusterListen: e.ClusterListen,
+		Routes:        e.Routes,
+		Token:         e.Token,
+		Subjects:      subj,
+		RouteUser:     e.RouteUser,
+		RoutePassword: e.RoutePassword,
+		TLS:           serverTLS(e.TLS),
+		ClusterTLS:    serverTLS(e.ClusterTLS),
+	}
+	for _, u := range e.Users {
+		cfg.Users = append(cfg.Users, bus.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Role: bus.Role(u.Role)})
+	}
+	return cfg
+}
+
+func serverTLS(t *clusterconfig.ServerTLS) *bus.TLSFiles {
+	if t == nil {
+		return nil
+	}
+	return &bus.TLSFiles{Cert: t.Cert, Key: t.Key, CA: t.CA, Verify: t.Verify}
+}
+
 // externalNATSOptions turns the credentials and TLS files into connection
-// options, checking first that each file is there, by field.
-func externalNATSOptions(x *clusterconfig.ExternalNATS) ([]nats.Option, error) {
+// options with the user's inbox prefix, checking first that each file is
+// there, by field.
+func externalNATSOptions(x *clusterconfig.ExternalNATS, subj bus.Subjects) ([]nats.Option, error) {
 	files := map[string]string{"nats.external.nkey_seed_file": x.NkeySeedFile, "nats.external.creds_file": x.CredsFile}
 	if x.TLS != nil {
 		files["nats.external.tls.ca"], files["nats.external.tls.cert"], files["nats.external.tls.key"] = x.TLS.CA, x.TLS.Cert, x.TLS.Key
@@ -247,28 +275,13 @@ func externalNATSOptions(x *clusterconfig.ExternalNATS) ([]nats.Option, error) {
 			return nil, usagef("node: config: %s: %v", field, err)
 		}
 	}
-	var opts []nats.Option
-	switch {
-	case x.User != "":
-		opts = append(opts, nats.UserInfo(x.User, x.Password))
-	case x.Token != "":
-		opts = append(opts, nats.Token(x.Token))
-	case x.NkeySeedFile != "":
-		opt, err := nats.NkeyOptionFromSeed(x.NkeySeedFile)
-		if err != nil {
-			return nil, usagef("node: config: nats.external.nkey_seed_file: %v", err)
-		}
-		opts = append(opts, opt)
-	case x.CredsFile != "":
-		opts = append(opts, nats.UserCredentials(x.CredsFile))
-	}
+	auth := bus.Auth{User: x.User, Password: x.Password, Token: x.Token, NkeySeedFile: x.NkeySeedFile, CredsFile: x.CredsFile}
 	if t := x.TLS; t != nil {
-		if t.CA != "" {
-			opts = append(opts, nats.RootCAs(t.CA))
-		}
-		if t.Cert != "" {
-			opts = append(opts, nats.ClientCert(t.Cert, t.Key))
-		}
+		auth.TLSCA, auth.TLSCert, auth.TLSKey = t.CA, t.Cert, t.Key
+	}
+	opts, err := auth.Options(subj)
+	if err != nil {
+		return nil, usagef("node: config: nats.external: %v", strings.TrimPrefix(err.Error(), "bus: "))
 	}
 	return opts, nil
 }
@@ -277,11 +290,31 @@ func externalNATSOptions(x *clusterconfig.ExternalNATS) ([]nats.Option, error) {
 // it would in a process of its own.
 func (n *node) connect(part string) (*nats.Conn, error) {
 	opts := append([]nats.Option{nats.DrainTimeout(n.cfg.ShutdownTimeout)}, n.connOpts...)
-	nc, err := bus.Connect(n.natsURL, "kuebus-node-"+n.cfg.Name+"-"+part, opts...)
+	url := n.natsURL
+	if n.nats != nil {
+		// Beside the embedded server: an in-process pipe, logged in (on
+		// a locked server) as the part's role.
+		url = n.nats.InProcessURL()
+		opts = append(opts, n.nats.InProcessAs(partRole(part)))
+	}
+	nc, err := bus.Connect(url, "kuebus-node-"+n.cfg.Name+"-"+part, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("node: %s: %w", part, err)
 	}
 	return nc, nil
+}
+
+// partRole is the NATS role a part of the node logs in as on its own
+// locked server: core and promoter as themselves; the HTTP API, which
+// serves every method behind its own authentication, as admin.
+func partRole(part string) bus.Role {
+	switch part {
+	case "core":
+		return bus.RoleCore
+	case "promoter":
+		return bus.RolePromoter
+	}
+	return bus.RoleAdmin
 }
 
 // startCore connects to Redis, checks that it answers, and serves core.
@@ -361,12 +394,16 @@ func (n *node) startRing(ctx context.Context, failed context.CancelFunc) error {
 		Advertise:  m.Advertise,
 		Seeds:      m.Seeds,
 		Memberlist: memberlistPreset(m),
+		SecretKey:  m.Key(),
 		Conn:       n.ringConn,
 		Subjects:   n.subj,
 		Logger:     n.log,
 	})
 	if err != nil {
 		return fmt.Errorf("node: memberlist: %w", err)
+	}
+	if host, _, _ := net.SplitHostPort(m.Bind); m.Insecure && m.SecretKey == "" && !clusterconfig.LoopbackHost(host) {
+		n.log.Warn("the ring takes any member from other machines, which may then lead (memberlist.insecure)", "bind", m.Bind)
 	}
 	// Not runCtx: shutdown stops the ring first, in its order.
 	ringCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

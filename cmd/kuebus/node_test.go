@@ -152,8 +152,18 @@ func TestNodeConfigErrors(t *testing.T) {
 		{"an unknown field, by line and section", []string{"--config", write("typo.yaml", "name: a\nroles: [nats]\nnats:\n  embeded: {}\n")},
 			`typo.yaml:4: unknown field "embeded" in nats (known: embedded, external)`},
 		{"a missing file", []string{"--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml: no such file"},
-		{"an HTTP API open to other machines", []string{"--config", write("open.yaml", "name: a\nroles: [nats, http]\n")},
+		{"an HTTP API open to other machines", []string{"--config", write("open.yaml", "name: a\nroles: [nats, http]\nhttp: {listen: '0.0.0.0:8080'}\n")},
 			"http.listen 0.0.0.0:8080: other machines can reach it and there is no auth: set http.token or http.basic"},
+		{"a NATS listener open to other machines", []string{"--config", write("nats.yaml", "name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222'}}\n")},
+			`nats.embedded.listen: "0.0.0.0:4222" reaches other machines, and the server would take any client: lock it with nats.embedded.users or nats.embedded.token, or set nats.embedded.insecure: true`},
+		{"a ring open to other machines", []string{"--config", write("ring.yaml", "name: a\nroles: [nats, promoter]\nmemberlist: {bind: '0.0.0.0:7946'}\n")},
+			`memberlist.bind: "0.0.0.0:7946" reaches other machines, and anyone could join the ring and lead it: set memberlist.secret_key`},
+		{"a bad gossip key", []string{"--config", write("key.yaml", "name: a\nroles: [nats, promoter]\nmemberlist: {secret_key: c2hvcnQ=}\n")},
+			"memberlist.secret_key: 5 bytes: it must be base64 of 16, 24 or 32 bytes"},
+		{"an unknown NATS role", []string{"--config", write("role.yaml", "name: a\nroles: [nats]\nnats: {embedded: {users: [{name: u, password: p, role: boss}]}}\n")},
+			`nats.embedded.users[0].role: "boss" is not a role: use admin, core, promoter, worker, producer, viewer`},
+		{"a missing TLS certificate, by field", []string{"--config", write("tls.yaml", "name: a\nroles: [nats]\nnats: {embedded: {tls: {cert: /nonexistent/cert.pem, key: /nonexistent/key.pem}}}\n")},
+			"nats.embedded.tls.cert: stat /nonexistent/cert.pem: no such file or directory"},
 		{"a missing creds file, by field", []string{"--config", write("creds.yaml", "name: a\nroles: [promoter]\nnats: {external: {urls: ['nats://127.0.0.1:1'], creds_file: /nonexistent.creds}}\n")},
 			"nats.external.creds_file: stat /nonexistent.creds"},
 	} {
@@ -174,7 +184,7 @@ func TestNodeConfigErrors(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		require.NotContains(t, r.stdout, "hunter2")
 		require.NotContains(t, r.stdout, "s3cret")
-		require.Contains(t, r.stdout, "bind: 0.0.0.0:7946")
+		require.Contains(t, r.stdout, "bind: 127.0.0.1:7946")
 		require.Contains(t, r.stdout, "preset: lan")
 	})
 }

@@ -1,0 +1,330 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// lockedServer starts an embedded server locked with users under the
+// prefix "t", with an echo endpoint on core.create and core.remove served
+// by an in-process connection of the core role. removes counts the
+// requests core.remove reached.
+type lockedServer struct {
+	*bus.Embedded
+	subj    bus.Subjects
+	removes atomic.Int32
+}
+
+func startLocked(t *testing.T, users ...bus.User) *lockedServer {
+	t.Helper()
+	subj, err := bus.NewSubjects("t")
+	require.NoError(t, err)
+	e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", Users: users, Subjects: subj})
+	require.NoError(t, err)
+	t.Cleanup(e.Shutdown)
+	ls := &lockedServer{Embedded: e, subj: subj}
+	coreConn, err := bus.Connect(e.ClientURL(), "core", e.InProcessAs(bus.RoleCore))
+	require.NoError(t, err)
+	t.Cleanup(coreConn.Close)
+	srv, err := bus.NewServer(coreConn, bus.ServerConfig{Name: bus.CoreServiceName})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	require.NoError(t, bus.Handle(srv, bus.MethodCreate, subj.Core(bus.MethodCreate), func(_ context.Context, r *echoReq) (*echoResp, error) {
+		return &echoResp{Twice: 2 * r.N}, nil
+	}))
+	require.NoError(t, bus.Handle(srv, bus.MethodRemove, subj.Core(bus.MethodRemove), func(context.Context, *echoReq) (*echoResp, error) {
+		ls.removes.Add(1)
+		return &echoResp{}, nil
+	}))
+	require.NoError(t, srv.Ready())
+	return ls
+}
+
+// connectAs connects over TCP with auth, as an outside client would.
+func connectAs(t *testing.T, ls *lockedServer, auth bus.Auth, extra ...nats.Option) *nats.Conn {
+	t.Helper()
+	opts, err := auth.Options(ls.subj)
+	require.NoError(t, err)
+	nc, err := bus.Connect(ls.ClientURL(), t.Name(), append(opts, extra...)...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func TestLockedServerRefusesAnonymousClients(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	_, err := bus.Connect(ls.ClientURL(), "anonymous")
+	require.ErrorIs(t, err, nats.ErrAuthorization)
+	_, err = bus.Connect(ls.ClientURL(), "wrong", nats.UserInfo("p1", "nope"))
+	require.ErrorIs(t, err, nats.ErrAuthorization)
+}
+
+func TestInProcessUsersCannotLogInOverTCP(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	// The in-process users' names are known; their passwords are not, and
+	// even with one the TCP listener would refuse them. A guess is refused.
+	_, err := bus.Connect(ls.ClientURL(), "guess", nats.UserInfo("_local_admin", ""))
+	require.ErrorIs(t, err, nats.ErrAuthorization)
+}
+
+func TestProducerCreatesAndTheReplyReachesItsOwnInbox(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	nc := connectAs(t, ls, bus.Auth{User: "p1", Password: "pw"})
+	var resp echoResp
+	err := bus.NewClient(nc, 5*time.Second).Call(context.Background(), ls.subj.Core(bus.MethodCreate), echoReq{N: 21}, &resp)
+	require.NoError(t, err)
+	require.Equal(t, 42, resp.Twice)
+}
+
+func TestWorkerMayNotCallRemove(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "w1", Password: "pw", Role: bus.RoleWorker})
+	nc := connectAs(t, ls, bus.Auth{User: "w1", Password: "pw"})
+	// The refusal ends the call at once, long before its timeout.
+	client := bus.NewClient(nc, time.Minute)
+	started := time.Now()
+	err := client.Call(context.Background(), ls.subj.Core(bus.MethodRemove), echoReq{N: 1}, nil)
+	require.ErrorIs(t, err, bus.ErrPermissionDenied)
+	require.ErrorContains(t, err, "may not publish to t.core.remove")
+	require.Less(t, time.Since(started), 30*time.Second, "the call waited for its timeout")
+	// The worker's own methods still pass: the connection is fine.
+	var resp echoResp
+	require.NoError(t, client.Call(context.Background(), ls.subj.Core(bus.MethodCreate), echoReq{N: 2}, &resp))
+	require.Equal(t, int32(0), ls.removes.Load(), "core.remove was reached")
+}
+
+func TestARefusalOnAForeignConnectionEndsAtTheTimeout(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "w1", Password: "pw", Role: bus.RoleWorker})
+	opts, err := bus.Auth{User: "w1", Password: "pw"}.Options(ls.subj)
+	require.NoError(t, err)
+	nc, err := nats.Connect(ls.ClientURL(), opts...) // not bus.Connect: no watch
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	err = bus.NewClient(nc, 200*time.Millisecond).Call(context.Background(), ls.subj.Core(bus.MethodRemove), echoReq{N: 1}, nil)
+	require.ErrorIs(t, err, bus.ErrPermissionDenied)
+	require.Equal(t, int32(0), ls.removes.Load())
+}
+
+func TestUserMayNotSubscribeToOtherInboxes(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t,
+		bus.User{Name: "w1", Password: "pw", Role: bus.RoleWorker},
+		bus.User{Name: "w2", Password: "pw", Role: bus.RoleWorker})
+	nc := connectAs(t, ls, bus.Auth{User: "w1", Password: "pw"}, nats.PermissionErrOnSubscribe(true))
+	w2Inbox, err := ls.subj.Inbox("w2")
+	require.NoError(t, err)
+	for _, subject := range []string{"_INBOX.>", "t._INBOX.>", w2Inbox + ".>", "t.core.>", ">"} {
+		sub, err := nc.SubscribeSync(subject)
+		require.NoError(t, err)
+		require.NoError(t, nc.Flush())
+		_, err = sub.NextMsg(5 * time.Second)
+		require.ErrorIs(t, err, nats.ErrPermissionViolation, subject)
+	}
+	// Its own inbox and the events are allowed: an admin's messages there
+	// arrive.
+	admin, err := bus.Connect(ls.ClientURL(), "admin", ls.InProcess())
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+	own, err := ls.subj.Inbox("w1")
+	require.NoError(t, err)
+	for _, subject := range []string{own + ".x", ls.subj.Job(bus.EventEnqueue, 1, "email")} {
+		sub, err := nc.SubscribeSync(subject)
+		require.NoError(t, err)
+		require.NoError(t, nc.Flush())
+		require.NoError(t, admin.Publish(subject, []byte("x")))
+		_, err = sub.NextMsg(5 * time.Second)
+		require.NoError(t, err, subject)
+	}
+}
+
+func TestOnlyCorePublishesEvents(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "v1", Password: "pw", Role: bus.RoleViewer}, bus.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	viewer := connectAs(t, ls, bus.Auth{User: "v1", Password: "pw"})
+	got := make(chan *nats.Msg, 1)
+	sub, err := viewer.ChanSubscribe(ls.subj.AllJobEvents(), got)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, viewer.Flush())
+
+	forger := connectAs(t, ls, bus.Auth{User: "p1", Password: "pw"})
+	forged := ls.subj.Job(bus.EventComplete, 1, "email")
+	require.NoError(t, forger.Publish(forged, []byte("{}")))
+	require.NoError(t, forger.Flush())
+	require.ErrorIs(t, forger.LastError(), nats.ErrPermissionViolation)
+
+	core, err := bus.Connect(ls.ClientURL(), "core", ls.InProcessAs(bus.RoleCore))
+	require.NoError(t, err)
+	t.Cleanup(core.Close)
+	real := ls.subj.Job(bus.EventComplete, 2, "email")
+	require.NoError(t, core.Publish(real, []byte("{}")))
+	require.NoError(t, core.Flush())
+	select {
+	case m := <-got:
+		require.Equal(t, real, m.Subject, "the first event the viewer saw is core's, not the forged one")
+	case <-time.After(5 * time.Second):
+		t.Fatal("core's event did not arrive")
+	}
+}
+
+func TestNkeyUserAuthenticatesWithItsSeedAndGetsItsInbox(t *testing.T) {
+	t.Parallel()
+	kp, err := nkeys.CreateUser()
+	require.NoError(t, err)
+	pub, err := kp.PublicKey()
+	require.NoError(t, err)
+	seed, err := kp.Seed()
+	require.NoError(t, err)
+	seedFile := filepath.Join(t.TempDir(), "user.nk")
+	require.NoError(t, os.WriteFile(seedFile, seed, 0o600))
+
+	ls := startLocked(t, bus.User{Name: "p-nkey", Nkey: pub, Role: bus.RoleProducer})
+	auth := bus.Auth{NkeySeedFile: seedFile}
+	inbox, err := auth.InboxPrefix(ls.subj)
+	require.NoError(t, err)
+	require.Equal(t, "t._INBOX."+pub, inbox)
+	nc := connectAs(t, ls, auth)
+	var resp echoResp
+	require.NoError(t, bus.NewClient(nc, 5*time.Second).Call(context.Background(), ls.subj.Core(bus.MethodCreate), echoReq{N: 1}, &resp))
+	require.Equal(t, 2, resp.Twice)
+}
+
+func TestTokenLockedServer(t *testing.T) {
+	t.Parallel()
+	e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", Token: "s3cret"})
+	require.NoError(t, err)
+	t.Cleanup(e.Shutdown)
+	_, err = bus.Connect(e.ClientURL(), "anonymous")
+	require.ErrorIs(t, err, nats.ErrAuthorization)
+	opts, err := bus.Auth{Token: "s3cret"}.Options(bus.Subjects{})
+	require.NoError(t, err)
+	nc, err := bus.Connect(e.ClientURL(), "holder", opts...)
+	require.NoError(t, err)
+	nc.Close()
+	// The process's own connections present the token.
+	nc, err = bus.Connect(e.ClientURL(), "in-process", e.InProcessAs(bus.RoleCore))
+	require.NoError(t, err)
+	nc.Close()
+}
+
+func TestEmbeddedAuthConfigErrorsNameTheProblem(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		cfg  bus.EmbeddedConfig
+		want string
+	}{
+		{"an unknown role", bus.EmbeddedConfig{Users: []bus.User{{Name: "a", Password: "p", Role: "boss"}}},
+			`user 1 ("a"): role: "boss" is not a role`},
+		{"a user without password or nkey", bus.EmbeddedConfig{Users: []bus.User{{Name: "a", Role: bus.RoleViewer}}},
+			`user 1 ("a"): needs a password or an nkey`},
+		{"a bad nkey", bus.EmbeddedConfig{Users: []bus.User{{Name: "a", Nkey: "SUABC", Role: bus.RoleViewer}}},
+			`is not a public user key`},
+		{"a reserved name", bus.EmbeddedConfig{Users: []bus.User{{Name: "_local_admin", Password: "p", Role: bus.RoleViewer}}},
+			`reserved`},
+		{"a user twice", bus.EmbeddedConfig{Users: []bus.User{{Name: "a", Password: "p", Role: bus.RoleViewer}, {Name: "a", Password: "q", Role: bus.RoleAdmin}}},
+			`user 2 ("a"): listed twice`},
+		{"a token and users", bus.EmbeddedConfig{Token: "t", Users: []bus.User{{Name: "a", Password: "p", Role: bus.RoleViewer}}},
+			`a token and users exclude each other`},
+		{"a missing certificate", bus.EmbeddedConfig{TLS: &bus.TLSFiles{Cert: "/nonexistent/cert.pem", Key: "/nonexistent/key.pem"}},
+			`TLS: `},
+		{"route user without password", bus.EmbeddedConfig{ClusterListen: "127.0.0.1:-1", RouteUser: "r"},
+			`route user and route password go together`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" is refused", func(t *testing.T) {
+			tc.cfg.Listen = "127.0.0.1:-1"
+			e, err := bus.StartEmbedded(tc.cfg)
+			if e != nil {
+				e.Shutdown()
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestAuthCheckNamesTheFlags(t *testing.T) {
+	t.Parallel()
+	err := bus.Auth{Token: "t", User: "u", TLSCert: "c.pem", NkeySeedFile: "/nonexistent/seed"}.Check()
+	require.ErrorContains(t, err, "--nats-token and --nats-user and --nats-nkey: give one way to authenticate")
+	require.ErrorContains(t, err, "--nats-tls-cert and --nats-tls-key go together")
+	require.ErrorContains(t, err, "--nats-nkey: stat /nonexistent/seed")
+	require.ErrorContains(t, bus.Auth{Password: "p"}.Check(), "--nats-password needs --nats-user")
+	require.NoError(t, bus.Auth{User: "u", Password: "p"}.Check())
+}
+
+func TestRoutesAuthenticate(t *testing.T) {
+	t.Parallel()
+	a, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1",
+		RouteUser: "route", RoutePassword: "pw", Token: "t"})
+	require.NoError(t, err)
+	t.Cleanup(a.Shutdown)
+	b, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1",
+		Routes: []string{"nats-route://" + a.ClusterAddr().String()}, RouteUser: "route", RoutePassword: "pw", Token: "t"})
+	require.NoError(t, err)
+	t.Cleanup(b.Shutdown)
+	require.Eventually(t, func() bool { return a.NumRoutes() > 0 && b.NumRoutes() > 0 }, 10*time.Second, 10*time.Millisecond)
+}
+
+func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
+	t.Parallel()
+	all := []string{bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet, bus.MethodExists, bus.MethodRemove,
+		bus.MethodLog, bus.MethodAddLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs,
+		bus.MethodStats, bus.MethodSetState, bus.MethodSetPriority, bus.MethodPromote, bus.MethodLease,
+		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
+		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch}
+	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats}
+	allowed := map[bus.Role][]string{
+		bus.RoleAdmin:    all,
+		bus.RoleCore:     nil,
+		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue},
+		bus.RoleWorker: {bus.MethodLease, bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease,
+			bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet},
+		bus.RoleProducer: append([]string{bus.MethodCreate, bus.MethodCreateBulk}, read...),
+		bus.RoleViewer:   read,
+	}
+	var users []bus.User
+	for role := range allowed {
+		users = append(users, bus.User{Name: string(role), Password: "pw", Role: role})
+	}
+	ls := startLocked(t, users...)
+	for role, methods := range allowed {
+		t.Run(string(role)+" calls "+fmt.Sprint(len(methods))+" methods", func(t *testing.T) {
+			t.Parallel()
+			client := bus.NewClient(connectAs(t, ls, bus.Auth{User: string(role), Password: "pw"}), time.Minute)
+			for _, m := range all {
+				// An allowed call reaches the server: answered, or "no
+				// responders" for the methods the test serves not.
+				err := client.Call(context.Background(), ls.subj.Core(m), echoReq{}, nil)
+				if slices.Contains(methods, m) {
+					require.NotErrorIs(t, err, bus.ErrPermissionDenied, "%s may call %s", role, m)
+				} else {
+					require.ErrorIs(t, err, bus.ErrPermissionDenied, "%s may not call %s", role, m)
+				}
+			}
+		})
+	}
+}
+
+func ExampleAuth_InboxPrefix() {
+	subj, _ := bus.NewSubjects("acme")
+	inbox, _ := bus.Auth{User: "w1", Password: "secret"}.InboxPrefix(subj)
+	fmt.Println(inbox)
+	// Output: acme._INBOX.w1
+}
