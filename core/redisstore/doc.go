@@ -15,4 +15,13 @@
 // deleted while a core runs: a core would hand out ids of its block again
 // and overwrite live jobs. Delete a deployment's keys only with every core
 // stopped.
+//
+// Jobs due at the same millisecond promote in creation order: a delayed
+// job's member in the due index is its id zero-padded to 19 digits, so that
+// Redis, which orders equal scores by member text, orders them by id. Ids
+// of one create_bulk, and of one core, rise with creation; jobs of different
+// cores due at the same millisecond follow the order of their ids (their
+// blocks), which is not their creation order, but is one order every reader
+// of the index shares. Members stored as bare ids (before this form) are
+// still found and removed.
 package redisstore

@@ -73,12 +73,25 @@ local function enter_ready(jobkey, id, priority)
   redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority))
 end
 
+-- a job's member in due: its id zero-padded to 19 digits (the width of the
+-- largest int64), so that jobs due at the same millisecond sort by id, which
+-- is their creation order, not by the text of their ids ("10" < "2").
+-- The one place that builds it; parseIDs and memberID read it.
+local function due_member(id)
+  id = tostring(id)
+  return string.rep('0', 19 - #id) .. id
+end
+local function enter_due(id, at)
+  redis.call('ZADD', K_DUE, at, due_member(id))
+end
+
 -- take a job out of the index of the state it is in
 local function leave(jobkey, id, state)
   if state == 'inactive' then
     redis.call('ZREM', K_READY, redis.call('HGET', jobkey, 'rmember'))
   elseif state == 'delayed' then
-    redis.call('ZREM', K_DUE, id)
+    -- the bare id is the member stored before due_member existed
+    redis.call('ZREM', K_DUE, due_member(id), id)
   elseif state == 'active' then
     redis.call('ZREM', K_LEASES, id)
   elseif state == 'complete' then
@@ -157,7 +170,7 @@ for i = 1, n do
       'progress', 0, 'created_at', now, 'updated_at', now, 'promote_at', now + delay)
     if delay > 0 then
       redis.call('HSET', jobkey, 'state', 'delayed')
-      redis.call('ZADD', K_DUE, now + delay, id)
+      enter_due(id, now + delay)
     else
       enter_ready(jobkey, id, ARGV[a + 2])
     end
@@ -223,10 +236,15 @@ local now = tonumber(ARGV[1])
 local out = {0}
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local due = redis.call('ZSCORE', K_DUE, id)
+  local member = due_member(id)
+  local due = redis.call('ZSCORE', K_DUE, member)
+  if not due then -- a member stored before due_member existed
+    member = id
+    due = redis.call('ZSCORE', K_DUE, member)
+  end
   if due and tonumber(due) <= now then
     local jobkey = KEYS[8 + i]
-    redis.call('ZREM', K_DUE, id)
+    redis.call('ZREM', K_DUE, member)
     enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
     redis.call('HSET', jobkey, 'updated_at', now)
     out[#out+1] = snapshot(jobkey)
@@ -311,7 +329,7 @@ if new == 'inactive' then
   enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
 elseif new == 'delayed' then
   local at = now + tonumber(redis.call('HGET', jobkey, 'delay'))
-  redis.call('ZADD', K_DUE, at, id)
+  enter_due(id, at)
   redis.call('HSET', jobkey, 'promote_at', at)
 elseif new == 'active' then
   local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))

@@ -108,7 +108,7 @@ return each(function(jobkey, logkey, id, err, final, row)
     wait = math.min(wait, ` + maxDelayLua + `)
   end
   if wait > 0 then
-    redis.call('ZADD', K_DUE, now + wait, id)
+    enter_due(id, now + wait)
     row[R_STATE], row[R_PROMOTE_AT] = 'delayed', now + wait
   else
     requeue(id, row)
@@ -148,7 +148,7 @@ var rejoinJobs = leaseScript(`
 return each(function(jobkey, logkey, id, delay, flag, row)
   unlease(id, row)
   local at = now + tonumber(delay)
-  redis.call('ZADD', K_DUE, at, id)
+  enter_due(id, at)
   row[R_STATE], row[R_PROMOTE_AT] = 'delayed', at
   redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now, 'lease', '', 'lease_until', '')
   return {1, row}
