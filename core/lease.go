@@ -110,4 +110,8 @@ type Applied struct {
 	Err error
 	// Removed is set when a completed job was deleted (remove_on_complete).
 	Removed bool
+	// Repeated is set when this very operation had been applied before with
+	// the same lease (a retried acknowledgement): it succeeds, nothing
+	// changed, and no event is published again.
+	Repeated bool
 }

@@ -226,7 +226,9 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 		if res[0].Err != nil {
 			return nil, res[0].Err
 		}
-		s.announceApplied(op, o, &res[0])
+		if !res[0].Repeated {
+			s.announceApplied(op, o, &res[0])
+		}
 		r := reply(&res[0])
 		return &r, nil
 	}
@@ -270,7 +272,9 @@ func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, er
 				results[i].Error = opError(res[n].Err)
 				continue
 			}
-			s.announceApplied(op, &ops[n], &res[n])
+			if !res[n].Repeated {
+				s.announceApplied(op, &ops[n], &res[n])
+			}
 			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
 		}
 	}
@@ -323,15 +327,27 @@ func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, e
 	}
 	moved, next, err := s.store.Rescue(ctx, s.dueNow(), limit, stallLimit)
 	for i := range moved {
-		job := &moved[i]
-		if job.State == StateFailed {
-			s.publish(bus.EventFailed, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
-		} else {
-			s.publish(bus.EventStalled, job, nil)
-		}
+		s.announceRescued(&moved[i])
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &MoveReply{Moved: len(moved), NextDue: next}, nil
+}
+
+// announceRescued publishes what rescue did to a job: stalled (back to
+// inactive, no attempt used), or, past its stall limit, a failed attempt
+// (failed_attempt, or failed when no attempt remains).
+func (s *Service) announceRescued(job *Job) {
+	switch {
+	case job.State == StateFailed:
+		s.publish(bus.EventFailed, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+	case job.Stalls > job.StallLimit:
+		s.publish(bus.EventFailedAttempt, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+		if job.State == StateDelayed {
+			s.announceDue(job.PromoteAt)
+		}
+	default:
+		s.publish(bus.EventStalled, job, nil)
+	}
 }
