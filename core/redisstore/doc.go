@@ -24,4 +24,11 @@
 // blocks), which is not their creation order, but is one order every reader
 // of the index shares. Members stored as bare ids (before this form) are
 // still found and removed.
+//
+// Every script that changes state can run twice without harm (a client
+// retry after a Redis stall, two leaders for a moment): createJobs skips a
+// job whose hash exists, promote and rescue re-check each candidate, and the
+// operations that end a lease (complete, fail, release, rejoin) keep
+// "<op>:<lease>" on the job as last_lease, so the same operation with the
+// same token answers success and changes nothing (see scripts_lease.go).
 package redisstore
