@@ -83,14 +83,17 @@ func TestWorkerLeasesAgainSoonAfterItsCoreDies(t *testing.T) {
 	a.Close()     // core A dies with the lease call waiting there
 	died := time.Now()
 
-	client := cs.client()
-	job, err := client.Create(ctx, "recover", nil, nil)
+	// Straight into Redis: a create over NATS right now might still reach
+	// A's subscription before the server has dropped it. The job is ready;
+	// the worker's next lease call, at B, takes it.
+	jobs, _, err := cs.store.Create(ctx, time.Now().UnixMilli(), []core.Spec{{Type: "recover", MaxAttempts: 1, TTL: 60_000}})
 	require.NoError(t, err)
+	job := jobs[0]
 	within(t, ran, "the job's run")
 	t.Logf("the worker ran a job %s after its core died", time.Since(died).Round(time.Millisecond))
 	waitCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	done, err := client.Await(waitCtx, job.ID)
+	done, err := cs.client().Await(waitCtx, job.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.StateComplete, done.State)
 }
