@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/coretest"
 )
 
 // TestSameMillisecondDelayedJobsRunInCreationOrder: 20 jobs of one
@@ -37,4 +39,39 @@ func TestSameMillisecondDelayedJobsRunInCreationOrder(t *testing.T) {
 		leased = append(leased, j.ID)
 	}
 	require.Equal(t, created, leased)
+}
+
+// TestALeaseTooLateForItsAskerLeasesNothing: a waiting lease whose wait
+// plus half of LeaseReplyMargin has passed (by core's clock; a core that
+// stalled) leases nothing more: its asker has given up, and jobs in a
+// reply nobody reads would sit leased until their ttl and count a stall.
+func TestALeaseTooLateForItsAskerLeasesNothing(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	waiting := make(chan struct{}, 4)
+	c := coretest.NewCore(t, core.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
+	reply := make(chan core.JobsReply, 1)
+	go func() {
+		var r core.JobsReply
+		err := c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"late"}, Wait: 1000}, &r)
+		if err != nil {
+			t.Error(err)
+		}
+		reply <- r
+	}()
+	<-waiting
+	clock.Advance(time.Second + core.LeaseReplyMargin) // core stalled past the asker's patience
+	job, err := c.Client.Create(ctx, "late", nil, nil)
+	require.NoError(t, err)
+	select {
+	case r := <-reply:
+		require.Empty(t, r.Jobs, "nothing leased for an asker that gave up")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reply to the waiting lease")
+	}
+	got, err := c.Client.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, got.State)
+	require.Zero(t, got.Stalls)
+	require.Equal(t, job.ID, lease(t, c, core.LeaseRequest{Types: []string{"late"}})[0].ID, "the next lease takes it")
 }

@@ -60,7 +60,7 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 			failures++
 			p.w.log.Warn("lease failed; retrying", "types", types, "err", err, "failures", failures)
 			if errors.Is(err, context.DeadlineExceeded) {
-				// No answer in LeaseWait + leaseReplyMargin: the core that
+				// No answer in LeaseWait + core.LeaseReplyMargin: the core that
 				// had the call died. The call itself took that long, so
 				// calling again at once is no busy loop, and reaches a live core.
 				continue
@@ -123,24 +123,18 @@ func (p *pool) release(n int) {
 	}
 }
 
-// leaseReplyMargin is how long after its wait a lease call may take to be
-// answered before the worker gives it up and calls again. Core answers a
-// wait that found nothing at the end of the wait, without touching Redis,
-// and a wait that found a job with one lease script: either reply comes
-// within milliseconds. A call still unanswered past the margin went to a
-// core that died (or hangs), and the next call reaches a live one, so the
-// margin bounds how long a worker idles after its core dies: about
-// LeaseWait + this. A reply later than this (a core that is alive but
-// stalled that long) is dropped; the jobs in it come back through rescue
-// when their ttl runs out, as a stall.
-const leaseReplyMargin = 500 * time.Millisecond
-
 // lease asks core for up to n jobs. The call is not cancelled with ctx:
 // core may already have leased jobs for it, and they must come back to us
 // to be released rather than sit leased until their ttl.
 func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, error) {
 	wait := p.w.cfg.LeaseWait
-	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+leaseReplyMargin)
+	// Core answers within the wait plus milliseconds (see
+	// core.LeaseReplyMargin), and releases what it leased too late to reach
+	// us. A call still unanswered past the margin went to a core that died
+	// or hangs: giving up then, and calling again at once (fetch), reaches a
+	// live core, so a worker idles about LeaseWait + the margin after its
+	// core dies.
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+core.LeaseReplyMargin)
 	defer cancel()
 	var reply core.JobsReply
 	err := p.w.client.Call(callCtx, bus.MethodLease, core.LeaseRequest{
