@@ -103,8 +103,12 @@ func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 		created[i] = j.ID
 	}
 
-	delayed, err := st.IDs(ctx, core.StateDelayed)
+	listed, err := st.Range(ctx, core.RangeRequest{State: core.StateDelayed, Type: "same-ms", From: 0, To: 19})
 	require.NoError(t, err)
+	var delayed []int64
+	for _, j := range listed {
+		delayed = append(delayed, j.ID)
+	}
 	require.Equal(t, created, delayed, "the delayed index lists them in creation order")
 
 	var promoted []int64
