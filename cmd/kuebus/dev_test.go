@@ -65,6 +65,7 @@ func TestDev(t *testing.T) {
 		require.Equal(t, "order-1", job.UniqueKey)
 		require.True(t, job.RemoveOnComplete)
 		require.Equal(t, 3, job.StallLimit, "the node's --stall-limit")
+		require.Zero(t, createJob("email", "--stall-limit", "0").StallLimit, "the job's own --stall-limit")
 
 		again := createJob("email", "--unique-key", "order-1", "--priority", "-3")
 		require.Equal(t, job.ID, again.ID, "a second create with the same unique key returns the first job")
