@@ -47,6 +47,7 @@ const (
 	HTTPSessionTTLDefault   = 12 * time.Hour
 	RedisPrefixDefault      = "kuebus"
 	ShutdownTimeoutDefault  = 10 * time.Second
+	StallLimitDefault       = 1
 	LogLevelDefault         = "info"
 	LogFormatDefault        = "json"
 )
@@ -70,11 +71,16 @@ type Config struct {
 	// ShutdownTimeout bounds how long requests and jobs in flight may run
 	// on after a stop signal. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
-	NATS            NATS          `yaml:"nats"`
-	Memberlist      Memberlist    `yaml:"memberlist"`
-	Redis           Redis         `yaml:"redis"`
-	HTTP            HTTP          `yaml:"http"`
-	Log             Log           `yaml:"log"`
+	// StallLimit is the core role's stall limit: how many times a job's
+	// lease may run out and the job go back without using an attempt, for
+	// jobs whose spec sets no stall_limit; each later stall is a failed
+	// attempt. 1 … 1000000; absent or 0 means 1.
+	StallLimit int        `yaml:"stall_limit"`
+	NATS       NATS       `yaml:"nats"`
+	Memberlist Memberlist `yaml:"memberlist"`
+	Redis      Redis      `yaml:"redis"`
+	HTTP       HTTP       `yaml:"http"`
+	Log        Log        `yaml:"log"`
 
 	// envSet records the paths that environment variables set, and by
 	// which, so that an error can name the variable.
@@ -289,6 +295,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = ShutdownTimeoutDefault
+	}
+	if c.StallLimit == 0 {
+		c.StallLimit = StallLimitDefault
 	}
 	if c.Log.Level == "" {
 		c.Log.Level = LogLevelDefault

@@ -133,6 +133,7 @@ func TestEnvironmentOverridesTheFile(t *testing.T) {
 		"KUEBUS_MEMBERLIST_SEEDS":          " 127.0.0.1:1, ,127.0.0.1:2 ",
 		"KUEBUS_MEMBERLIST_PROBE_INTERVAL": "2s",
 		"KUEBUS_MEMBERLIST_SUSPICION_MULT": "5",
+		"KUEBUS_STALL_LIMIT":               "3",
 		"KUEBUS_HTTP_LISTEN":               "",  // empty: ignored
 		"KUEBUS_NATS_URL":                  "x", // the CLI's, not a node field
 	}))
@@ -142,6 +143,7 @@ func TestEnvironmentOverridesTheFile(t *testing.T) {
 	require.Equal(t, []string{"127.0.0.1:1", "127.0.0.1:2"}, c.Memberlist.Seeds)
 	require.Equal(t, 2*time.Second, c.Memberlist.ProbeInterval)
 	require.Equal(t, 5, c.Memberlist.SuspicionMult)
+	require.Equal(t, 3, c.StallLimit)
 	require.Equal(t, "127.0.0.1:8080", c.HTTP.Listen)
 	require.Equal(t, "127.0.0.1:4222", c.NATS.Embedded.Listen, "untouched")
 }
@@ -171,6 +173,7 @@ func TestEnvironmentAloneIsAConfig(t *testing.T) {
 	require.Equal(t, clusterconfig.PresetLAN, c.Memberlist.Preset)
 	require.Equal(t, 30*time.Second, c.ShutdownTimeout)
 	require.Equal(t, "kuebus", c.RedisPrefix)
+	require.Equal(t, clusterconfig.StallLimitDefault, c.StallLimit)
 	require.Nil(t, c.NATS.Embedded)
 
 	r := c.Redacted()
@@ -207,6 +210,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a bad prefix", base + "prefix: a*b", `config: prefix: subject prefix "a*b"`},
 		{"a redis prefix with a brace", base + "redis_prefix: a{b}", `config: redis_prefix: "a{b}" must not contain braces`},
 		{"a bad log level", base + "log: {level: loud}", `config: log.level: "loud" is not debug`},
+		{"a negative stall limit", base + "stall_limit: -1", "config: stall_limit: -1 is outside 1..1000000"},
 		{"no NATS at all", "name: a\nroles: [core]\nredis: {url: redis://r:6379}", "config: nats.external.urls: required"},
 		{"external NATS with the nats role", "name: a\nroles: [nats]\nnats: {external: {urls: [nats://n:4222]}}", "config: nats.external: a node with the nats role uses its embedded server"},
 		{"embedded NATS without the role", "name: a\nroles: [core]\nnats: {embedded: {listen: ':4222'}, external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}", "config: nats.embedded: the node has no nats role"},

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // Validate checks the config as Load leaves it (with defaults) and
@@ -87,6 +88,9 @@ func (v *validator) node() {
 	}
 	if c.ShutdownTimeout <= 0 {
 		v.fail("shutdown_timeout", "%v is not positive", c.ShutdownTimeout)
+	}
+	if c.StallLimit < 1 || c.StallLimit > core.MaxStallLimit {
+		v.fail("stall_limit", "%d is outside 1..%d", c.StallLimit, core.MaxStallLimit)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		v.fail("log.level", "%q is not debug, info, warn or error", c.Log.Level)

@@ -72,6 +72,7 @@ type CreateOpts struct {
 	TTL              time.Duration
 	RemoveOnComplete bool
 	UniqueKey        string
+	StallLimit       *int // nil: the core's configured limit (1)
 }
 
 // Spec turns a type, data and options into the spec sent on the wire. data
@@ -89,6 +90,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 		sp.Priority, sp.MaxAttempts, sp.Backoff = o.Priority, o.Attempts, o.Backoff
 		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
+		sp.StallLimit = o.StallLimit
 	}
 	return sp, nil
 }

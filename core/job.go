@@ -155,6 +155,7 @@ const (
 	MaxDelay        = 10 * 365 * 24 * 3600 * 1000 // ten years, in ms
 	MaxAttempts     = 1_000_000
 	MaxUniqueKeyLen = 512
+	MaxStallLimit   = 1_000_000
 	DefaultTTL      = 60_000 // ms
 	// DefaultMaxDataBytes is the default limit on a job's data (and result),
 	// well below NATS's 1 MiB message limit so that the job with its other
@@ -173,6 +174,11 @@ type Spec struct {
 	TTL              int64           `json:"ttl,omitempty"` // ms one attempt may hold its lease; default 60000
 	RemoveOnComplete bool            `json:"remove_on_complete,omitempty"`
 	UniqueKey        string          `json:"unique_key,omitempty"`
+	// StallLimit is how many times the job's lease may run out (its worker
+	// died or hung past the ttl) and the job go back without using an
+	// attempt; every stall past it is a failed attempt. Default: the core's
+	// configured limit (1). 0 makes every stall a failed attempt.
+	StallLimit *int `json:"stall_limit,omitempty"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -210,6 +216,9 @@ func (s *Spec) Normalize(maxData int) error {
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
 		return invalid("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)
 	}
+	if s.StallLimit != nil && (*s.StallLimit < 0 || *s.StallLimit > MaxStallLimit) {
+		return invalid("stall_limit", "%d is outside 0..%d", *s.StallLimit, MaxStallLimit)
+	}
 	return nil
 }
 
@@ -238,6 +247,9 @@ type Job struct {
 	Duration         int64           `json:"duration,omitempty"`
 	WorkerID         string          `json:"worker_id,omitempty"`
 	Stalls           int             `json:"stalls,omitempty"` // leases that ran out
+	// StallLimit is how many stalls go back without using an attempt (see
+	// Spec.StallLimit); every later one is a failed attempt.
+	StallLimit int `json:"stall_limit"`
 	// Lease and LeaseUntil are set on a job handed out by lease: the token a
 	// worker must show, and when the lease runs out.
 	Lease      string `json:"lease,omitempty"`

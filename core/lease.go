@@ -1,6 +1,9 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // What a worker sends and gets: DESIGN §3's lease, complete, fail, touch,
 // release, rejoin, progress and rescue, plus batch, which carries many of
@@ -28,6 +31,15 @@ const (
 	MaxLeaseWait  = 5 * 60 * 1000 // ms
 	MaxWorkerLen  = 256
 )
+
+// LeaseReplyMargin is how long past its wait the asker of a waiting lease
+// waits for the reply before it gives up and calls again (the Go worker
+// does; a core that died never answers). Core answers within the wait plus
+// milliseconds; jobs it leased later than the wait plus half this margin
+// (a core stalled that long) it releases at once instead of sending them to
+// an asker that has most likely given up, where they would sit leased to
+// no one until their ttl.
+const LeaseReplyMargin = 500 * time.Millisecond
 
 // Op names one operation of a lease holder.
 type Op string
@@ -110,4 +122,8 @@ type Applied struct {
 	Err error
 	// Removed is set when a completed job was deleted (remove_on_complete).
 	Removed bool
+	// Repeated is set when this very operation had been applied before with
+	// the same lease (a retried acknowledgement): it succeeds, nothing
+	// changed, and no event is published again.
+	Repeated bool
 }

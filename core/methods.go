@@ -68,6 +68,7 @@ func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
 	if err := sp.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, err
 	}
+	s.withNodeDefaults(sp)
 	jobs, existing, err := s.creates.create(ctx, []Spec{*sp})
 	if err != nil {
 		return nil, err
@@ -88,6 +89,7 @@ func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply,
 			// Name the job too: "jobs[3].type: ...".
 			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, bus.MessageOf(err))
 		}
+		s.withNodeDefaults(&req.Jobs[i])
 	}
 	jobs, existing, err := s.creates.create(ctx, req.Jobs)
 	if err != nil {

@@ -33,8 +33,10 @@ type Config struct {
 	// MaxLogLineBytes limits one log line. Default 64 KiB.
 	MaxLogLineBytes int
 	// StallLimit is how often a job may lose its lease (its worker died or
-	// hung past the ttl) and go back to inactive before rescue fails it.
-	// Default 1.
+	// hung past the ttl) and go back to inactive without using an attempt;
+	// each later stall is a failed attempt. New jobs take it unless their
+	// spec sets stall_limit; rescue uses it for jobs stored without one.
+	// Default (and 0): 1.
 	StallLimit int
 	// OnLeaseWait, when set, is called each time a lease request finds
 	// nothing and starts to wait. A test hook: nil in production.
@@ -142,6 +144,15 @@ func (s *Service) Stop(ctx context.Context) error {
 func (s *Service) unsubscribe() {
 	for _, sub := range s.wakeSub {
 		_ = sub.Unsubscribe()
+	}
+}
+
+// withNodeDefaults fills what a spec leaves to the node: its stall limit,
+// so that the stored job shows the limit it runs under.
+func (s *Service) withNodeDefaults(sp *Spec) {
+	if sp.StallLimit == nil {
+		limit := s.cfg.StallLimit
+		sp.StallLimit = &limit
 	}
 }
 

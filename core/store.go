@@ -43,7 +43,10 @@ type LeaseStore interface {
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated; Arg-like fields are set.
 	Apply(ctx context.Context, now int64, op Op, ops []LeaseOp) ([]Applied, error)
-	// Rescue sends active jobs whose lease ran out back to inactive (or to
-	// failed past stallLimit), at most limit; next is the next expiry.
+	// Rescue takes back active jobs whose lease ran out, at most limit; next
+	// is the next expiry. A job within its stall limit (its own, or
+	// stallLimit for a job stored without one) goes back to inactive; past
+	// it, the stall is a failed attempt. Each moved job carries the limit it
+	// was judged by, so Stalls > StallLimit tells a failed attempt.
 	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []Job, next int64, err error)
 }

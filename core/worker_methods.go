@@ -59,6 +59,7 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 	if err := s.checkLease(req); err != nil {
 		return nil, err
 	}
+	ctx = s.withReplyBy(ctx, req.Wait)
 	max := max(req.Max, 1)
 	var w *waiter
 	if req.Wait > 0 {
@@ -96,10 +97,19 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 // leaseNow leases what is ready. One lease at a time per core: two at once
 // would read the same head of the queue and one would come back short.
 func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64) ([]Job, error) {
+	if s.pastReplyBy(ctx) {
+		return []Job{}, nil // the asker has given up: lease nothing for it
+	}
 	token := newToken()
 	s.leaseMu.Lock()
 	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
 	s.leaseMu.Unlock()
+	if len(jobs) > 0 && s.pastReplyBy(ctx) {
+		// Leased too late for the asker to read the reply: back they go at
+		// once, rather than sit leased to no one until their ttl.
+		s.giveBack(ctx, jobs)
+		return []Job{}, err
+	}
 	if err != nil && len(jobs) > 0 {
 		// Redis failed after some jobs were leased: hand those out rather
 		// than strand them leased to no one until their ttl.
@@ -130,24 +140,49 @@ func (s *Service) fitReply(ctx context.Context, jobs []Job) []Job {
 	for i := range jobs {
 		size += len(jobs[i].Data) + jobOverhead
 		if size > limit && i > 0 {
-			extra := jobs[i:]
-			ops := make([]LeaseOp, len(extra))
-			for n, j := range extra {
-				ops[n] = LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
-			}
-			res, err := s.store.Apply(ctx, s.now(), OpRelease, ops)
-			if err != nil {
-				s.log.Warn("jobs over the reply size not released; they return when their lease runs out", "jobs", len(ops), "err", err)
-			}
-			for n := range res {
-				if res[n].Err == nil {
-					s.announceApplied(OpRelease, &ops[n], &res[n])
-				}
-			}
+			s.giveBack(ctx, jobs[i:])
 			return jobs[:i]
 		}
 	}
 	return jobs
+}
+
+// giveBack releases jobs leased for a reply that will not carry them (no
+// attempt used, no stall counted). If Redis fails, they return when their
+// lease runs out.
+func (s *Service) giveBack(ctx context.Context, jobs []Job) {
+	ops := make([]LeaseOp, len(jobs))
+	for n, j := range jobs {
+		ops[n] = LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
+	}
+	res, err := s.store.Apply(ctx, s.now(), OpRelease, ops)
+	if err != nil {
+		s.log.Warn("leased jobs no reply carries not released; they return when their lease runs out", "jobs", len(ops), "err", err)
+	}
+	for n := range res {
+		if res[n].Err == nil {
+			s.announceApplied(OpRelease, &ops[n], &res[n])
+		}
+	}
+}
+
+type replyByKey struct{}
+
+// withReplyBy notes in a waiting lease's context until when its asker reads
+// the reply: the wait plus half of LeaseReplyMargin, measured from now, when
+// the request arrived (the other half is for the way there and back).
+func (s *Service) withReplyBy(ctx context.Context, wait int64) context.Context {
+	if wait <= 0 {
+		return ctx // no wait: the asker's own timeout is far off
+	}
+	by := s.cfg.Now().Add(time.Duration(wait)*time.Millisecond + LeaseReplyMargin/2)
+	return context.WithValue(ctx, replyByKey{}, by)
+}
+
+// pastReplyBy reports whether a lease's asker has most likely given up.
+func (s *Service) pastReplyBy(ctx context.Context) bool {
+	by, ok := ctx.Value(replyByKey{}).(time.Time)
+	return ok && s.cfg.Now().After(by)
 }
 
 // newToken makes a lease token: 96 random bits, so a stale worker can never
@@ -226,7 +261,9 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 		if res[0].Err != nil {
 			return nil, res[0].Err
 		}
-		s.announceApplied(op, o, &res[0])
+		if !res[0].Repeated {
+			s.announceApplied(op, o, &res[0])
+		}
 		r := reply(&res[0])
 		return &r, nil
 	}
@@ -270,7 +307,9 @@ func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, er
 				results[i].Error = opError(res[n].Err)
 				continue
 			}
-			s.announceApplied(op, &ops[n], &res[n])
+			if !res[n].Repeated {
+				s.announceApplied(op, &ops[n], &res[n])
+			}
 			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
 		}
 	}
@@ -323,15 +362,27 @@ func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, e
 	}
 	moved, next, err := s.store.Rescue(ctx, s.dueNow(), limit, stallLimit)
 	for i := range moved {
-		job := &moved[i]
-		if job.State == StateFailed {
-			s.publish(bus.EventFailed, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
-		} else {
-			s.publish(bus.EventStalled, job, nil)
-		}
+		s.announceRescued(&moved[i])
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &MoveReply{Moved: len(moved), NextDue: next}, nil
+}
+
+// announceRescued publishes what rescue did to a job: stalled (back to
+// inactive, no attempt used), or, past its stall limit, a failed attempt
+// (failed_attempt, or failed when no attempt remains).
+func (s *Service) announceRescued(job *Job) {
+	switch {
+	case job.State == StateFailed:
+		s.publish(bus.EventFailed, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+	case job.Stalls > job.StallLimit:
+		s.publish(bus.EventFailedAttempt, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+		if job.State == StateDelayed {
+			s.announceDue(job.PromoteAt)
+		}
+	default:
+		s.publish(bus.EventStalled, job, nil)
+	}
 }

@@ -119,8 +119,21 @@ func TestCompleteStoresResultAndRefusesStaleTokens(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(250), st.WorkTime)
 
-	err = op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: j.Lease}, nil)
-	require.ErrorIs(t, err, core.ErrConflict, "completing twice")
+	// A retry of the complete (its answer was lost) succeeds and changes
+	// nothing; another operation with the same, spent lease is a conflict.
+	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: j.Lease}, nil), "completing twice")
+	err = op(t, c, bus.MethodFail, core.LeaseOp{ID: j.ID, Lease: j.Lease, Error: "late"}, nil)
+	require.ErrorIs(t, err, core.ErrConflict, "failing after the complete")
+	same, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, done, same, "the retry changed nothing")
+	// Events keep their order: the next complete event is another job's,
+	// so the retry published none.
+	other, err := c.Client.Create(ctx, "email", nil, nil)
+	require.NoError(t, err)
+	oj := lease(t, c, core.LeaseRequest{Types: []string{"email"}})[0]
+	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: oj.ID, Lease: oj.Lease}, nil))
+	require.Equal(t, other.ID, next(t, evs).ID, "the retried complete published no event")
 	again, err := c.Client.Create(ctx, "email", nil, &core.CreateOpts{UniqueKey: "u1"})
 	require.NoError(t, err)
 	require.NotEqual(t, created.ID, again.ID, "a complete job gave its unique key up")
@@ -434,4 +447,123 @@ func TestALeaseWithItsOwnTTL(t *testing.T) {
 	err = c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"tt"}, TTL: -1}, &reply)
 	require.ErrorIs(t, err, core.ErrInvalid)
 	require.ErrorContains(t, err, "ttl: -1 ms")
+}
+
+// TestStallsPastTheLimitAreFailedAttempts: a job with ttl 1000 ms, three
+// attempts and a worker that never finishes. Its first stall (the node's
+// limit, 1) goes back without using an attempt; each later stall is a failed
+// attempt that says the ttl ran out and retries with the job's backoff; the
+// stall that uses the last attempt fails the job for good.
+func TestStallsPastTheLimitAreFailedAttempts(t *testing.T) {
+	c, clock := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("*", ""))
+	created, err := c.Client.Create(ctx, "hang", nil, &core.CreateOpts{TTL: time.Second, Attempts: 3,
+		Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500}})
+	require.NoError(t, err)
+	require.Equal(t, 1, created.StallLimit, "the node's default")
+	require.Equal(t, "enqueue", next(t, evs).Event)
+
+	stall := func() *core.Event {
+		t.Helper()
+		jobs := lease(t, c, core.LeaseRequest{Types: []string{"hang"}})
+		require.Len(t, jobs, 1)
+		require.Equal(t, "start", next(t, evs).Event)
+		clock.Advance(time.Second)
+		mv, err := c.Client.Rescue(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, 1, mv.Moved)
+		return next(t, evs)
+	}
+	promote := func() {
+		t.Helper()
+		clock.Advance(500 * time.Millisecond)
+		mv, err := c.Client.Promote(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, 1, mv.Moved)
+		require.Equal(t, "promotion", next(t, evs).Event)
+	}
+
+	ev := stall()
+	require.Equal(t, "stalled", ev.Event)
+	require.Zero(t, ev.Job.Attempts)
+	require.Equal(t, core.StateInactive, ev.Job.State)
+
+	for attempt := 1; attempt <= 2; attempt++ {
+		ev = stall()
+		require.Equal(t, "failed_attempt", ev.Event, "attempt %d", attempt)
+		require.Equal(t, attempt, ev.Attempts)
+		require.Equal(t, "lease expired: ran past its ttl of 1000 ms", ev.Error)
+		require.Equal(t, core.StateDelayed, ev.Job.State, "retried after its backoff")
+		promote()
+	}
+	ev = stall()
+	require.Equal(t, "failed", ev.Event)
+	require.Equal(t, 3, ev.Attempts)
+	got, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateFailed, got.State)
+	require.Equal(t, 3, got.Attempts, "every attempt used")
+	require.Equal(t, "lease expired: ran past its ttl of 1000 ms", got.Error)
+}
+
+// TestAJobsOwnStallLimit: stall_limit on the spec overrides the node's; 0
+// makes the first stall a failed attempt, and a bad one is refused.
+func TestAJobsOwnStallLimit(t *testing.T) {
+	c, clock := newCore(t)
+	zero, two := 0, 2
+	strict, err := c.Client.Create(ctx, "own", nil, &core.CreateOpts{TTL: time.Second, Attempts: 2, StallLimit: &zero})
+	require.NoError(t, err)
+	lenient, err := c.Client.Create(ctx, "own", nil, &core.CreateOpts{TTL: time.Second, Attempts: 1, StallLimit: &two})
+	require.NoError(t, err)
+	require.Equal(t, 2, lenient.StallLimit)
+	for range 2 {
+		lease(t, c, core.LeaseRequest{Types: []string{"own"}, Max: 2})
+		clock.Advance(time.Second)
+		_, err := c.Client.Rescue(ctx, nil)
+		require.NoError(t, err)
+	}
+	s, err := c.Client.Get(ctx, strict.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateFailed, s.State, "two stalls, both failed attempts")
+	require.Equal(t, 2, s.Attempts)
+	l, err := c.Client.Get(ctx, lenient.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, l.State, "two stalls, within its limit")
+	require.Zero(t, l.Attempts)
+
+	bad := -1
+	_, err = c.Client.Create(ctx, "own", nil, &core.CreateOpts{StallLimit: &bad})
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "stall_limit: -1 is outside 0..")
+	n, err := c.Client.Count(ctx, "", "own")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n, "the bad spec stored nothing")
+}
+
+// TestARetriedFailChangesNothing: a worker that did not hear fail's answer
+// sends it again, after the job was retried and leased by someone else: the
+// retry succeeds and uses no second attempt; the new holder keeps its lease.
+func TestARetriedFailChangesNothing(t *testing.T) {
+	c, _ := newCore(t)
+	created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{Attempts: 3})
+	require.NoError(t, err)
+	first := lease(t, c, core.LeaseRequest{Types: []string{"flaky"}})[0]
+	fail := core.LeaseOp{ID: first.ID, Lease: first.Lease, Error: "boom"}
+	require.NoError(t, op(t, c, bus.MethodFail, fail, nil))
+	second := lease(t, c, core.LeaseRequest{Types: []string{"flaky"}})[0]
+
+	var again core.Job
+	require.NoError(t, op(t, c, bus.MethodFail, fail, &again), "the retry")
+	var batch core.BatchReply
+	fail.Op = core.OpFail
+	require.NoError(t, c.Client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: []core.LeaseOp{fail}}, &batch))
+	require.Nil(t, batch.Results[0].Error, "the retry, batched")
+	err = op(t, c, bus.MethodComplete, core.LeaseOp{ID: first.ID, Lease: first.Lease}, nil)
+	require.ErrorIs(t, err, core.ErrConflict, "another operation with the spent lease")
+
+	got, err := c.Client.Get(ctx, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateActive, got.State)
+	require.Equal(t, 1, got.Attempts, "one attempt used")
+	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: second.ID, Lease: second.Lease}, nil), "the new holder's lease holds")
 }

@@ -56,7 +56,10 @@ func TestPopAndFinish(t *testing.T) {
 		require.Equal(t, core.StateComplete, done.State)
 		require.JSONEq(t, `{"sent":1}`, string(done.Result))
 
-		e.fails(http.StatusConflict, "conflict", "POST", path+"complete", map[string]any{"lease": got.Lease})
+		// A retry with the spent lease (its answer was lost) succeeds and
+		// changes nothing; another operation with it is a conflict.
+		e.ok(http.StatusOK, "POST", path+"complete", map[string]any{"lease": got.Lease}, nil)
+		e.fails(http.StatusConflict, "conflict", "POST", path+"fail", map[string]any{"lease": got.Lease, "error": "late"})
 	})
 
 	t.Run("fail with the last attempt fails the job and answers it", func(t *testing.T) {

@@ -3,8 +3,11 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -14,19 +17,29 @@ import (
 // up while the previous batch was on the wire goes in the next one, so a
 // busy worker pays one round trip (and core one script per type) for many
 // jobs, and an idle one sends each at once.
+//
+// A batch that gets no answer (core unavailable, or the call timed out: the
+// core that had it may have died, or may have applied it) is sent again,
+// with backoff, until the last of its leases would have run out; after that
+// rescue takes the jobs back anyway. Sending again is safe because core
+// makes complete, fail, release and rejoin idempotent by lease token: an
+// operation already applied answers success and changes nothing. A batch
+// that got an answer is never sent again; a conflict in it stays a conflict.
 type acker struct {
-	w     *Worker
-	in    chan ack
-	quit  chan struct{}
-	wg    sync.WaitGroup
-	first sync.Once
+	w      *Worker
+	in     chan ack
+	quit   chan struct{} // closed by stop: send what is queued, then return
+	giveUp chan struct{} // closed when a stop's time is up: no more retries
+	wg     sync.WaitGroup
+	first  sync.Once
 }
 
 // ack is one handler's outcome on its way to core.
 type ack struct {
-	op  core.LeaseOp
-	job *core.Job
-	err error // the handler's error, for OnFailed
+	op       core.LeaseOp
+	job      *core.Job
+	err      error     // the handler's error, for OnFailed
+	leaseEnd time.Time // when the lease runs out, as far as the worker knows
 }
 
 const (
@@ -34,13 +47,14 @@ const (
 	ackSenders = 2
 	// ackBatchMax bounds one batch (core takes up to core.MaxBatch).
 	ackBatchMax = 256
-	// ackAttempts is how often a batch is sent while core is unavailable;
-	// after that its jobs come back through rescue when their lease runs out.
-	ackAttempts = 5
+	// ackCallTimeout bounds one send of a batch. Core applies a batch in
+	// milliseconds; a call this late went to a core that died or stalls,
+	// and the batch is better sent again (to another core) than waited for.
+	ackCallTimeout = 3 * time.Second
 )
 
 func newAcker(w *Worker) *acker {
-	return &acker{w: w, in: make(chan ack, 4096), quit: make(chan struct{})}
+	return &acker{w: w, in: make(chan ack, 4096), quit: make(chan struct{}), giveUp: make(chan struct{})}
 }
 
 func (a *acker) start() {
@@ -51,10 +65,21 @@ func (a *acker) start() {
 
 func (a *acker) push(x ack) { a.in <- x }
 
-// stop sends what is still queued, then returns.
-func (a *acker) stop() {
+// stop sends what is still queued, then returns. Batches that core does
+// not answer are retried for at most grace; then they are given up (their
+// jobs come back through rescue).
+func (a *acker) stop(grace time.Duration) {
 	a.first.Do(func() { close(a.quit) })
-	a.wg.Wait()
+	sent := make(chan struct{})
+	go func() { a.wg.Wait(); close(sent) }() // waited for below, in both cases
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-sent:
+	case <-t.C:
+		close(a.giveUp)
+		<-sent
+	}
 }
 
 func (a *acker) loop() {
@@ -93,22 +118,17 @@ func (a *acker) collect(x ack) []ack {
 
 func (a *acker) send(batch []ack) {
 	ops := make([]core.LeaseOp, len(batch))
+	var until time.Time // the last lease of the batch to run out
 	for i, x := range batch {
 		ops[i] = x.op
+		if x.leaseEnd.After(until) {
+			until = x.leaseEnd
+		}
 	}
 	var reply core.BatchReply
-	var err error
-	for attempt := 1; attempt <= ackAttempts; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = a.w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply)
-		cancel()
-		if err == nil || !errors.Is(err, bus.ErrUnavailable) {
-			break
-		}
-		time.Sleep(backoff(attempt)) // core is down: a short wait, bounded by ackAttempts
-	}
+	err := a.deliver(ops, until, &reply)
 	if err != nil {
-		a.w.log.Error("acknowledgements lost; their jobs run again when their lease runs out",
+		a.w.log.Error("acknowledgements not delivered; their jobs run again when their lease runs out",
 			"jobs", len(ops), "err", err)
 		return
 	}
@@ -124,4 +144,38 @@ func (a *acker) send(batch []ack) {
 			a.w.cfg.OnFailed(&job, x.err)
 		}
 	}
+}
+
+// deliver sends a batch until core answers, the lease of every job in it
+// has run out, or a stop gives up.
+func (a *acker) deliver(ops []core.LeaseOp, until time.Time, reply *core.BatchReply) error {
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), ackCallTimeout)
+		err := a.w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, reply)
+		cancel()
+		if err == nil || !unanswered(err) {
+			return err
+		}
+		wait := backoff(attempt)
+		if time.Now().Add(wait).After(until) {
+			return fmt.Errorf("after %d tries, the leases ran out: %w", attempt, err)
+		}
+		a.w.log.Warn("acknowledgements not delivered; sending them again", "jobs", len(ops),
+			"try", attempt, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-a.giveUp:
+			t.Stop()
+			return fmt.Errorf("stopped after %d tries: %w", attempt, err)
+		}
+	}
+}
+
+// unanswered reports whether a call got no answer from core (nobody
+// serves, the connection is down, or no answer came in time), so that it
+// may or may not have been applied; an answer, even an error, is final.
+func unanswered(err error) bool {
+	return errors.Is(err, bus.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrTimeout)
 }

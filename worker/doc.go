@@ -28,7 +28,15 @@
 //     fails the attempt (retried while attempts remain, after the job's
 //     backoff), RetryAfter rejoins without using an attempt, Discard fails
 //     for good, a panic fails the attempt and puts the stack in the job's
-//     log. Config.OnFailed runs when a job has failed for good.
+//     log. Config.OnFailed runs when a job has failed for good. A batch
+//     core does not answer (unavailable, or no answer in time) is sent
+//     again with backoff until its leases would have run out: core applies
+//     complete, fail, release and rejoin once per lease token and answers a
+//     repeat with success, so a retry never runs or counts anything twice.
+//   - A lease call that gets no answer within LeaseWait plus half a second
+//     went to a core that died; the next call goes out at once and reaches
+//     a live core, so a worker idles at most about that long after its core
+//     dies.
 //   - Run's context ending stops leasing, lets handlers finish within
 //     ShutdownTimeout, then cancels the rest (ErrShutdown) and releases their
 //     jobs, which uses no attempt.

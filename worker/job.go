@@ -85,7 +85,8 @@ func (d *discard) Unwrap() error { return d.err }
 var ErrShutdown = errors.New("kuebus: worker shut down")
 
 // ErrTTLExceeded is the cause of a handler's context when the job ran past
-// its time-to-run; the attempt fails.
+// its time-to-run. The attempt fails with "kuebus: job ran past its ttl of
+// N ms" when the handler returns nil or its context's error.
 var ErrTTLExceeded = errors.New("kuebus: job ran past its ttl")
 
 // PanicError is a handler's recovered panic; the attempt fails with it and

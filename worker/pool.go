@@ -59,6 +59,12 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 		if err != nil {
 			failures++
 			p.w.log.Warn("lease failed; retrying", "types", types, "err", err, "failures", failures)
+			if errors.Is(err, context.DeadlineExceeded) {
+				// No answer in LeaseWait + core.LeaseReplyMargin: the core that
+				// had the call died. The call itself took that long, so
+				// calling again at once is no busy loop, and reaches a live core.
+				continue
+			}
 			if !sleep(ctx, backoff(failures)) {
 				return
 			}
@@ -122,7 +128,13 @@ func (p *pool) release(n int) {
 // to be released rather than sit leased until their ttl.
 func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, error) {
 	wait := p.w.cfg.LeaseWait
-	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+10*time.Second)
+	// Core answers within the wait plus milliseconds (see
+	// core.LeaseReplyMargin), and releases what it leased too late to reach
+	// us. A call still unanswered past the margin went to a core that died
+	// or hangs: giving up then, and calling again at once (fetch), reaches a
+	// live core, so a worker idles about LeaseWait + the margin after its
+	// core dies.
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+core.LeaseReplyMargin)
 	defer cancel()
 	var reply core.JobsReply
 	err := p.w.client.Call(callCtx, bus.MethodLease, core.LeaseRequest{
@@ -141,11 +153,28 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 		defer p.release(1)
 		defer cancel()
 		err := call(ctx, p.handlers[cj.Type], job)
-		if err == nil && ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
-			err = fmt.Errorf("%w (%d ms) before the handler returned", ErrTTLExceeded, cj.TTL)
+		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
+			err = ttlExceeded(cj.TTL, err)
 		}
 		p.w.finish(r, job, err)
 	}()
+}
+
+// ttlExceeded is the outcome of a handler whose context ended because the
+// job ran past its ttl. A handler that returned nil, or only what its
+// context told it (context deadline exceeded, which says nothing to the
+// person reading the stored error), failed for running too long, and the
+// error says so; any other outcome (its own error, RetryAfter, Discard)
+// stands.
+func ttlExceeded(ttl int64, err error) error {
+	ranOut := fmt.Errorf("%w of %d ms", ErrTTLExceeded, ttl)
+	switch {
+	case err == nil || err == context.DeadlineExceeded || errors.Is(err, ErrTTLExceeded):
+		return ranOut
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", ranOut, err)
+	}
+	return err
 }
 
 // call runs a handler, turning a panic into a *PanicError with the stack.
@@ -187,7 +216,7 @@ func (w *Worker) finish(r *running, job *Job, err error) {
 	}
 	// Under the registry's lock: after a shutdown released the job, its
 	// outcome no longer counts (the lease is gone).
-	w.jobs.done(r, func() { w.acks.push(ack{op: o, job: &job.Job, err: err}) })
+	w.jobs.done(r, func() { w.acks.push(ack{op: o, job: &job.Job, err: err, leaseEnd: r.leaseEnd()}) })
 }
 
 // maxErrorBytes keeps an error within what core accepts in fail.

@@ -100,6 +100,12 @@ func (r *running) touchAt() time.Time {
 	return r.touched.Add(time.Duration(r.job.TTL) * time.Millisecond / 2)
 }
 
+// leaseEnd is when the job's lease runs out unless extended: a ttl after it
+// was last set. Called under the registry's lock.
+func (r *running) leaseEnd() time.Time {
+	return r.touched.Add(time.Duration(r.job.TTL) * time.Millisecond)
+}
+
 // nextTouch is the earliest touchAt of the running jobs, or zero for none.
 func (g *registry) nextTouch() time.Time {
 	g.mu.Lock()

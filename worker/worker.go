@@ -41,7 +41,9 @@ type Config struct {
 	Concurrency int
 	// LeaseWait is how long one lease call waits at core when nothing is
 	// ready; core answers at once when a job arrives, so this only bounds how
-	// long a stopping worker waits for its last lease call. Default 1s.
+	// long a stopping worker waits for its last lease call, and (plus half a
+	// second) how long a worker whose core died waits before it calls
+	// another. Default 1s.
 	LeaseWait time.Duration
 	// ShutdownTimeout is the grace period: after Run's context ends, running
 	// handlers have this long to finish before their contexts are cancelled
@@ -169,7 +171,8 @@ var ErrNoHandlers = errors.New("kuebus: worker has no handlers")
 // leasing (a lease call in flight is let finish, and what it brings is
 // released at once); (2) wait up to ShutdownTimeout for running handlers;
 // (3) cancel those still running with ErrShutdown and release their jobs,
-// which uses no attempt; (4) send the acknowledgements still pending. It
+// which uses no attempt; (4) send the acknowledgements still pending,
+// retrying those core does not answer for up to ShutdownTimeout. It
 // returns nil after a clean drain.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
@@ -210,7 +213,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	stopKeeper()
 	keeper.Wait()
-	w.acks.stop() // (4)
+	w.acks.stop(w.cfg.ShutdownTimeout) // (4)
 	if !clean {
 		return fmt.Errorf("worker: %w after %s: unfinished jobs were released", ErrShutdown, w.cfg.ShutdownTimeout)
 	}

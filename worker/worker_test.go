@@ -215,7 +215,7 @@ func TestHandlerContextEndsAtTheTTL(t *testing.T) {
 	done := await(t, c, job.ID)
 	require.ErrorIs(t, <-cause, worker.ErrTTLExceeded)
 	require.Equal(t, core.StateFailed, done.State)
-	require.Contains(t, done.Error, "deadline exceeded")
+	require.Equal(t, "kuebus: job ran past its ttl of 200 ms", done.Error, "says why, not \"context deadline exceeded\"")
 }
 
 // TestExpiredLeaseIsRescuedAndRunsAgain: a handler hangs past its ttl,

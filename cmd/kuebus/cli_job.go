@@ -24,6 +24,7 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	ttl := fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
 	uniqueKey := fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
 	removeOnComplete := fs.Bool("remove-on-complete", false, "remove the job once it completes")
+	stallLimit := fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
 	pos, err := e.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -45,6 +46,13 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	sp.Delay = d.Milliseconds()
 	if *attempts < 1 {
 		return usagef("--attempts: %d is less than 1", *attempts)
+	}
+	if *stallLimit != "" {
+		n, err := strconv.Atoi(*stallLimit)
+		if err != nil || n < 0 {
+			return usagef("--stall-limit: %q is not a whole number of 0 or more", *stallLimit)
+		}
+		sp.StallLimit = &n
 	}
 	if *backoff != "" {
 		if sp.Backoff, err = parseBackoff(*backoff); err != nil {

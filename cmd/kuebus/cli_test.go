@@ -88,6 +88,8 @@ func TestUsage(t *testing.T) {
 			{[]string{"dev", "--redis-url", "http://x"}, "--redis-url"},
 			{[]string{"dev", "--log-level", "loud"}, "--log-level"},
 			{[]string{"dev", "--prefix", "a.*"}, "--prefix"},
+			{[]string{"dev", "--stall-limit", "0"}, "--stall-limit: 0 is outside 1..1000000"},
+			{[]string{"job", "create", "x", "--stall-limit", "-1"}, `--stall-limit: "-1" is not a whole number`},
 			{[]string{"dev", "extra"}, `unexpected argument "extra"`},
 		} {
 			r := kuebus(t, tc.args...)

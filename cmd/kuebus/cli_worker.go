@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -12,7 +12,9 @@ import (
 
 // runWorker is a demo worker: it logs every job of the given types, takes
 // --work to do it (reporting progress halfway), and completes it. It stops
-// gracefully on SIGINT/SIGTERM.
+// gracefully on SIGINT/SIGTERM and exits 0 then, also when the grace
+// period ran out and unfinished jobs were released (one warning line says
+// so): a stop that was asked for is not a failure.
 func runWorker(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()
@@ -69,8 +71,13 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		w.Handle(t, handler)
 	}
 	log.Info("worker running", "types", types, "concurrency", *concurrency, "nats_url", redactURL(cf.url))
-	if err := w.Run(ctx); err != nil {
-		return fmt.Errorf("worker: %w", err)
+	// A stop whose grace period ran out (ErrShutdown) obeyed the signal:
+	// the handlers still running were cancelled and their jobs released,
+	// using no attempt, to run again elsewhere; the worker has logged one
+	// line saying how many. That is what a stop asks for, so it exits 0
+	// like a drained stop.
+	if err := w.Run(ctx); err != nil && !errors.Is(err, worker.ErrShutdown) {
+		return err // the worker's errors name it already ("worker: ...")
 	}
 	log.Info("worker stopped")
 	return nil

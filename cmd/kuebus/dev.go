@@ -15,6 +15,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
+	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisproc"
 )
 
@@ -47,6 +48,7 @@ type devConfig struct {
 	prefix          string // NATS subject prefix, checked
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
+	stallLimit      int
 	http            httpFlags // dev_http.go
 	natsToken       string    // "": NATS takes anonymous clients (loopback only)
 	natsInsecure    bool
@@ -68,6 +70,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	fs.StringVar(&cfg.prefix, "prefix", "", "NATS subject `PREFIX` of the deployment, e.g. acme")
 	level := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", devShutdownTimeoutDefault, "how long requests in flight may run on after a stop signal, a `DURATION`")
+	fs.IntVar(&cfg.stallLimit, "stall-limit", clusterconfig.StallLimitDefault, "how many times a job's lease may run out and the job go back without using an attempt (`N`, for jobs that set no stall_limit); each later stall is a failed attempt")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {
 		return cfg, err
 	}
@@ -100,6 +103,9 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	}
 	if cfg.shutdownTimeout <= 0 {
 		return cfg, usagef("--shutdown-timeout: %s is not positive", cfg.shutdownTimeout)
+	}
+	if cfg.stallLimit < 1 || cfg.stallLimit > core.MaxStallLimit {
+		return cfg, usagef("--stall-limit: %d is outside 1..%d (a job's own stall_limit may be 0)", cfg.stallLimit, core.MaxStallLimit)
 	}
 	if cfg.dataDir, err = filepath.Abs(cfg.dataDir); err != nil {
 		return cfg, usagef("--data-dir: %v", err)
@@ -220,6 +226,7 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 		Prefix:          c.prefix,
 		RedisPrefix:     c.redisPrefix,
 		ShutdownTimeout: c.shutdownTimeout,
+		StallLimit:      c.stallLimit,
 		NATS: clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{
 			Listen:      c.natsListen,
 			ClusterName: clusterconfig.NATSClusterNameDefault,

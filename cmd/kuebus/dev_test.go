@@ -28,7 +28,7 @@ func TestDev(t *testing.T) {
 	}
 	t.Parallel()
 	dataDir := t.TempDir()
-	dev := startDev(t, "--data-dir", dataDir, "--nats-listen", "127.0.0.1:0", "--prefix", "acme")
+	dev := startDev(t, "--data-dir", dataDir, "--nats-listen", "127.0.0.1:0", "--prefix", "acme", "--stall-limit", "3")
 	require.Equal(t, dataDir, dev.info.DataDir)
 	require.Contains(t, dev.stderr.String(), "kuebus dev ready")
 	require.Contains(t, dev.stderr.String(), "nats_url="+dev.info.NATSURL)
@@ -65,6 +65,8 @@ func TestDev(t *testing.T) {
 		require.EqualValues(t, 30_000, job.TTL)
 		require.Equal(t, "order-1", job.UniqueKey)
 		require.True(t, job.RemoveOnComplete)
+		require.Equal(t, 3, job.StallLimit, "the node's --stall-limit")
+		require.Zero(t, createJob("email", "--stall-limit", "0").StallLimit, "the job's own --stall-limit")
 
 		again := createJob("email", "--unique-key", "order-1", "--priority", "-3")
 		require.Equal(t, job.ID, again.ID, "a second create with the same unique key returns the first job")

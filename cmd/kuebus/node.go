@@ -346,6 +346,7 @@ func (n *node) startCore(ctx context.Context) error {
 		Subjects:        n.subj,
 		Logger:          n.log,
 		ShutdownTimeout: n.cfg.ShutdownTimeout,
+		StallLimit:      n.cfg.StallLimit,
 	})
 	if err != nil {
 		return fmt.Errorf("node: core: %w", err)

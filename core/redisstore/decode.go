@@ -37,6 +37,7 @@ func decodeJob(h map[string]string) core.Job {
 		Duration:         num("duration"),
 		WorkerID:         h["worker_id"],
 		Stalls:           int(num("stalls")),
+		StallLimit:       int(num("stall_limit")),
 		LeaseUntil:       num("lease_until"),
 	}
 	if d := h["data"]; d != "" {

@@ -15,4 +15,20 @@
 // deleted while a core runs: a core would hand out ids of its block again
 // and overwrite live jobs. Delete a deployment's keys only with every core
 // stopped.
+//
+// Jobs due at the same millisecond promote in creation order: a delayed
+// job's member in the due index is its id zero-padded to 19 digits, so that
+// Redis, which orders equal scores by member text, orders them by id. Ids
+// of one create_bulk, and of one core, rise with creation; jobs of different
+// cores due at the same millisecond follow the order of their ids (their
+// blocks), which is not their creation order, but is one order every reader
+// of the index shares. Members stored as bare ids (before this form) are
+// still found and removed.
+//
+// Every script that changes state can run twice without harm (a client
+// retry after a Redis stall, two leaders for a moment): createJobs skips a
+// job whose hash exists, promote and rescue re-check each candidate, and the
+// operations that end a lease (complete, fail, release, rejoin) keep
+// "<op>:<lease>" on the job as last_lease, so the same operation with the
+// same token answers success and changes nothing (see scripts_lease.go).
 package redisstore

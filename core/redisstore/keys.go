@@ -19,7 +19,9 @@ import (
 //
 //	ready     ZSET  inactive jobs; score = priority, member = "<seq, 16 digits>:<id>",
 //	                so equal priorities run in the order they became ready
-//	due       ZSET  delayed jobs; score = promote_at (unix ms), member = id
+//	due       ZSET  delayed jobs; score = promote_at (unix ms), member = the
+//	                id zero-padded to 19 digits, so that jobs due at the same
+//	                millisecond promote in id (creation) order
 //	leases    ZSET  active jobs; score = lease_until (unix ms), member = id
 //	jobs      ZSET  every job of the type; score = member = id
 //	complete  ZSET  complete jobs; score = when they finished, member = id

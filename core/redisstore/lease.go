@@ -119,6 +119,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 			default:
 				j := decodeJob(row(pair[1].([]any)))
 				out[i].Job = &j
+				out[i].Repeated = code == 4
 				if code == 2 {
 					out[i].Removed = true
 					removed = append(removed, strconv.FormatInt(ops[i].ID, 10))
@@ -179,8 +180,8 @@ func (s *Store) typesOf(ctx context.Context, ops []core.LeaseOp) ([]string, erro
 	return types, nil
 }
 
-// Rescue sends jobs whose lease ran out back to inactive, or to failed past
-// the stall limit.
+// Rescue takes back jobs whose lease ran out: to inactive within their stall
+// limit, else as a failed attempt (see rescueExpired).
 func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([]core.Job, int64, error) {
 	return s.sweep(ctx, now, limit, typeKeys.leases, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
 		next, res, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)

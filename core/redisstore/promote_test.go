@@ -82,3 +82,77 @@ func TestPromoteIsNeverEarly(t *testing.T) {
 	require.Len(t, moved, 1)
 	require.Zero(t, next)
 }
+
+// TestSameMillisecondDelayedJobsPromoteInCreationOrder creates 20 jobs in
+// one bulk with one delay, so they fall due at the same millisecond, and
+// promotes them in slices of 7 (the limit cuts the group): they become
+// ready, and are leased, in the order they were created, not in the text
+// order of their ids ("1", "10", "11", ..., "2").
+func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
+	t.Parallel()
+	st, _ := coretest.NewStore(t)
+	ctx := context.Background()
+	specs := make([]core.Spec, 20)
+	for i := range specs {
+		specs[i] = core.Spec{Type: "same-ms", Delay: 100, MaxAttempts: 1, TTL: 1000}
+	}
+	jobs, _, err := st.Create(ctx, 1000, specs)
+	require.NoError(t, err)
+	created := make([]int64, len(jobs))
+	for i, j := range jobs {
+		created[i] = j.ID
+	}
+
+	listed, err := st.Range(ctx, core.RangeRequest{State: core.StateDelayed, Type: "same-ms", From: 0, To: 19})
+	require.NoError(t, err)
+	var delayed []int64
+	for _, j := range listed {
+		delayed = append(delayed, j.ID)
+	}
+	require.Equal(t, created, delayed, "the delayed index lists them in creation order")
+
+	var promoted []int64
+	for {
+		moved, _, err := st.Promote(ctx, 1100, 7)
+		require.NoError(t, err)
+		if len(moved) == 0 {
+			break
+		}
+		for _, j := range moved {
+			promoted = append(promoted, j.ID)
+		}
+	}
+	require.Equal(t, created, promoted, "promoted in creation order")
+
+	leased, err := st.Lease(ctx, 1200, []string{"same-ms"}, 20, "w", "token", 0)
+	require.NoError(t, err)
+	var order []int64
+	for _, j := range leased {
+		order = append(order, j.ID)
+	}
+	require.Equal(t, created, order, "leased in creation order")
+}
+
+// TestDelayedJobsLeaveTheDueIndex checks that every way out of delayed
+// (remove, set_state) takes the job's padded member out of due.
+func TestDelayedJobsLeaveTheDueIndex(t *testing.T) {
+	t.Parallel()
+	st, _ := coretest.NewStore(t)
+	ctx := context.Background()
+	jobs, _, err := st.Create(ctx, 1000, []core.Spec{
+		{Type: "leave", Delay: 100, MaxAttempts: 1, TTL: 1000},
+		{Type: "leave", Delay: 100, MaxAttempts: 1, TTL: 1000},
+	})
+	require.NoError(t, err)
+	_, err = st.Remove(ctx, jobs[0].ID)
+	require.NoError(t, err)
+	_, _, err = st.SetState(ctx, 1001, jobs[1].ID, core.StateInactive)
+	require.NoError(t, err)
+	n, err := st.Count(ctx, core.StateDelayed, "leave")
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing left in due")
+	moved, next, err := st.Promote(ctx, 5000, 10)
+	require.NoError(t, err)
+	require.Empty(t, moved)
+	require.Zero(t, next)
+}

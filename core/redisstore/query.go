@@ -35,7 +35,7 @@ func indexOf(tk typeKeys, state core.State) string {
 }
 
 // memberID is the job id in an index member: ready's members are
-// "<seq>:<id>", the others are the id.
+// "<seq>:<id>", due's the id zero-padded, the others the id.
 func memberID(member string) int64 {
 	if strings.Contains(member, ":") {
 		return readyID(member)

@@ -22,7 +22,9 @@ import (
 // Job hashes hold these fields: id type data priority state delay
 // max_attempts attempts backoff ttl roc unique_key progress result error
 // created_at promote_at started_at updated_at failed_at duration worker_id
-// stalls lease lease_until rmember (the job's member in ready).
+// stalls stall_limit lease lease_until lease_ttl rmember (the job's member
+// in ready) last_lease (the lease its last operation was made with, kept on
+// a finished job so that a retried acknowledgement can be recognised).
 
 // rowFields are the job fields scripts read in one HMGET and return as a
 // row (values in this order): every field but data and result, which a
@@ -31,7 +33,7 @@ import (
 var rowFields = []string{"id", "type", "priority", "state", "delay", "max_attempts", "attempts",
 	"backoff", "ttl", "roc", "unique_key", "progress", "error", "created_at", "promote_at",
 	"started_at", "updated_at", "failed_at", "duration", "worker_id", "stalls", "lease_until",
-	"lease", "lease_ttl", "rmember"}
+	"lease", "lease_ttl", "rmember", "stall_limit", "last_lease"}
 
 // rowLua declares ROW (the field list) and R_<FIELD> (each field's index)
 // for the scripts.
@@ -73,12 +75,25 @@ local function enter_ready(jobkey, id, priority)
   redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority))
 end
 
+-- a job's member in due: its id zero-padded to 19 digits (the width of the
+-- largest int64), so that jobs due at the same millisecond sort by id, which
+-- is their creation order, not by the text of their ids ("10" < "2").
+-- The one place that builds it; parseIDs and memberID read it.
+local function due_member(id)
+  id = tostring(id)
+  return string.rep('0', 19 - #id) .. id
+end
+local function enter_due(id, at)
+  redis.call('ZADD', K_DUE, at, due_member(id))
+end
+
 -- take a job out of the index of the state it is in
 local function leave(jobkey, id, state)
   if state == 'inactive' then
     redis.call('ZREM', K_READY, redis.call('HGET', jobkey, 'rmember'))
   elseif state == 'delayed' then
-    redis.call('ZREM', K_DUE, id)
+    -- the bare id is the member stored before due_member existed
+    redis.call('ZREM', K_DUE, due_member(id), id)
   elseif state == 'active' then
     redis.call('ZREM', K_LEASES, id)
   elseif state == 'complete' then
@@ -101,6 +116,51 @@ end
 local function retake_unique(jobkey, id)
   local uk = redis.call('HGET', jobkey, 'unique_key')
   if uk and uk ~= '' then redis.call('HSETNX', K_UNIQUE, uk, id) end
+end
+
+-- the wait before retrying after a failed attempt: the job's backoff
+-- ("<type>:<delay>", Kue's formula, as core.Backoff.After), capped
+local function retry_wait(backoff, attempts)
+  if not backoff or backoff == '' then return 0 end
+  local kind, delay = string.match(backoff, '^(%a+):(%d+)$')
+  delay = tonumber(delay)
+  local wait
+  if kind == 'fixed' then
+    wait = delay
+  else
+    wait = math.floor(delay * 0.5 * (2 ^ attempts - 1) + 0.5)
+  end
+  return math.min(wait, ` + maxDelayLua + `)
+end
+
+-- a failed attempt of a job that has left active (out of leases already):
+-- count it, then retry with the job's backoff (to delayed, or to inactive
+-- at once) while attempts remain, else fail for good (final: whatever
+-- remains). row is the job's row (see rowFields); this stores the changes
+-- and sets them in row. mark is the job's new last_lease. Returns 1 (will
+-- retry) or 3 (failed).
+local function attempt_failed(jobkey, id, row, err, final, now, mark)
+  local attempts = (tonumber(row[R_ATTEMPTS]) or 0) + 1
+  row[R_ATTEMPTS], row[R_ERROR], row[R_UPDATED_AT] = attempts, err, now
+  row[R_LEASE], row[R_LEASE_UNTIL], row[R_LAST_LEASE] = '', '', mark
+  if attempts >= tonumber(row[R_MAX_ATTEMPTS]) or final then
+    redis.call('ZADD', K_FAILED, now, id)
+    release_key(row[R_UNIQUE_KEY], id)
+    row[R_STATE], row[R_FAILED_AT] = 'failed', now
+    redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
+      'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
+    return 3
+  end
+  local wait = retry_wait(row[R_BACKOFF], attempts)
+  if wait > 0 then
+    enter_due(id, now + wait)
+    row[R_STATE], row[R_PROMOTE_AT] = 'delayed', now + wait
+  else
+    row[R_STATE], row[R_RMEMBER] = 'inactive', ready_member(id, row[R_PRIORITY])
+  end
+  redis.call('HSET', jobkey, 'state', row[R_STATE], 'promote_at', row[R_PROMOTE_AT], 'rmember', row[R_RMEMBER] or '',
+    'attempts', attempts, 'error', err, 'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
+  return 1
 end
 `
 
@@ -130,34 +190,39 @@ redis.call('SADD', KEYS[2], ARGV[1])
 return #ARGV - 1
 `, false)
 
-// createJobs stores new jobs of one type, delayed or ready.
+// createJobs stores new jobs of one type, delayed or ready. It is
+// idempotent: a job whose hash exists already is skipped, so a create that
+// runs twice (a client retry after a Redis stall) never enqueues an id twice.
 //
 //	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
 //	ARGV[1] now  ARGV[2] type
-//	ARGV[3+9(i-1) ..] id data priority delay max_attempts backoff ttl roc unique_key
-//	returns, per job, 0 when it was created, or the id of the unfinished job
-//	that holds its unique key
+//	ARGV[3+10(i-1) ..] id data priority delay max_attempts backoff ttl roc unique_key stall_limit
+//	returns, per job, 0 when it is stored (now, or by an earlier run of this
+//	create), or the id of the unfinished job that holds its unique key
 var createJobs = script(`
 local now = tonumber(ARGV[1])
 local out = {}
-local n = (#ARGV - 2) / 9
+local n = (#ARGV - 2) / 10
 for i = 1, n do
-  local a = 3 + (i - 1) * 9
+  local a = 3 + (i - 1) * 10
   local id, uk = ARGV[a], ARGV[a + 8]
+  local jobkey = KEYS[9 + i]
   local holder = false
   if uk ~= '' then holder = redis.call('HGET', K_UNIQUE, uk) end
-  if holder then
+  if redis.call('EXISTS', jobkey) == 1 then
+    out[i] = 0 -- stored by an earlier run of this very create
+  elseif holder then
     out[i] = tonumber(holder)
   else
-    local jobkey = KEYS[9 + i]
     local delay = tonumber(ARGV[a + 3])
     redis.call('HSET', jobkey, 'id', id, 'type', ARGV[2], 'data', ARGV[a + 1],
       'priority', ARGV[a + 2], 'delay', delay, 'max_attempts', ARGV[a + 4], 'attempts', 0,
       'backoff', ARGV[a + 5], 'ttl', ARGV[a + 6], 'roc', ARGV[a + 7], 'unique_key', uk,
-      'progress', 0, 'created_at', now, 'updated_at', now, 'promote_at', now + delay)
+      'stall_limit', ARGV[a + 9], 'progress', 0, 'created_at', now, 'updated_at', now,
+      'promote_at', now + delay)
     if delay > 0 then
       redis.call('HSET', jobkey, 'state', 'delayed')
-      redis.call('ZADD', K_DUE, now + delay, id)
+      enter_due(id, now + delay)
     else
       enter_ready(jobkey, id, ARGV[a + 2])
     end
@@ -223,10 +288,15 @@ local now = tonumber(ARGV[1])
 local out = {0}
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local due = redis.call('ZSCORE', K_DUE, id)
+  local member = due_member(id)
+  local due = redis.call('ZSCORE', K_DUE, member)
+  if not due then -- a member stored before due_member existed
+    member = id
+    due = redis.call('ZSCORE', K_DUE, member)
+  end
   if due and tonumber(due) <= now then
     local jobkey = KEYS[8 + i]
-    redis.call('ZREM', K_DUE, id)
+    redis.call('ZREM', K_DUE, member)
     enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
     redis.call('HSET', jobkey, 'updated_at', now)
     out[#out+1] = snapshot(jobkey)
@@ -305,13 +375,15 @@ if not id then return {} end
 local cur = redis.call('HGET', jobkey, 'state')
 if cur == new then return {0, snapshot(jobkey)} end
 leave(jobkey, id, cur)
-redis.call('HDEL', jobkey, 'lease', 'lease_until')
+-- a person moved the job: no earlier lease may act on it, nor be answered
+-- as a retry of what it did
+redis.call('HDEL', jobkey, 'lease', 'lease_until', 'last_lease')
 local finished = (cur == 'complete' or cur == 'failed')
 if new == 'inactive' then
   enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
 elseif new == 'delayed' then
   local at = now + tonumber(redis.call('HGET', jobkey, 'delay'))
-  redis.call('ZADD', K_DUE, at, id)
+  enter_due(id, at)
   redis.call('HSET', jobkey, 'promote_at', at)
 elseif new == 'active' then
   local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))

@@ -13,26 +13,37 @@ import (
 //	KEYS[1..9] fixed      KEYS[10 + 2(i-1)] job:<id_i>   KEYS[11 + 2(i-1)] log:<id_i>
 //	ARGV[1] now           ARGV[2 + 4(i-1) ..] id_i, lease_i, arg_i, flag_i
 //	returns, per job, {code, row}: code 1 done, 0 no such job, -1 the
-//	lease is not (or no longer) the job's current one; the row (see
-//	rowFields) is the job after the change.
+//	lease is not (or no longer) the job's current one, 4 this very
+//	operation was done before with this lease (a retry: nothing changed);
+//	the row (see rowFields) is the job after the change.
 //
 // each reads a job's whole row in one HMGET, checks the lease, and hands
 // the row to the operation, which writes its changes in one HSET and sets
 // them in the row it returns: one read per job, whatever the operation.
+//
+// The operations that end a lease (complete, fail, release, rejoin) store
+// "<op>:<lease>" as the job's last_lease. A worker that did not hear the
+// answer sends the same operation again; finding its own mark, each answers
+// 4 and changes nothing, so acknowledgements can be retried safely. Any
+// other operation with a lease that is not the current one stays a conflict.
 const leasePrelude = `
 local now = tonumber(ARGV[1])
 local work_time = 0 -- complete adds to it; each writes it once at the end
-local function each(fn)
+local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease ends
+local function each(op, fn)
   local out = {}
   for i = 1, (#ARGV - 1) / 4 do
     local a = 2 + (i - 1) * 4
     local jobkey, logkey = KEYS[10 + 2 * (i - 1)], KEYS[11 + 2 * (i - 1)]
     local id, lease, arg, flag = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
     local row = snapshot(jobkey)
+    mark = op .. ':' .. lease
     if not row[R_ID] then
       out[i] = {0, {}}
-    elseif lease == '' or row[R_LEASE] ~= lease then
+    elseif lease == '' then
       out[i] = {-1, {}}
+    elseif row[R_LEASE] ~= lease then
+      if row[R_LAST_LEASE] == mark then out[i] = {4, row} else out[i] = {-1, {}} end
     else
       out[i] = fn(jobkey, logkey, id, arg, flag, row)
     end
@@ -43,7 +54,7 @@ end
 -- leave active: the lease is gone (fields set empty, which reads as none)
 local function unlease(id, row)
   redis.call('ZREM', K_LEASES, id)
-  row[R_LEASE], row[R_LEASE_UNTIL], row[R_UPDATED_AT] = '', '', now
+  row[R_LEASE], row[R_LEASE_UNTIL], row[R_UPDATED_AT], row[R_LAST_LEASE] = '', '', now, mark
 end
 -- back to ready at the end of its priority; the caller's HSET stores it
 local function requeue(id, row)
@@ -56,9 +67,10 @@ func leaseScript(body string) *redis.Script { return script(leasePrelude+body, t
 // completeJobs: the handler succeeded. arg = result JSON ("" for none).
 // The attempt counts; its duration is added to the type's work time; a job
 // with roc=1 is deleted with its log (code 2 tells the caller to drop its
-// id from the id index, which lives in another slot).
+// id from the id index, which lives in another slot; a retry of it then
+// finds no job and answers not_found).
 var completeJobs = leaseScript(`
-return each(function(jobkey, logkey, id, result, flag, row)
+return each('complete', function(jobkey, logkey, id, result, flag, row)
   unlease(id, row)
   local duration = now - (tonumber(row[R_STARTED_AT]) or now)
   work_time = work_time + duration
@@ -71,7 +83,8 @@ return each(function(jobkey, logkey, id, result, flag, row)
     return {2, row}
   end
   redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,
-    'duration', duration, 'attempts', row[R_ATTEMPTS], 'updated_at', now, 'lease', '', 'lease_until', '')
+    'duration', duration, 'attempts', row[R_ATTEMPTS], 'updated_at', now, 'lease', '', 'lease_until', '',
+    'last_lease', mark)
   redis.call('ZADD', K_COMPLETE, now, id)
   return {1, row}
 end)
@@ -80,49 +93,19 @@ end)
 // failJobs: the handler failed. arg = the error; flag = 1 fails the job for
 // good whatever attempts remain (a handler that knows retrying is useless).
 // While attempts remain the job goes back to inactive, or to delayed for its
-// backoff (Kue's formula, as core.Backoff.After); otherwise it is failed.
+// backoff; otherwise it is failed (attempt_failed in the prelude).
 // Code 1 = will retry, 3 = failed for good.
 var failJobs = leaseScript(`
-return each(function(jobkey, logkey, id, err, final, row)
+return each('fail', function(jobkey, logkey, id, err, final, row)
   unlease(id, row)
-  local attempts = (tonumber(row[R_ATTEMPTS]) or 0) + 1
-  row[R_ATTEMPTS], row[R_ERROR] = attempts, err
-  if attempts >= tonumber(row[R_MAX_ATTEMPTS]) or final == '1' then
-    redis.call('ZADD', K_FAILED, now, id)
-    release_key(row[R_UNIQUE_KEY], id)
-    row[R_STATE], row[R_FAILED_AT] = 'failed', now
-    redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
-      'updated_at', now, 'lease', '', 'lease_until', '')
-    return {3, row}
-  end
-  local wait = 0
-  local backoff = row[R_BACKOFF]
-  if backoff and backoff ~= '' then
-    local kind, delay = string.match(backoff, '^(%a+):(%d+)$')
-    delay = tonumber(delay)
-    if kind == 'fixed' then
-      wait = delay
-    else
-      wait = math.floor(delay * 0.5 * (2 ^ attempts - 1) + 0.5)
-    end
-    wait = math.min(wait, ` + maxDelayLua + `)
-  end
-  if wait > 0 then
-    redis.call('ZADD', K_DUE, now + wait, id)
-    row[R_STATE], row[R_PROMOTE_AT] = 'delayed', now + wait
-  else
-    requeue(id, row)
-  end
-  redis.call('HSET', jobkey, 'state', row[R_STATE], 'promote_at', row[R_PROMOTE_AT], 'rmember', row[R_RMEMBER] or '',
-    'attempts', attempts, 'error', err, 'updated_at', now, 'lease', '', 'lease_until', '')
-  return {1, row}
+  return {attempt_failed(jobkey, id, row, err, final == '1', now, mark), row}
 end)
 `)
 
 // touchJobs extends leases: lease_until = now + the lease's ttl (the job's,
 // unless the lease was taken with one of its own). arg unused.
 var touchJobs = leaseScript(`
-return each(function(jobkey, logkey, id, arg, flag, row)
+return each('touch', function(jobkey, logkey, id, arg, flag, row)
   local until_ = now + (tonumber(row[R_LEASE_TTL]) or tonumber(row[R_TTL]))
   redis.call('ZADD', K_LEASES, until_, id)
   redis.call('HSET', jobkey, 'lease_until', until_)
@@ -134,30 +117,31 @@ end)
 // releaseJobs gives jobs back to inactive without using an attempt (a
 // worker stopping before or during its handlers). arg unused.
 var releaseJobs = leaseScript(`
-return each(function(jobkey, logkey, id, arg, flag, row)
+return each('release', function(jobkey, logkey, id, arg, flag, row)
   unlease(id, row)
   requeue(id, row)
   redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', row[R_RMEMBER], 'updated_at', now,
-    'lease', '', 'lease_until', '')
+    'lease', '', 'lease_until', '', 'last_lease', mark)
   return {1, row}
 end)
 `)
 
 // rejoinJobs puts jobs back to delayed for arg ms without using an attempt.
 var rejoinJobs = leaseScript(`
-return each(function(jobkey, logkey, id, delay, flag, row)
+return each('rejoin', function(jobkey, logkey, id, delay, flag, row)
   unlease(id, row)
   local at = now + tonumber(delay)
-  redis.call('ZADD', K_DUE, at, id)
+  enter_due(id, at)
   row[R_STATE], row[R_PROMOTE_AT] = 'delayed', at
-  redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now, 'lease', '', 'lease_until', '')
+  redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now, 'lease', '', 'lease_until', '',
+    'last_lease', mark)
   return {1, row}
 end)
 `)
 
 // progressJobs records progress: arg = percent 0..100.
 var progressJobs = leaseScript(`
-return each(function(jobkey, logkey, id, pct, flag, row)
+return each('progress', function(jobkey, logkey, id, pct, flag, row)
   redis.call('HSET', jobkey, 'progress', pct, 'updated_at', now)
   row[R_PROGRESS], row[R_UPDATED_AT] = pct, now
   return {1, row}
@@ -241,16 +225,20 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	return out, nil
 }
 
-// rescueExpired puts active jobs whose lease ran out back to inactive,
-// without using an attempt, counting a stall; a job that stalls more than
-// the limit fails. Candidates were read just before and are re-checked.
+// rescueExpired takes back active jobs whose lease ran out. The first
+// stall_limit stalls of a job (its own limit, or the node's for a job stored
+// without one) put it back to inactive without using an attempt; every later
+// stall is a failed attempt, retried with the job's backoff while attempts
+// remain (attempt_failed). Candidates were read just before and are
+// re-checked, so running it twice moves each job once.
 //
 //	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
-//	ARGV[1] now  ARGV[2] stall limit  ARGV[2+i] id_i
-//	returns {next expiry or 0, {code, row}...}: code 1 back to
-//	inactive, 3 failed
+//	ARGV[1] now  ARGV[2] the node's stall limit  ARGV[2+i] id_i
+//	returns {next expiry or 0, {code, row}...}: code 1 back to inactive
+//	(a stall), 2 a failed attempt that will retry, 3 failed for good;
+//	row[R_STALL_LIMIT] is the limit the job was judged by
 var rescueExpired = script(`
-local now, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now, node_limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local out = {0}
 for i = 3, #ARGV do
   local id = ARGV[i]
@@ -258,19 +246,25 @@ for i = 3, #ARGV do
   if until_ and tonumber(until_) <= now then
     local jobkey = KEYS[7 + i]
     redis.call('ZREM', K_LEASES, id)
-    redis.call('HDEL', jobkey, 'lease', 'lease_until')
-    local stalls = redis.call('HINCRBY', jobkey, 'stalls', 1)
-    redis.call('HSET', jobkey, 'updated_at', now)
-    if stalls > limit then
-      local msg = 'lease expired: the job ran past its ttl of ' .. redis.call('HGET', jobkey, 'ttl') ..
-        ' ms without completing, ' .. stalls .. ' times (stall limit ' .. limit .. ')'
-      redis.call('ZADD', K_FAILED, now, id)
-      redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'error', msg)
-      release_unique(jobkey, id)
-      out[#out+1] = {3, snapshot(jobkey)}
-    else
-      enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
-      out[#out+1] = {1, snapshot(jobkey)}
+    local row = snapshot(jobkey)
+    if row[R_ID] then
+      local limit = tonumber(row[R_STALL_LIMIT]) or node_limit
+      local stalls = (tonumber(row[R_STALLS]) or 0) + 1
+      row[R_STALLS], row[R_STALL_LIMIT] = stalls, limit
+      redis.call('HSET', jobkey, 'stalls', stalls)
+      if stalls > limit then
+        local ttl = tonumber(row[R_LEASE_TTL]) or tonumber(row[R_TTL])
+        local msg = 'lease expired: ran past its ttl of ' .. ttl .. ' ms'
+        local code = attempt_failed(jobkey, id, row, msg, false, now, '')
+        if code == 1 then code = 2 end
+        out[#out+1] = {code, row}
+      else
+        redis.call('HSET', jobkey, 'lease', '', 'lease_until', '', 'updated_at', now)
+        enter_ready(jobkey, id, row[R_PRIORITY])
+        row = snapshot(jobkey)
+        row[R_STALL_LIMIT] = limit
+        out[#out+1] = {1, row}
+      end
     end
   end
 end

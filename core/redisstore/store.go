@@ -164,7 +164,7 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 		return nil, s.fail("reserve ids", err)
 	}
 	ids := make([]int64, 0, len(idx))
-	args := make([]any, 0, 2+9*len(idx))
+	args := make([]any, 0, 2+10*len(idx))
 	args = append(args, now, jobType)
 	for n, i := range idx {
 		sp := specs[i]
@@ -175,7 +175,7 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 			roc = 1
 		}
 		args = append(args, id, string(sp.Data), int64(sp.Priority), sp.Delay, sp.MaxAttempts,
-			encodeBackoff(sp.Backoff), sp.TTL, roc, sp.UniqueKey)
+			encodeBackoff(sp.Backoff), sp.TTL, roc, sp.UniqueKey, stallLimit(sp))
 	}
 	holders, err := s.runCreateJobs(ctx, jobType, ids, args)
 	if err != nil {
@@ -210,12 +210,21 @@ func newJob(id, now int64, sp core.Spec) core.Job {
 		ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
 		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
 		RemoveOnComplete: sp.RemoveOnComplete, UniqueKey: sp.UniqueKey,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay,
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay, StallLimit: stallLimit(sp),
 	}
 	if sp.Delay > 0 {
 		j.State = core.StateDelayed
 	}
 	return j
+}
+
+// stallLimit is the spec's stall limit; core fills it in before a create,
+// so the 1 here only guards a caller that did not.
+func stallLimit(sp core.Spec) int {
+	if sp.StallLimit == nil {
+		return 1
+	}
+	return *sp.StallLimit
 }
 
 func (s *Store) rollback(ctx context.Context, ids []int64) {
