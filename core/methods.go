@@ -161,22 +161,32 @@ func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error
 	return &Empty{}, nil
 }
 
-func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply, error) {
+// checkRange checks a range request. The size test is written as a
+// difference of two non-negative numbers, To-From, which cannot overflow,
+// where To-From+1 can (to = MaxInt64 made it wrap and pass).
+func checkRange(req *RangeRequest) error {
 	if err := checkState(req.State, true); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkType(req.Type); err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case req.From < 0:
-		return nil, invalid("from", "%d is negative", req.From)
+		return invalid("from", "%d is negative", req.From)
 	case req.To < req.From:
-		return nil, invalid("to", "%d is before from (%d)", req.To, req.From)
-	case req.To-req.From+1 > MaxRangeSize:
-		return nil, invalid("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, req.To-req.From+1, MaxRangeSize)
+		return invalid("to", "%d is before from (%d)", req.To, req.From)
+	case req.To-req.From >= MaxRangeSize:
+		return invalid("to", "%d..%d is over the limit of %d jobs per call", req.From, req.To, MaxRangeSize)
 	case req.Order != "" && req.Order != OrderAsc && req.Order != OrderDesc:
-		return nil, invalid("order", "%q is not asc or desc", req.Order)
+		return invalid("order", "%q is not asc or desc", req.Order)
+	}
+	return nil
+}
+
+func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply, error) {
+	if err := checkRange(req); err != nil {
+		return nil, err
 	}
 	jobs, err := s.store.Range(ctx, *req)
 	if err != nil {

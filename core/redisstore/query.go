@@ -88,7 +88,9 @@ func (s *Store) scan(ctx context.Context, types []string, state core.State, from
 	if from >= int64(len(all)) {
 		return nil, nil
 	}
-	if to >= 0 && to+1 < int64(len(all)) {
+	// to < len-1 rather than to+1 < len: to may be MaxInt64 (a client's
+	// number), and to+1 would wrap to a negative bound.
+	if to >= 0 && to < int64(len(all))-1 {
 		all = all[:to+1]
 	}
 	return all[from:], nil
