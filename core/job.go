@@ -190,6 +190,9 @@ func (s *Spec) Normalize(maxData int) error {
 	if len(s.Data) > maxData {
 		return invalid("data", "%d bytes is over the limit of %d", len(s.Data), maxData)
 	}
+	if err := checkJSON("data", s.Data); err != nil {
+		return err
+	}
 	if err := s.Priority.check(); err != nil {
 		return invalid("priority", "%v", err)
 	}

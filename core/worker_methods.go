@@ -186,6 +186,9 @@ func (s *Service) checkOp(op Op, o *LeaseOp) error {
 		if len(o.Result) > s.cfg.MaxDataBytes {
 			return invalid("result", "%d bytes is over the limit of %d", len(o.Result), s.cfg.MaxDataBytes)
 		}
+		if err := checkJSON("result", o.Result); err != nil {
+			return err
+		}
 	case OpFail:
 		if len(o.Error) > s.cfg.MaxLogLineBytes {
 			return invalid("error", "%d bytes is over the limit of %d", len(o.Error), s.cfg.MaxLogLineBytes)
