@@ -177,7 +177,8 @@ func checkRange(req *RangeRequest) error {
 	case req.To < req.From:
 		return invalid("to", "%d is before from (%d)", req.To, req.From)
 	case req.To-req.From >= MaxRangeSize:
-		return invalid("to", "%d..%d is over the limit of %d jobs per call", req.From, req.To, MaxRangeSize)
+		// uint64: To-From+1 is at most MaxInt64+1.
+		return invalid("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, uint64(req.To-req.From)+1, MaxRangeSize)
 	case req.Order != "" && req.Order != OrderAsc && req.Order != OrderDesc:
 		return invalid("order", "%q is not asc or desc", req.Order)
 	}
