@@ -51,7 +51,8 @@ type Config struct {
 	MetricsHandler http.Handler
 	// MaxBodyBytes limits a request body. Default MaxBodyBytesDefault (1 MiB).
 	MaxBodyBytes int64
-	// MaxPopWait caps the wait of POST /pop. Default MaxPopWaitDefault (30s).
+	// MaxPopWait caps the wait of POST /pop. Default MaxPopWaitDefault (30s);
+	// at most core.MaxLeaseWait (5 min), the longest a lease may wait.
 	MaxPopWait time.Duration
 	// CallTimeout bounds one call to core. Default bus.DefaultTimeout (10s).
 	CallTimeout time.Duration
@@ -86,6 +87,9 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.MaxPopWait < 0 || c.CallTimeout < 0 || c.Heartbeat < 0 || c.ShutdownTimeout < 0 {
 		return errors.New("httpapi: MaxBodyBytes, MaxPopWait, CallTimeout, Heartbeat and ShutdownTimeout must not be negative")
+	}
+	if c.MaxPopWait > core.MaxLeaseWait*time.Millisecond {
+		return fmt.Errorf("httpapi: MaxPopWait %v is over core's limit on a lease's wait, %v", c.MaxPopWait, core.MaxLeaseWait*time.Millisecond)
 	}
 	if err := c.Auth.validate(); err != nil {
 		return fmt.Errorf("httpapi: auth: %w", err)
