@@ -63,8 +63,8 @@ func TestResultIsCheckedLikeData(t *testing.T) {
 	j := lease(t, c, core.LeaseRequest{Types: []string{"r"}})[0]
 	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
 	for body, want := range map[string]string{
-		`"result":1e999999`: "result: the number 1e999999",
-		`"result":"\udead"`: `result: \udead`,
+		`"result":1e999999`:   "result: the number 1e999999",
+		`"result":"\udead"`:   `result: \udead`,
 		"\"result\":\"\xfe\"": "result: not valid UTF-8",
 	} {
 		req := `{"id":` + itoa(j.ID) + `,"lease":"` + j.Lease + `",` + body + `}`

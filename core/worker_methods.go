@@ -61,15 +61,23 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 	}
 	max := max(req.Max, 1)
 	var w *waiter
+	full := false
 	if req.Wait > 0 {
 		// Enter before the first try, so a job that becomes ready between
 		// the try and the wait still wakes us.
-		w = s.waits.enter(req.Types)
-		defer s.waits.leave(w, req.Types)
+		if w = s.waits.enter(req.Types, s.cfg.MaxWaitingLeases); w != nil {
+			defer s.waits.leave(w, req.Types)
+		} else {
+			full = true // still try once: a ready job needs no waiting
+		}
 	}
 	var timeout <-chan time.Time
 	for {
 		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL)
+		if err == nil && len(jobs) == 0 && full {
+			return nil, bus.Errorf(bus.CodeUnavailable, "wait: %d leases already wait on this core, its limit; "+
+				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
+		}
 		if err != nil || len(jobs) > 0 || w == nil {
 			return &JobsReply{Jobs: jobs}, err
 		}
