@@ -162,10 +162,32 @@ func (c *Client) Types(ctx context.Context) ([]string, error) {
 	return reply.Types, c.Call(ctx, bus.MethodTypes, Empty{}, &reply)
 }
 
-// IDs lists the ids of the jobs in a state.
+// IDs lists the ids of every job in a state, reading page after page (see
+// IDsPage); for a state of millions of jobs, page through IDsPage instead.
 func (c *Client) IDs(ctx context.Context, state State) ([]int64, error) {
+	ids := []int64{}
+	req := IDsRequest{State: state, Limit: MaxIDsLimit}
+	for {
+		page, err := c.IDsPage(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, page.IDs...)
+		if page.Cursor == "" {
+			return ids, nil
+		}
+		req.Cursor = page.Cursor
+	}
+}
+
+// IDsPage reads one page of the ids of a state: start with no cursor and
+// go on with each reply's cursor until it is "".
+func (c *Client) IDsPage(ctx context.Context, req IDsRequest) (*IDsReply, error) {
 	var reply IDsReply
-	return reply.IDs, c.Call(ctx, bus.MethodIDs, IDsRequest{State: state}, &reply)
+	if err := c.Call(ctx, bus.MethodIDs, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
 }
 
 // Stats counts jobs per state and type.

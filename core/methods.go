@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -218,16 +219,46 @@ func (s *Service) types(ctx context.Context, _ *Empty) (*TypesReply, error) {
 	return &TypesReply{Types: types}, nil
 }
 
-func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
+// checkIDs checks an ids request and returns its cursor and page size.
+func checkIDs(req *IDsRequest) (IDsCursor, int, error) {
 	if err := checkState(req.State, false); err != nil {
-		return nil, err
+		return IDsCursor{}, 0, err
 	}
-	ids, err := s.store.IDs(ctx, req.State)
+	if req.Limit < 0 || req.Limit > MaxIDsLimit {
+		return IDsCursor{}, 0, invalid("limit", "%d is outside 0..%d (0 means %d)", req.Limit, MaxIDsLimit, DefaultIDsLimit)
+	}
+	from, err := ParseIDsCursor(req.Cursor)
+	if err != nil {
+		return IDsCursor{}, 0, err
+	}
+	return from, cmp.Or(req.Limit, DefaultIDsLimit), nil
+}
+
+// idBytes bounds the JSON of one id in a reply: 19 digits and a comma.
+const idBytes = 20
+
+func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
+	from, limit, err := checkIDs(req)
 	if err != nil {
 		return nil, err
 	}
-	return &IDsReply{IDs: ids}, nil
+	// A page always fits one message, whatever the server's max payload:
+	// a state of any size is read in pages, never refused whole.
+	limit = max(1, min(limit, (int(s.nc.MaxPayload())-replyHeadroom)/idBytes))
+	ids, next, err := s.store.IDs(ctx, req.State, from, limit)
+	if err != nil {
+		return nil, err
+	}
+	reply := &IDsReply{IDs: ids}
+	if next != nil {
+		reply.Cursor = next.String()
+	}
+	return reply, nil
 }
+
+// replyHeadroom is room in a reply for everything but its list (headers,
+// field names, a cursor).
+const replyHeadroom = 8 << 10
 
 func (s *Service) stats(ctx context.Context, _ *Empty) (*Stats, error) {
 	return s.store.Stats(ctx)
