@@ -144,10 +144,25 @@ func (c *Client) AddLog(ctx context.Context, id int64, line string) error {
 	return c.Call(ctx, bus.MethodAddLog, AddLogRequest{ID: id, Line: line}, nil)
 }
 
-// Range pages through jobs by state and type.
+// Range pages through jobs by state and type. Jobs too large to fit one
+// message together come back in part: ask again from From+len(jobs), or use
+// RangePage, whose reply says where to go on.
 func (c *Client) Range(ctx context.Context, req RangeRequest) ([]Job, error) {
+	reply, err := c.RangePage(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Jobs, nil
+}
+
+// RangePage is Range with the whole reply: Next is set when the jobs were
+// cut to fit one message.
+func (c *Client) RangePage(ctx context.Context, req RangeRequest) (*JobsReply, error) {
 	var reply JobsReply
-	return reply.Jobs, c.Call(ctx, bus.MethodRange, req, &reply)
+	if err := c.Call(ctx, bus.MethodRange, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
 }
 
 // Count counts jobs by state and type ("" for any).

@@ -2,6 +2,8 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +128,35 @@ func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 	require.Greater(t, pages, 2, "the pages were cut to the message size")
+}
+
+// TestARangeOfLargeJobsComesInPartsThatFit: three jobs of 400 KB cannot
+// share one 1 MiB message; range answers with those that fit and says
+// where to go on, instead of refusing the whole reply.
+func TestARangeOfLargeJobsComesInPartsThatFit(t *testing.T) {
+	t.Parallel()
+	c := coretest.NewCore(t, core.Config{})
+	data := json.RawMessage(`"` + strings.Repeat("x", 400<<10) + `"`)
+	var want []int64
+	for range 3 {
+		j, err := c.Client.Create(ctx, "big", data, nil)
+		require.NoError(t, err)
+		want = append(want, j.ID)
+	}
+	var got []int64
+	req := core.RangeRequest{Type: "big", To: 9}
+	for {
+		page, err := c.Client.RangePage(ctx, req)
+		require.NoError(t, err)
+		require.NotEmpty(t, page.Jobs)
+		for _, j := range page.Jobs {
+			got = append(got, j.ID)
+		}
+		if page.Next == 0 {
+			break
+		}
+		require.Equal(t, req.From+int64(len(page.Jobs)), page.Next)
+		req.From = page.Next
+	}
+	require.Equal(t, want, got)
 }

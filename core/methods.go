@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -194,7 +195,29 @@ func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply,
 	if err != nil {
 		return nil, err
 	}
-	return &JobsReply{Jobs: jobs}, nil
+	reply := &JobsReply{Jobs: fitJobs(jobs, int(s.nc.MaxPayload())-replyHeadroom)}
+	if len(reply.Jobs) < len(jobs) {
+		reply.Next = req.From + int64(len(reply.Jobs))
+	}
+	return reply, nil
+}
+
+// fitJobs keeps the leading jobs whose JSON fits in limit bytes, so that a
+// range of large jobs is answered in part rather than refused whole. The
+// first job is always kept: alone it fits unless the server's max payload
+// is below a job's size limits.
+func fitJobs(jobs []Job, limit int) []Job {
+	size := 0
+	for i := range jobs {
+		b, err := json.Marshal(&jobs[i]) // exact: escaping can grow a string sixfold
+		if err != nil {
+			return jobs // the reply's own encoding reports it
+		}
+		if size += len(b) + 1; size > limit && i > 0 {
+			return jobs[:i]
+		}
+	}
+	return jobs
 }
 
 func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, error) {

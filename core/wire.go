@@ -24,6 +24,10 @@ type BulkRequest struct {
 // JobsReply carries jobs: create_bulk, range, lease.
 type JobsReply struct {
 	Jobs []Job `json:"jobs"`
+	// Next is set by a range whose jobs did not all fit one NATS message:
+	// the position to ask from for the rest (the reply holds the jobs from
+	// From up to Next-1).
+	Next int64 `json:"next,omitempty"`
 }
 
 // ExistsReply is exists' reply.
