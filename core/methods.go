@@ -78,18 +78,26 @@ func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
 	return &jobs[0], nil
 }
 
-func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply, error) {
+// checkBulk normalizes every spec of a create_bulk.
+func (s *Service) checkBulk(req *BulkRequest) error {
 	if len(req.Jobs) == 0 {
-		return nil, invalid("jobs", "no jobs given")
+		return invalid("jobs", "no jobs given")
 	}
 	if len(req.Jobs) > s.cfg.MaxBulk {
-		return nil, invalid("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
+		return invalid("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
 	}
 	for i := range req.Jobs {
 		if err := req.Jobs[i].Normalize(s.cfg.MaxDataBytes); err != nil {
 			// Name the job too: "jobs[3].type: ...".
-			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, bus.MessageOf(err))
+			return bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, bus.MessageOf(err))
 		}
+	}
+	return nil
+}
+
+func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply, error) {
+	if err := s.checkBulk(req); err != nil {
+		return nil, err
 	}
 	jobs, existing, err := s.creates.create(ctx, req.Jobs)
 	if err != nil {
@@ -148,12 +156,22 @@ func (s *Service) logLines(ctx context.Context, req *IDRequest) (*LogReply, erro
 	return &LogReply{Lines: lines}, nil
 }
 
-func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error) {
+// checkAddLog checks an add_log request. The line needs no UTF-8 check:
+// the JSON decoder has already made it valid UTF-8 (invalid bytes and lone
+// surrogates become U+FFFD).
+func (s *Service) checkAddLog(req *AddLogRequest) error {
 	if err := checkID(req.ID); err != nil {
-		return nil, err
+		return err
 	}
 	if len(req.Line) > s.cfg.MaxLogLineBytes {
-		return nil, invalid("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
+		return invalid("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
+	}
+	return nil
+}
+
+func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error) {
+	if err := s.checkAddLog(req); err != nil {
+		return nil, err
 	}
 	job, err := s.store.AddLog(ctx, req.ID, req.Line)
 	if err != nil {
@@ -220,11 +238,15 @@ func fitJobs(jobs []Job, limit int) []Job {
 	return jobs
 }
 
-func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, error) {
+func checkCount(req *CountRequest) error {
 	if err := checkState(req.State, true); err != nil {
-		return nil, err
+		return err
 	}
-	if err := checkType(req.Type); err != nil {
+	return checkType(req.Type)
+}
+
+func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, error) {
+	if err := checkCount(req); err != nil {
 		return nil, err
 	}
 	n, err := s.store.Count(ctx, req.State, req.Type)
@@ -296,11 +318,15 @@ var stateEvents = map[State]string{
 	StateFailed:   bus.EventFailed,
 }
 
-func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, error) {
+func checkSetState(req *SetStateRequest) error {
 	if err := checkID(req.ID); err != nil {
-		return nil, err
+		return err
 	}
-	if err := checkState(req.State, false); err != nil {
+	return checkState(req.State, false)
+}
+
+func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, error) {
+	if err := checkSetState(req); err != nil {
 		return nil, err
 	}
 	job, changed, err := s.store.SetState(ctx, s.now(), req.ID, req.State)
@@ -320,12 +346,21 @@ func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, err
 	return job, nil
 }
 
-func (s *Service) setPriority(ctx context.Context, req *SetPriorityRequest) (*Job, error) {
+// checkSetPriority checks a set_priority request; the priority's range
+// was checked as it was decoded (Priority.UnmarshalJSON).
+func checkSetPriority(req *SetPriorityRequest) error {
 	if err := checkID(req.ID); err != nil {
-		return nil, err
+		return err
 	}
 	if req.Priority == nil {
-		return nil, invalid("priority", "missing")
+		return invalid("priority", "missing")
+	}
+	return nil
+}
+
+func (s *Service) setPriority(ctx context.Context, req *SetPriorityRequest) (*Job, error) {
+	if err := checkSetPriority(req); err != nil {
+		return nil, err
 	}
 	return s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
 }

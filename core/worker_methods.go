@@ -244,12 +244,21 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 }
 
 // batch applies many operations: one store call per kind of operation.
-func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
+// checkBatch checks a batch as a whole; each operation is checked on its
+// own (checkOp) and fails on its own.
+func checkBatch(req *BatchRequest) error {
 	if len(req.Ops) == 0 {
-		return nil, invalid("ops", "no operations given")
+		return invalid("ops", "no operations given")
 	}
 	if len(req.Ops) > MaxBatch {
-		return nil, invalid("ops", "%d operations is over the limit of %d per call", len(req.Ops), MaxBatch)
+		return invalid("ops", "%d operations is over the limit of %d per call", len(req.Ops), MaxBatch)
+	}
+	return nil
+}
+
+func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
+	if err := checkBatch(req); err != nil {
+		return nil, err
 	}
 	results := make([]OpResult, len(req.Ops))
 	byOp := map[Op][]int{}
@@ -320,13 +329,17 @@ func (s *Service) announceApplied(op Op, o *LeaseOp, a *Applied) {
 	}
 }
 
+func checkRescue(req *RescueRequest) (limit int, err error) {
+	if req.StallLimit < 0 {
+		return 0, invalid("stall_limit", "%d is negative", req.StallLimit)
+	}
+	return checkLimit(req.Limit)
+}
+
 func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
-	limit, err := checkLimit(req.Limit)
+	limit, err := checkRescue(req)
 	if err != nil {
 		return nil, err
-	}
-	if req.StallLimit < 0 {
-		return nil, invalid("stall_limit", "%d is negative", req.StallLimit)
 	}
 	stallLimit := req.StallLimit
 	if stallLimit == 0 {
