@@ -64,7 +64,24 @@ func (s *Store) scan(ctx context.Context, types []string, state core.State, from
 		}
 		return toEntries(zs, types[0], nil), nil
 	}
-	// Several: read each from the start to `to`, merge, then page.
+	// Several: read each from the start to `to`, merge, then page. A page
+	// past the end reads nothing, and `to` shrinks to the last position, so
+	// that a request for positions near MaxInt64 costs a count per type, not
+	// a read of every index.
+	sizes, err := s.sizes(ctx, types, state)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if from >= total {
+		return nil, nil
+	}
+	if to < 0 || to >= total {
+		to = total - 1
+	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.ZSliceCmd, len(types))
 	for i, t := range types {
