@@ -371,3 +371,8 @@ func FuzzPercent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEmpty covers the methods that take no fields: types and stats.
+func FuzzEmpty(f *testing.F) {
+	fuzzRequest(f, edgeSeeds, func(*Empty) error { return nil }, func(*testing.T, *Empty) {})
+}
