@@ -88,14 +88,14 @@ func (c Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.MaxPopWait < 0 || c.CallTimeout < 0 || c.Heartbeat < 0 || c.ShutdownTimeout < 0 {
 		return errors.New("httpapi: MaxBodyBytes, MaxPopWait, CallTimeout, Heartbeat and ShutdownTimeout must not be negative")
 	}
-	if c.MaxPopWait > core.MaxLeaseWait*time.Millisecond {
-		return fmt.Errorf("httpapi: MaxPopWait %v is over core's limit on a lease's wait, %v", c.MaxPopWait, core.MaxLeaseWait*time.Millisecond)
-	}
 	if err := c.Auth.validate(); err != nil {
 		return fmt.Errorf("httpapi: auth: %w", err)
 	}
 	if err := c.MetricsAuth.validate(); err != nil {
 		return fmt.Errorf("httpapi: metrics auth: %w", err)
+	}
+	if c.MaxPopWait > core.MaxLeaseWait*time.Millisecond {
+		return fmt.Errorf("httpapi: MaxPopWait %v is over core's limit on a lease's wait, %v", c.MaxPopWait, core.MaxLeaseWait*time.Millisecond)
 	}
 	return CheckBind(c.Addr, c.Auth.Enabled(), c.InsecureBind)
 }
