@@ -4,8 +4,9 @@
 //   - every subject, queue group, service name and header name (subjects.go),
 //     with the validation of subject tokens;
 //   - the RPC helpers: a server on top of nats.go's micro package that runs
-//     each request in its own goroutine and turns errors into micro error
-//     headers, and a client that maps those headers back to errors that
+//     each request in its own goroutine, turns errors into micro error
+//     headers and a handler's panic into an internal error (logged with its
+//     stack: no request can stop the process), and a client that maps those headers back to errors that
 //     errors.Is can match (errors.go, rpc.go);
 //   - the JSON codec used for request, reply and event bodies (codec.go);
 //   - connection options with reconnects (conn.go), and Auth, which turns

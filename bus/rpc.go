@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -145,23 +146,19 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 // this goroutine that would be a data race. The price is that micro's
 // $SRV.STATS counts requests but not their errors or full processing time.
 func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, error)) {
-	var reply any
+	msg := &nats.Msg{Subject: r.Reply()}
 	var err error
 	if n := len(r.Data()); n > s.maxBytes {
 		err = Errorf(CodeInvalid, "body: %d bytes is over the limit of %d", n, s.maxBytes)
 	} else {
-		reply, err = fn(s.ctx, r.Data())
-	}
-	msg := &nats.Msg{Subject: r.Reply()}
-	if err == nil {
-		msg.Data, err = Encode(reply)
+		msg.Data, err = s.run(r.Subject(), r.Data(), fn)
 	}
 	if limit := int(s.nc.MaxPayload()) - replyHeadroom; err == nil && len(msg.Data) > limit {
 		err = Errorf(CodeInvalid, "reply: %d bytes is over the %d a NATS message can carry; ask for fewer or smaller jobs", len(msg.Data), limit)
 	}
 	if err != nil {
 		code := CodeOf(err)
-		if code == CodeInternal {
+		if code == CodeInternal && !errors.Is(err, errPanicked) {
 			s.logger.Error("rpc failed", "subject", r.Subject(), "err", err)
 		}
 		msg.Data = nil
@@ -173,6 +170,30 @@ func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, e
 	if err := s.nc.PublishMsg(msg); err != nil {
 		s.logger.Warn("rpc reply not sent", "subject", r.Subject(), "err", err)
 	}
+}
+
+// errPanicked is the error a request whose handler panicked answers with.
+// The wire gets only this sentence: a stack or a panic value could show
+// internals (keys, tokens, data) to whoever sent the request; the log has
+// both.
+var errPanicked = &Error{Code: CodeInternal, Message: "an internal error happened while serving this request; the service logged it"}
+
+// run calls fn and encodes its reply. A panic in either is recovered into
+// errPanicked and logged with its stack: one request, however malformed,
+// must never stop the process that serves every other client. The deferred
+// releases of the caller (in-flight slot, WaitGroup) run as usual.
+func (s *Server) run(subject string, body []byte, fn func(context.Context, []byte) (any, error)) (data []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("rpc handler panicked", "subject", subject, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			data, err = nil, errPanicked
+		}
+	}()
+	reply, err := fn(s.ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(reply)
 }
 
 // replyHeadroom leaves room for the headers of a reply within NATS's max payload.

@@ -1,10 +1,13 @@
 package bus_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,4 +204,63 @@ func TestWaitingRequestsTakeNoInFlightSlot(t *testing.T) {
 	var resp echoResp
 	require.NoError(t, client.Call(context.Background(), "quick", echoReq{N: 2}, &resp))
 	require.Equal(t, 4, resp.Twice)
+}
+
+// lockedBuffer is a log sink that request goroutines may write concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestAPanickingHandlerAnswersInternalAndKeepsServing: a handler that panics
+// answers internal without its stack on the wire, logs the stack, and gives
+// back its in-flight slot (the only one) and its place in Stop's wait.
+func TestAPanickingHandlerAnswersInternalAndKeepsServing(t *testing.T) {
+	ns := bustest.NewServer(t)
+	var logs lockedBuffer
+	srv, err := bus.NewServer(ns.Conn, bus.ServerConfig{Name: "panicky", MaxInFlight: 1,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	require.NoError(t, bus.Handle(srv, "echo", "echo", func(ctx context.Context, r *echoReq) (*echoResp, error) {
+		if r.Word == "panic" {
+			var jobs []int
+			_ = jobs[r.N] // index out of range
+		}
+		return &echoResp{Twice: 2 * r.N}, nil
+	}))
+	require.NoError(t, srv.Ready())
+	client := bus.NewClient(bustest.Connect(t, ns.ClientURL()), 5*time.Second)
+	ctx := context.Background()
+
+	for range 3 { // more panics than slots: each one gave its slot back
+		err = client.Call(ctx, "echo", echoReq{N: 7, Word: "panic"}, nil)
+		require.ErrorIs(t, err, bus.ErrInternal)
+		require.ErrorContains(t, err, "an internal error happened")
+		require.NotContains(t, err.Error(), "goroutine", "no stack on the wire")
+		require.NotContains(t, err.Error(), "index out of range", "no panic value on the wire")
+	}
+	var resp echoResp
+	require.NoError(t, client.Call(ctx, "echo", echoReq{N: 21}, &resp))
+	require.Equal(t, 42, resp.Twice)
+
+	require.Contains(t, logs.String(), "rpc handler panicked")
+	require.Contains(t, logs.String(), "index out of range")
+	require.Contains(t, logs.String(), "rpc_test.go", "the stack names the panicking frame")
+
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, srv.Stop(stopCtx))
+	require.NoError(t, stopCtx.Err(), "Stop did not wait on a panicked request")
 }

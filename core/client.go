@@ -148,10 +148,25 @@ func (c *Client) AddLog(ctx context.Context, id int64, line string) error {
 	return c.Call(ctx, bus.MethodAddLog, AddLogRequest{ID: id, Line: line}, nil)
 }
 
-// Range pages through jobs by state and type.
+// Range pages through jobs by state and type. Jobs too large to fit one
+// message together come back in part: ask again from From+len(jobs), or use
+// RangePage, whose reply says where to go on.
 func (c *Client) Range(ctx context.Context, req RangeRequest) ([]Job, error) {
+	reply, err := c.RangePage(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Jobs, nil
+}
+
+// RangePage is Range with the whole reply: Next is set when the jobs were
+// cut to fit one message.
+func (c *Client) RangePage(ctx context.Context, req RangeRequest) (*JobsReply, error) {
 	var reply JobsReply
-	return reply.Jobs, c.Call(ctx, bus.MethodRange, req, &reply)
+	if err := c.Call(ctx, bus.MethodRange, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
 }
 
 // Count counts jobs by state and type ("" for any).
@@ -166,10 +181,32 @@ func (c *Client) Types(ctx context.Context) ([]string, error) {
 	return reply.Types, c.Call(ctx, bus.MethodTypes, Empty{}, &reply)
 }
 
-// IDs lists the ids of the jobs in a state.
+// IDs lists the ids of every job in a state, reading page after page (see
+// IDsPage); for a state of millions of jobs, page through IDsPage instead.
 func (c *Client) IDs(ctx context.Context, state State) ([]int64, error) {
+	ids := []int64{}
+	req := IDsRequest{State: state, Limit: MaxIDsLimit}
+	for {
+		page, err := c.IDsPage(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, page.IDs...)
+		if page.Cursor == "" {
+			return ids, nil
+		}
+		req.Cursor = page.Cursor
+	}
+}
+
+// IDsPage reads one page of the ids of a state: start with no cursor and
+// go on with each reply's cursor until it is "".
+func (c *Client) IDsPage(ctx context.Context, req IDsRequest) (*IDsReply, error) {
 	var reply IDsReply
-	return reply.IDs, c.Call(ctx, bus.MethodIDs, IDsRequest{State: state}, &reply)
+	if err := c.Call(ctx, bus.MethodIDs, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
 }
 
 // Stats counts jobs per state and type.

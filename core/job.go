@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -136,6 +137,11 @@ func (b *Backoff) After(attempts int) int64 {
 	if b.Type == BackoffFixed {
 		return b.Delay
 	}
+	if b.Delay <= 0 || attempts <= 0 {
+		// Without this, 0 × 2^1024 is 0 × +Inf = NaN, and int64(NaN) is
+		// whatever the processor makes of it (MinInt64 on amd64).
+		return 0
+	}
 	wait := math.Round(float64(b.Delay) * 0.5 * (math.Pow(2, float64(attempts)) - 1))
 	return int64(min(wait, MaxDelay))
 }
@@ -189,6 +195,9 @@ func (s *Spec) Normalize(maxData int) error {
 	}
 	if len(s.Data) > maxData {
 		return invalid("data", "%d bytes is over the limit of %d", len(s.Data), maxData)
+	}
+	if err := checkJSON("data", s.Data); err != nil {
+		return err
 	}
 	if err := s.Priority.check(); err != nil {
 		return invalid("priority", "%v", err)
@@ -264,7 +273,10 @@ func (j Job) ForEvent() *Job {
 	return &j
 }
 
-// Percent turns progress "complete of total" into 0..100, clamped.
+// Percent turns progress "complete of total" into 0..100, rounded down and
+// clamped: more done than the total counts as 100. complete × 100 is
+// computed in 128 bits, so that no int64 complete can overflow it (in 64
+// bits, 93e15 of 1e17 came out as -91).
 func Percent(complete, total int64) int64 {
 	if total <= 0 || complete <= 0 {
 		return 0
@@ -272,5 +284,8 @@ func Percent(complete, total int64) int64 {
 	if complete >= total {
 		return 100
 	}
-	return complete * 100 / total
+	hi, lo := bits.Mul64(uint64(complete), 100)
+	// hi < total, since complete < total: the quotient fits, Div64 cannot panic.
+	q, _ := bits.Div64(hi, lo, uint64(total))
+	return int64(q)
 }

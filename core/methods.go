@@ -1,7 +1,9 @@
 package core
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -77,19 +79,27 @@ func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
 	return &jobs[0], nil
 }
 
-func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply, error) {
+// checkBulk normalizes every spec of a create_bulk.
+func (s *Service) checkBulk(req *BulkRequest) error {
 	if len(req.Jobs) == 0 {
-		return nil, invalid("jobs", "no jobs given")
+		return invalid("jobs", "no jobs given")
 	}
 	if len(req.Jobs) > s.cfg.MaxBulk {
-		return nil, invalid("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
+		return invalid("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
 	}
 	for i := range req.Jobs {
 		if err := req.Jobs[i].Normalize(s.cfg.MaxDataBytes); err != nil {
 			// Name the job too: "jobs[3].type: ...".
-			return nil, bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, bus.MessageOf(err))
+			return bus.Errorf(bus.CodeInvalid, "jobs[%d].%s", i, bus.MessageOf(err))
 		}
 		s.withNodeDefaults(&req.Jobs[i])
+	}
+	return nil
+}
+
+func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply, error) {
+	if err := s.checkBulk(req); err != nil {
+		return nil, err
 	}
 	jobs, existing, err := s.creates.create(ctx, req.Jobs)
 	if err != nil {
@@ -148,12 +158,22 @@ func (s *Service) logLines(ctx context.Context, req *IDRequest) (*LogReply, erro
 	return &LogReply{Lines: lines}, nil
 }
 
-func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error) {
+// checkAddLog checks an add_log request. The line needs no UTF-8 check:
+// the JSON decoder has already made it valid UTF-8 (invalid bytes and lone
+// surrogates become U+FFFD).
+func (s *Service) checkAddLog(req *AddLogRequest) error {
 	if err := checkID(req.ID); err != nil {
-		return nil, err
+		return err
 	}
 	if len(req.Line) > s.cfg.MaxLogLineBytes {
-		return nil, invalid("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
+		return invalid("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
+	}
+	return nil
+}
+
+func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error) {
+	if err := s.checkAddLog(req); err != nil {
+		return nil, err
 	}
 	job, err := s.store.AddLog(ctx, req.ID, req.Line)
 	if err != nil {
@@ -163,35 +183,72 @@ func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error
 	return &Empty{}, nil
 }
 
-func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply, error) {
+// checkRange checks a range request. The size test is written as a
+// difference of two non-negative numbers, To-From, which cannot overflow,
+// where To-From+1 can (to = MaxInt64 made it wrap and pass).
+func checkRange(req *RangeRequest) error {
 	if err := checkState(req.State, true); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkType(req.Type); err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case req.From < 0:
-		return nil, invalid("from", "%d is negative", req.From)
+		return invalid("from", "%d is negative", req.From)
 	case req.To < req.From:
-		return nil, invalid("to", "%d is before from (%d)", req.To, req.From)
-	case req.To-req.From+1 > MaxRangeSize:
-		return nil, invalid("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, req.To-req.From+1, MaxRangeSize)
+		return invalid("to", "%d is before from (%d)", req.To, req.From)
+	case req.To-req.From >= MaxRangeSize:
+		// uint64: To-From+1 is at most MaxInt64+1.
+		return invalid("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, uint64(req.To-req.From)+1, MaxRangeSize)
 	case req.Order != "" && req.Order != OrderAsc && req.Order != OrderDesc:
-		return nil, invalid("order", "%q is not asc or desc", req.Order)
+		return invalid("order", "%q is not asc or desc", req.Order)
+	}
+	return nil
+}
+
+func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply, error) {
+	if err := checkRange(req); err != nil {
+		return nil, err
 	}
 	jobs, err := s.store.Range(ctx, *req)
 	if err != nil {
 		return nil, err
 	}
-	return &JobsReply{Jobs: jobs}, nil
+	reply := &JobsReply{Jobs: fitJobs(jobs, int(s.nc.MaxPayload())-replyHeadroom)}
+	if len(reply.Jobs) < len(jobs) {
+		reply.Next = req.From + int64(len(reply.Jobs))
+	}
+	return reply, nil
+}
+
+// fitJobs keeps the leading jobs whose JSON fits in limit bytes, so that a
+// range of large jobs is answered in part rather than refused whole. The
+// first job is always kept: alone it fits unless the server's max payload
+// is below a job's size limits.
+func fitJobs(jobs []Job, limit int) []Job {
+	size := 0
+	for i := range jobs {
+		b, err := json.Marshal(&jobs[i]) // exact: escaping can grow a string sixfold
+		if err != nil {
+			return jobs // the reply's own encoding reports it
+		}
+		if size += len(b) + 1; size > limit && i > 0 {
+			return jobs[:i]
+		}
+	}
+	return jobs
+}
+
+func checkCount(req *CountRequest) error {
+	if err := checkState(req.State, true); err != nil {
+		return err
+	}
+	return checkType(req.Type)
 }
 
 func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, error) {
-	if err := checkState(req.State, true); err != nil {
-		return nil, err
-	}
-	if err := checkType(req.Type); err != nil {
+	if err := checkCount(req); err != nil {
 		return nil, err
 	}
 	n, err := s.store.Count(ctx, req.State, req.Type)
@@ -209,16 +266,46 @@ func (s *Service) types(ctx context.Context, _ *Empty) (*TypesReply, error) {
 	return &TypesReply{Types: types}, nil
 }
 
-func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
+// checkIDs checks an ids request and returns its cursor and page size.
+func checkIDs(req *IDsRequest) (IDsCursor, int, error) {
 	if err := checkState(req.State, false); err != nil {
-		return nil, err
+		return IDsCursor{}, 0, err
 	}
-	ids, err := s.store.IDs(ctx, req.State)
+	if req.Limit < 0 || req.Limit > MaxIDsLimit {
+		return IDsCursor{}, 0, invalid("limit", "%d is outside 0..%d (0 means %d)", req.Limit, MaxIDsLimit, DefaultIDsLimit)
+	}
+	from, err := ParseIDsCursor(req.Cursor)
+	if err != nil {
+		return IDsCursor{}, 0, err
+	}
+	return from, cmp.Or(req.Limit, DefaultIDsLimit), nil
+}
+
+// idBytes bounds the JSON of one id in a reply: 19 digits and a comma.
+const idBytes = 20
+
+func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
+	from, limit, err := checkIDs(req)
 	if err != nil {
 		return nil, err
 	}
-	return &IDsReply{IDs: ids}, nil
+	// A page always fits one message, whatever the server's max payload:
+	// a state of any size is read in pages, never refused whole.
+	limit = max(1, min(limit, (int(s.nc.MaxPayload())-replyHeadroom)/idBytes))
+	ids, next, err := s.store.IDs(ctx, req.State, from, limit)
+	if err != nil {
+		return nil, err
+	}
+	reply := &IDsReply{IDs: ids}
+	if next != nil {
+		reply.Cursor = next.String()
+	}
+	return reply, nil
 }
+
+// replyHeadroom is room in a reply for everything but its list (headers,
+// field names, a cursor).
+const replyHeadroom = 8 << 10
 
 func (s *Service) stats(ctx context.Context, _ *Empty) (*Stats, error) {
 	return s.store.Stats(ctx)
@@ -233,11 +320,15 @@ var stateEvents = map[State]string{
 	StateFailed:   bus.EventFailed,
 }
 
-func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, error) {
+func checkSetState(req *SetStateRequest) error {
 	if err := checkID(req.ID); err != nil {
-		return nil, err
+		return err
 	}
-	if err := checkState(req.State, false); err != nil {
+	return checkState(req.State, false)
+}
+
+func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, error) {
+	if err := checkSetState(req); err != nil {
 		return nil, err
 	}
 	job, changed, err := s.store.SetState(ctx, s.now(), req.ID, req.State)
@@ -257,12 +348,21 @@ func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, err
 	return job, nil
 }
 
-func (s *Service) setPriority(ctx context.Context, req *SetPriorityRequest) (*Job, error) {
+// checkSetPriority checks a set_priority request; the priority's range
+// was checked as it was decoded (Priority.UnmarshalJSON).
+func checkSetPriority(req *SetPriorityRequest) error {
 	if err := checkID(req.ID); err != nil {
-		return nil, err
+		return err
 	}
 	if req.Priority == nil {
-		return nil, invalid("priority", "missing")
+		return invalid("priority", "missing")
+	}
+	return nil
+}
+
+func (s *Service) setPriority(ctx context.Context, req *SetPriorityRequest) (*Job, error) {
+	if err := checkSetPriority(req); err != nil {
+		return nil, err
 	}
 	return s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
 }

@@ -38,6 +38,11 @@ type Config struct {
 	// spec sets stall_limit; rescue uses it for jobs stored without one.
 	// Default (and 0): 1.
 	StallLimit int
+	// MaxWaitingLeases bounds the lease requests that wait for work on this
+	// core at once (each holds memory and a goroutine while it waits). A
+	// lease that would wait beyond it and finds nothing ready answers at
+	// once with unavailable. Default DefaultMaxWaitingLeases (10,000).
+	MaxWaitingLeases int
 	// OnLeaseWait, when set, is called each time a lease request finds
 	// nothing and starts to wait. A test hook: nil in production.
 	OnLeaseWait func(types []string)
@@ -45,6 +50,10 @@ type Config struct {
 	// its context ends. Default 10s.
 	ShutdownTimeout time.Duration
 }
+
+// DefaultMaxWaitingLeases is Config.MaxWaitingLeases' default: far more
+// workers than one core serves in practice, and a few MB of memory at most.
+const DefaultMaxWaitingLeases = 10_000
 
 func (c Config) withDefaults() Config {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
@@ -56,6 +65,7 @@ func (c Config) withDefaults() Config {
 	c.MaxLogLineBytes = cmp.Or(c.MaxLogLineBytes, 64<<10)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, 10*time.Second)
 	c.StallLimit = cmp.Or(c.StallLimit, 1)
+	c.MaxWaitingLeases = cmp.Or(c.MaxWaitingLeases, DefaultMaxWaitingLeases)
 	return c
 }
 
@@ -87,6 +97,9 @@ func NewService(cfg Config) (*Service, error) {
 		panic("core: NewService needs a Store and a NATS connection")
 	}
 	cfg = cfg.withDefaults()
+	if cfg.MaxWaitingLeases < 0 {
+		return nil, fmt.Errorf("core: MaxWaitingLeases: %d is negative", cfg.MaxWaitingLeases)
+	}
 	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core"),
 		waits: newWaitRoom(), closing: make(chan struct{})}
 	for _, ev := range wakeEvents {

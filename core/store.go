@@ -22,7 +22,9 @@ type Store interface {
 	Range(ctx context.Context, req RangeRequest) ([]Job, error)
 	Count(ctx context.Context, state State, jobType string) (int64, error)
 	Types(ctx context.Context) ([]string, error)
-	IDs(ctx context.Context, state State) ([]int64, error)
+	// IDs returns up to limit ids of a state from a cursor on, and the
+	// cursor to go on from (nil when the listing is done).
+	IDs(ctx context.Context, state State, from IDsCursor, limit int) (ids []int64, next *IDsCursor, err error)
 	Stats(ctx context.Context) (*Stats, error)
 	// SetState moves a job by hand; changed is false when it was already there.
 	SetState(ctx context.Context, now, id int64, state State) (job *Job, changed bool, err error)

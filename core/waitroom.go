@@ -26,10 +26,17 @@ func newWaitRoom() *waitRoom {
 	return &waitRoom{byType: map[string]map[*waiter]struct{}{}}
 }
 
-func (r *waitRoom) enter(types []string) *waiter {
+// enter adds a waiter for the types, unless limit waiters are in already:
+// then it returns nil. Each waiter costs memory (and a goroutine in the RPC
+// server) for as long as it waits, so their number is what bounds the
+// memory that lease requests can hold.
+func (r *waitRoom) enter(types []string, limit int) *waiter {
 	w := &waiter{ch: make(chan struct{}, 1)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.waiting.Load() >= int64(limit) {
+		return nil
+	}
 	for _, t := range types {
 		set := r.byType[t]
 		if set == nil {

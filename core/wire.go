@@ -1,6 +1,12 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/kuebus/kuebus/bus"
+)
 
 // The request and reply bodies of core's RPC methods (DESIGN §3). Field names
 // are the wire names; docs/protocol.md shows each with an example.
@@ -18,6 +24,10 @@ type BulkRequest struct {
 // JobsReply carries jobs: create_bulk, range, lease.
 type JobsReply struct {
 	Jobs []Job `json:"jobs"`
+	// Next is set by a range whose jobs did not all fit one NATS message:
+	// the position to ask from for the rest (the reply holds the jobs from
+	// From up to Next-1).
+	Next int64 `json:"next,omitempty"`
 }
 
 // ExistsReply is exists' reply.
@@ -80,14 +90,63 @@ type TypesReply struct {
 	Types []string `json:"types"`
 }
 
-// IDsRequest is ids' request.
+// IDsRequest is ids' request: one page of the ids of a state. A listing
+// starts with no cursor and goes on with the cursor of each reply until a
+// reply has none.
 type IDsRequest struct {
 	State State `json:"state"`
+	// Cursor is the cursor of the previous reply; "" starts at the beginning.
+	Cursor string `json:"cursor,omitempty"`
+	// Limit bounds the ids of this page: default DefaultIDsLimit, at most
+	// MaxIDsLimit. Core may answer fewer, to fit one NATS message.
+	Limit int `json:"limit,omitempty"`
 }
 
-// IDsReply is ids' reply, in the state's order.
+// The page sizes of ids.
+const (
+	DefaultIDsLimit = 1000
+	MaxIDsLimit     = 10_000
+)
+
+// IDsReply is one page of ids: type by type (types sorted by name), each
+// type's ids in the state's order. Cursor is set while there may be more.
 type IDsReply struct {
-	IDs []int64 `json:"ids"`
+	IDs    []int64 `json:"ids"`
+	Cursor string  `json:"cursor,omitempty"`
+}
+
+// IDsCursor is where a listing of ids goes on: a job type and a position in
+// that type's index of the state. On the wire it is "<type>:<position>"
+// (a type never holds a colon).
+type IDsCursor struct {
+	Type     string
+	Position int64
+}
+
+func (c IDsCursor) String() string {
+	if c.Type == "" {
+		return ""
+	}
+	return c.Type + ":" + strconv.FormatInt(c.Position, 10)
+}
+
+// ParseIDsCursor reads a cursor that ids sent; "" is the beginning.
+func ParseIDsCursor(s string) (IDsCursor, error) {
+	if s == "" {
+		return IDsCursor{}, nil
+	}
+	t, pos, ok := strings.Cut(s, ":")
+	if !ok {
+		return IDsCursor{}, invalid("cursor", "%q is not a cursor from an ids reply", s)
+	}
+	if err := bus.ValidToken(t); err != nil {
+		return IDsCursor{}, invalid("cursor", "%q is not a cursor from an ids reply: %v", s, err)
+	}
+	n, err := strconv.ParseInt(pos, 10, 64)
+	if err != nil || n < 0 {
+		return IDsCursor{}, invalid("cursor", "%q is not a cursor from an ids reply", s)
+	}
+	return IDsCursor{Type: t, Position: n}, nil
 }
 
 // StateCounts counts jobs per state.

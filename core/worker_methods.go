@@ -62,15 +62,23 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 	ctx = s.withReplyBy(ctx, req.Wait)
 	max := max(req.Max, 1)
 	var w *waiter
+	full := false
 	if req.Wait > 0 {
 		// Enter before the first try, so a job that becomes ready between
 		// the try and the wait still wakes us.
-		w = s.waits.enter(req.Types)
-		defer s.waits.leave(w, req.Types)
+		if w = s.waits.enter(req.Types, s.cfg.MaxWaitingLeases); w != nil {
+			defer s.waits.leave(w, req.Types)
+		} else {
+			full = true // still try once: a ready job needs no waiting
+		}
 	}
 	var timeout <-chan time.Time
 	for {
 		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL)
+		if err == nil && len(jobs) == 0 && full {
+			return nil, bus.Errorf(bus.CodeUnavailable, "wait: %d leases already wait on this core, its limit; "+
+				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
+		}
 		if err != nil || len(jobs) > 0 || w == nil {
 			return &JobsReply{Jobs: jobs}, err
 		}
@@ -221,6 +229,9 @@ func (s *Service) checkOp(op Op, o *LeaseOp) error {
 		if len(o.Result) > s.cfg.MaxDataBytes {
 			return invalid("result", "%d bytes is over the limit of %d", len(o.Result), s.cfg.MaxDataBytes)
 		}
+		if err := checkJSON("result", o.Result); err != nil {
+			return err
+		}
 	case OpFail:
 		if len(o.Error) > s.cfg.MaxLogLineBytes {
 			return invalid("error", "%d bytes is over the limit of %d", len(o.Error), s.cfg.MaxLogLineBytes)
@@ -270,12 +281,21 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 }
 
 // batch applies many operations: one store call per kind of operation.
-func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
+// checkBatch checks a batch as a whole; each operation is checked on its
+// own (checkOp) and fails on its own.
+func checkBatch(req *BatchRequest) error {
 	if len(req.Ops) == 0 {
-		return nil, invalid("ops", "no operations given")
+		return invalid("ops", "no operations given")
 	}
 	if len(req.Ops) > MaxBatch {
-		return nil, invalid("ops", "%d operations is over the limit of %d per call", len(req.Ops), MaxBatch)
+		return invalid("ops", "%d operations is over the limit of %d per call", len(req.Ops), MaxBatch)
+	}
+	return nil
+}
+
+func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
+	if err := checkBatch(req); err != nil {
+		return nil, err
 	}
 	results := make([]OpResult, len(req.Ops))
 	byOp := map[Op][]int{}
@@ -348,13 +368,17 @@ func (s *Service) announceApplied(op Op, o *LeaseOp, a *Applied) {
 	}
 }
 
+func checkRescue(req *RescueRequest) (limit int, err error) {
+	if req.StallLimit < 0 {
+		return 0, invalid("stall_limit", "%d is negative", req.StallLimit)
+	}
+	return checkLimit(req.Limit)
+}
+
 func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
-	limit, err := checkLimit(req.Limit)
+	limit, err := checkRescue(req)
 	if err != nil {
 		return nil, err
-	}
-	if req.StallLimit < 0 {
-		return nil, invalid("stall_limit", "%d is negative", req.StallLimit)
 	}
 	stallLimit := req.StallLimit
 	if stallLimit == 0 {

@@ -47,9 +47,11 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 		if err != nil || ms < 0 {
 			return badRequest("wait: %q is not a number of milliseconds", raw)
 		}
-		if wait = time.Duration(ms) * time.Millisecond; wait > s.cfg.MaxPopWait {
+		// Compared in ms before the conversion, which would overflow.
+		if ms > s.cfg.MaxPopWait.Milliseconds() {
 			return badRequest("wait: %d ms is over the limit of %d ms", ms, s.cfg.MaxPopWait.Milliseconds())
 		}
+		wait = time.Duration(ms) * time.Millisecond
 	}
 	var ttl int64
 	if raw := q.Get("ttl"); raw != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/httpapi"
 )
@@ -123,8 +124,10 @@ func TestPopAndFinish(t *testing.T) {
 			"type=a&ttl=0":      `ttl: "0" is not a positive number of milliseconds`,
 			"type=a&wait=soon":  `wait: "soon" is not a number of milliseconds`,
 			"type=a&wait=20001": "wait: 20001 ms is over the limit of 20000 ms",
-			"type=a&size=2":     "size: unknown parameter (pop takes type, ttl, wait and worker)",
-			"type=a.b":          `types: [0] "a.b" is not a job type: character '.' at 1 is not one of A-Z a-z 0-9 _ -`,
+			// × 1ms wraps to about 10 s, under the limit, in a time.Duration.
+			"type=a&wait=18446744083710": "wait: 18446744083710 ms is over the limit of 20000 ms",
+			"type=a&size=2":              "size: unknown parameter (pop takes type, ttl, wait and worker)",
+			"type=a.b":                   `types: [0] "a.b" is not a job type: character '.' at 1 is not one of A-Z a-z 0-9 _ -`,
 		} {
 			require.Equal(t, want, e.fails(http.StatusBadRequest, "invalid", "POST", "/pop?"+query, nil), query)
 		}
@@ -139,4 +142,16 @@ func TestPopAndFinish(t *testing.T) {
 		e.fails(http.StatusNotFound, "not_found", "POST", "/job/987654/complete", `{"lease":"x"}`)
 		e.fails(http.StatusBadRequest, "invalid", "POST", "/job/nope/touch", `{"lease":"x"}`)
 	})
+}
+
+// TestPopWaitCannotBeConfiguredPastCoresLimit: core refuses a lease that
+// waits longer than core.MaxLeaseWait, so a longer MaxPopWait could only
+// turn pops into errors.
+func TestPopWaitCannotBeConfiguredPastCoresLimit(t *testing.T) {
+	t.Parallel()
+	conn := bustest.NewServer(t).Conn
+	_, err := httpapi.New(httpapi.Config{Conn: conn, MaxPopWait: core.MaxLeaseWait*time.Millisecond + time.Millisecond})
+	require.ErrorContains(t, err, "MaxPopWait 5m0.001s is over core's limit on a lease's wait, 5m0s")
+	_, err = httpapi.New(httpapi.Config{Conn: conn, MaxPopWait: core.MaxLeaseWait * time.Millisecond})
+	require.NoError(t, err)
 }

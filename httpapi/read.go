@@ -97,9 +97,18 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 	if reply.Jobs == nil {
 		reply.Jobs = []core.Job{}
 	}
+	if reply.Next > 0 {
+		// The jobs did not all fit one core reply: the body keeps Kue's bare
+		// array, and this header says where the rest starts.
+		w.Header().Set(HeaderRangeNext, strconv.FormatInt(reply.Next, 10))
+	}
 	writeJSON(w, http.StatusOK, reply.Jobs)
 	return nil
 }
+
+// HeaderRangeNext is set on a GET /jobs reply that holds fewer jobs than
+// asked because they did not fit one message: the position to ask from next.
+const HeaderRangeNext = "Kuebus-Range-Next"
 
 // jobsUsage is the shape of /jobs paths, for error messages.
 const jobsUsage = "expected /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]"

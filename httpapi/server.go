@@ -66,7 +66,8 @@ type Config struct {
 	MetricsHandler http.Handler
 	// MaxBodyBytes limits a request body. Default MaxBodyBytesDefault (1 MiB).
 	MaxBodyBytes int64
-	// MaxPopWait caps the wait of POST /pop. Default MaxPopWaitDefault (30s).
+	// MaxPopWait caps the wait of POST /pop. Default MaxPopWaitDefault (30s);
+	// at most core.MaxLeaseWait (5 min), the longest a lease may wait.
 	MaxPopWait time.Duration
 	// CallTimeout bounds one call to core. Default bus.DefaultTimeout (10s).
 	CallTimeout time.Duration
@@ -117,6 +118,9 @@ func (c Config) validate() error {
 	}
 	if err := c.MetricsAuth.validate(); err != nil {
 		return fmt.Errorf("httpapi: metrics auth: %w", err)
+	}
+	if c.MaxPopWait > core.MaxLeaseWait*time.Millisecond {
+		return fmt.Errorf("httpapi: MaxPopWait %v is over core's limit on a lease's wait, %v", c.MaxPopWait, core.MaxLeaseWait*time.Millisecond)
 	}
 	return CheckBind(c.Addr, c.Auth.Enabled(), c.InsecureBind)
 }

@@ -355,24 +355,25 @@ func (n *node) startCore(ctx context.Context) error {
 }
 
 // redisClient builds the go-redis client the config describes, and says
-// where it points for messages (without passwords). Every kind speaks
-// RESP2: the store uses no RESP3 feature, and go-redis's RESP3 push
-// handling costs CPU on every reply (see redisstore).
+// where it points for messages (without passwords). Every kind gets
+// kuebus's options (redisstore.ApplyOptions: RESP2, no client retries).
 func redisClient(r clusterconfig.Redis) (redis.UniversalClient, string, error) {
 	switch {
 	case r.Sentinel != nil:
-		return redis.NewFailoverClient(&redis.FailoverOptions{
+		opts := &redis.FailoverOptions{
 			MasterName:    r.Sentinel.Master,
 			SentinelAddrs: r.Sentinel.Addrs,
 			Password:      r.Sentinel.Password,
-			Protocol:      2,
-		}), fmt.Sprintf("master %s of Sentinels %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ",")), nil
+		}
+		redisstore.ApplyOptions(opts)
+		return redis.NewFailoverClient(opts), fmt.Sprintf("master %s of Sentinels %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ",")), nil
 	case r.Cluster != nil:
-		return redis.NewClusterClient(&redis.ClusterOptions{
+		opts := &redis.ClusterOptions{
 			Addrs:    r.Cluster.Addrs,
 			Password: r.Cluster.Password,
-			Protocol: 2,
-		}), "cluster " + strings.Join(r.Cluster.Addrs, ","), nil
+		}
+		redisstore.ApplyOptions(opts)
+		return redis.NewClusterClient(opts), "cluster " + strings.Join(r.Cluster.Addrs, ","), nil
 	}
 	rdb, err := redisstore.Dial(r.URL)
 	if err != nil {

@@ -64,7 +64,24 @@ func (s *Store) scan(ctx context.Context, types []string, state core.State, from
 		}
 		return toEntries(zs, types[0], nil), nil
 	}
-	// Several: read each from the start to `to`, merge, then page.
+	// Several: read each from the start to `to`, merge, then page. A page
+	// past the end reads nothing, and `to` shrinks to the last position, so
+	// that a request for positions near MaxInt64 costs a count per type, not
+	// a read of every index.
+	sizes, err := s.sizes(ctx, types, state)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if from >= total {
+		return nil, nil
+	}
+	if to < 0 || to >= total {
+		to = total - 1
+	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.ZSliceCmd, len(types))
 	for i, t := range types {
@@ -88,7 +105,9 @@ func (s *Store) scan(ctx context.Context, types []string, state core.State, from
 	if from >= int64(len(all)) {
 		return nil, nil
 	}
-	if to >= 0 && to+1 < int64(len(all)) {
+	// to < len-1 rather than to+1 < len: to may be MaxInt64 (a client's
+	// number), and to+1 would wrap to a negative bound.
+	if to >= 0 && to < int64(len(all))-1 {
 		all = all[:to+1]
 	}
 	return all[from:], nil
@@ -148,21 +167,91 @@ func (s *Store) Range(ctx context.Context, q core.RangeRequest) ([]core.Job, err
 	return jobs, nil
 }
 
-// IDs lists the ids of every job in a state, in the state's order.
-func (s *Store) IDs(ctx context.Context, state core.State) ([]int64, error) {
+// IDs lists up to limit ids of a state from a cursor on: type by type in
+// name order, each type's index from the cursor's position. Two round trips
+// whatever the number of types: the sizes of the indexes, then the slices
+// that fill the page. A listing is no snapshot: a job that changes state
+// meanwhile may be missed, or listed again in another state.
+func (s *Store) IDs(ctx context.Context, state core.State, from core.IDsCursor, limit int) ([]int64, *core.IDsCursor, error) {
 	types, err := s.Types(ctx)
-	if err != nil || len(types) == 0 {
-		return []int64{}, err
-	}
-	entries, err := s.scan(ctx, types, state, 0, -1, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ids := make([]int64, len(entries))
-	for i, e := range entries {
-		ids[i] = memberID(e.member)
+	start := from.Position
+	i, found := slices.BinarySearch(types, from.Type)
+	if !found { // "" or a type that is gone: the next type from its start
+		start = 0
 	}
-	return ids, nil
+	types = types[i:]
+	sizes, err := s.sizes(ctx, types, state)
+	if err != nil {
+		return nil, nil, err
+	}
+	type slice struct {
+		n        int // index into types
+		pos, len int64
+	}
+	var plan []slice
+	want := int64(limit)
+	for n := range types {
+		pos := int64(0)
+		if n == 0 {
+			pos = start
+		}
+		if take := min(sizes[n]-pos, want); take > 0 {
+			plan = append(plan, slice{n: n, pos: pos, len: take})
+			want -= take
+		}
+		if want == 0 {
+			break
+		}
+	}
+	ids := make([]int64, 0, int64(limit)-want)
+	if len(plan) == 0 {
+		return ids, nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(plan))
+	for k, p := range plan {
+		cmds[k] = pipe.ZRange(ctx, indexOf(s.keys.ofType(types[p.n]), state), p.pos, p.pos+p.len-1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, s.fail("ids", err)
+	}
+	for _, c := range cmds {
+		for _, m := range c.Val() {
+			ids = append(ids, memberID(m))
+		}
+	}
+	if want > 0 {
+		return ids, nil, nil // every index was read to its end
+	}
+	last := plan[len(plan)-1]
+	next := &core.IDsCursor{Type: types[last.n], Position: last.pos + int64(len(cmds[len(cmds)-1].Val()))}
+	if last.n == len(types)-1 && next.Position >= sizes[last.n] {
+		return ids, nil, nil // the page ends with the last index
+	}
+	return ids, next, nil
+}
+
+// sizes counts the index of a state in each type, in one round trip.
+func (s *Store) sizes(ctx context.Context, types []string, state core.State) ([]int64, error) {
+	if len(types) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(types))
+	for i, t := range types {
+		cmds[i] = pipe.ZCard(ctx, indexOf(s.keys.ofType(t), state))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.fail("count ids", err)
+	}
+	sizes := make([]int64, len(types))
+	for i, c := range cmds {
+		sizes[i] = c.Val()
+	}
+	return sizes, nil
 }
 
 // Count counts the jobs of a state (or all) and a type (or all).

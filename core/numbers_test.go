@@ -1,0 +1,95 @@
+package core_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// TestRangeAtTheEdgeOfInt64 sends the numbers that once stopped core: a
+// range to MaxInt64 is refused by size (To-From+1 wrapped and passed), and a
+// narrow range near MaxInt64 over several types answers empty (to+1 wrapped
+// and sliced out of bounds).
+func TestRangeAtTheEdgeOfInt64(t *testing.T) {
+	c, _ := newCore(t)
+	for _, typ := range []string{"a", "b"} {
+		_, err := c.Client.Create(ctx, typ, nil, nil)
+		require.NoError(t, err)
+	}
+	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
+	subj := c.Client.Subjects()
+
+	for _, body := range []string{
+		`{"from":0,"to":9223372036854775807}`,
+		`{"from":0,"to":9223372036854775807,"state":"inactive"}`,
+		`{"from":1,"to":9223372036854775807,"type":"a"}`,
+	} {
+		err := raw.CallRaw(ctx, subj.Core(bus.MethodRange), []byte(body), nil)
+		require.ErrorIs(t, err, core.ErrInvalid, body)
+		require.ErrorContains(t, err, "to: ", body)
+	}
+	for _, body := range []string{
+		`{"from":9223372036854775800,"to":9223372036854775807}`,
+		`{"from":9223372036854775807,"to":9223372036854775807,"state":"inactive"}`,
+		`{"from":9223372036854775000,"to":9223372036854775807,"order":"desc"}`,
+		`{"from":9223372036854775000,"to":9223372036854775807,"type":"a"}`,
+	} {
+		var reply core.JobsReply
+		require.NoError(t, raw.CallRaw(ctx, subj.Core(bus.MethodRange), []byte(body), &reply), body)
+		require.Empty(t, reply.Jobs, body)
+	}
+	require.Len(t, rangeIDs(t, c, core.RangeRequest{To: 999}), 2, "core still serves")
+}
+
+// TestProgressOfHugeNumbersIsAPercent: 93e15 of 1e17 is 93%, not the -91
+// that complete × 100 wrapped to.
+func TestProgressOfHugeNumbersIsAPercent(t *testing.T) {
+	c, _ := newCore(t)
+	_, err := c.Client.Create(ctx, "p", nil, nil)
+	require.NoError(t, err)
+	j := lease(t, c, core.LeaseRequest{Types: []string{"p"}})[0]
+	for _, tc := range []struct {
+		complete, total int64
+		want            int
+	}{
+		{93_000_000_000_000_000, 100_000_000_000_000_000, 93},
+		{math.MaxInt64 - 1, math.MaxInt64, 99},
+		{math.MaxInt64, math.MaxInt64, 100},
+		{math.MaxInt64, 1, 100},
+		{0, math.MaxInt64, 0},
+	} {
+		require.NoError(t, op(t, c, bus.MethodProgress, core.LeaseOp{ID: j.ID, Lease: j.Lease, Complete: ptr(tc.complete), Total: ptr(tc.total)}, nil))
+		got, err := c.Client.Get(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got.Progress, "%d of %d", tc.complete, tc.total)
+	}
+}
+
+func TestPercentIsWithin0And100ForEveryInt64(t *testing.T) {
+	edges := []int64{math.MinInt64, -1, 0, 1, 99, 100, 101, 1 << 53, math.MaxInt64 / 100, math.MaxInt64/100 + 1, math.MaxInt64 - 1, math.MaxInt64}
+	for _, c := range edges {
+		for _, total := range edges {
+			p := core.Percent(c, total)
+			require.True(t, p >= 0 && p <= 100, "%d of %d gave %d", c, total, p)
+		}
+	}
+	require.Equal(t, int64(93), core.Percent(93_000_000_000_000_000, 100_000_000_000_000_000))
+	require.Equal(t, int64(37), core.Percent(3, 8))
+}
+
+// TestExponentialBackoffNeverGoesNegative: with a delay of 0, 2^attempts
+// overflows to +Inf past 1023 attempts, and 0 × Inf is NaN.
+func TestExponentialBackoffNeverGoesNegative(t *testing.T) {
+	zero := &core.Backoff{Type: core.BackoffExponential, Delay: 0}
+	big := &core.Backoff{Type: core.BackoffExponential, Delay: core.MaxDelay}
+	for _, attempts := range []int{0, 1, 62, 63, 64, 1023, 1024, 2000, core.MaxAttempts, math.MaxInt} {
+		require.Zero(t, zero.After(attempts), "attempts %d", attempts)
+		w := big.After(attempts)
+		require.True(t, w >= 0 && w <= core.MaxDelay, "attempts %d gave %d", attempts, w)
+	}
+}
