@@ -123,7 +123,9 @@ type Applied struct {
 	// Removed is set when a completed job was deleted (remove_on_complete).
 	Removed bool
 	// Repeated is set when this very operation had been applied before with
-	// the same lease (a retried acknowledgement): it succeeds, nothing
-	// changed, and no event is published again.
+	// the same lease (a retried acknowledgement): it succeeds and nothing
+	// changed. Its event is published again, marked repeated: the first
+	// attempt may have been applied by a script that ran on after core had
+	// given up waiting for Redis, and then nobody published it.
 	Repeated bool
 }

@@ -242,6 +242,11 @@ type Event struct {
 	// New marks the enqueue event of a job just created, as against one
 	// that is back in the queue (a re-run by hand, a released lease).
 	New bool `json:"new,omitempty"`
+	// Repeated marks an event published again for a retried acknowledgement
+	// (complete, fail, release, rejoin sent twice with one lease): the first
+	// may or may not have been published, so a consumer that counts
+	// should count a job's event once by id.
+	Repeated bool `json:"repeated,omitempty"`
 	// DueAt is queue.due's: the earliest due time among the jobs just
 	// delayed. Leader is queue.leader's: the new leader's name.
 	DueAt  int64  `json:"due_at,omitempty"`

@@ -272,9 +272,7 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 		if res[0].Err != nil {
 			return nil, res[0].Err
 		}
-		if !res[0].Repeated {
-			s.announceApplied(op, o, &res[0])
-		}
+		s.announceApplied(op, o, &res[0])
 		r := reply(&res[0])
 		return &r, nil
 	}
@@ -327,9 +325,7 @@ func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, er
 				results[i].Error = opError(res[n].Err)
 				continue
 			}
-			if !res[n].Repeated {
-				s.announceApplied(op, &ops[n], &res[n])
-			}
+			s.announceApplied(op, &ops[n], &res[n])
 			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
 		}
 	}
@@ -340,27 +336,30 @@ func opError(err error) *OpError {
 	return &OpError{Code: string(bus.CodeOf(err)), Message: bus.MessageOf(err)}
 }
 
-// announceApplied publishes what a lease holder's operation changed.
+// announceApplied publishes what a lease holder's operation changed. A
+// repeated operation publishes its event again, marked repeated (see
+// Applied.Repeated), with the job as it is now.
 func (s *Service) announceApplied(op Op, o *LeaseOp, a *Applied) {
 	job := a.Job
+	mark := func(ev *Event) { ev.Repeated = a.Repeated }
 	switch op {
 	case OpComplete:
-		s.publish(bus.EventComplete, job, func(ev *Event) { ev.Result = o.Result })
+		s.publish(bus.EventComplete, job, func(ev *Event) { mark(ev); ev.Result = o.Result })
 	case OpFail:
 		event := bus.EventFailedAttempt
 		if job.State == StateFailed {
 			event = bus.EventFailed
 		}
-		s.publish(event, job, func(ev *Event) { ev.Error, ev.Attempts = o.Error, job.Attempts })
+		s.publish(event, job, func(ev *Event) { mark(ev); ev.Error, ev.Attempts = o.Error, job.Attempts })
 		if job.State == StateDelayed {
 			s.announceDue(job.PromoteAt)
 		}
 	case OpRelease:
 		// Back in the queue: to a listener that is an enqueue, and it wakes
 		// waiting leases like one.
-		s.publish(bus.EventEnqueue, job, nil)
+		s.publish(bus.EventEnqueue, job, mark)
 	case OpRejoin:
-		s.publish(bus.EventRejoin, job, nil)
+		s.publish(bus.EventRejoin, job, mark)
 		s.announceDue(job.PromoteAt)
 	case OpProgress:
 		p := job.Progress

@@ -120,20 +120,26 @@ func TestCompleteStoresResultAndRefusesStaleTokens(t *testing.T) {
 	require.Equal(t, int64(250), st.WorkTime)
 
 	// A retry of the complete (its answer was lost) succeeds and changes
-	// nothing; another operation with the same, spent lease is a conflict.
+	// nothing but publishes its event again, marked repeated (the first
+	// may never have been published); another operation with the same,
+	// spent lease is a conflict.
 	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: j.ID, Lease: j.Lease}, nil), "completing twice")
+	rep := next(t, evs)
+	require.Equal(t, j.ID, rep.ID, "the retried complete published its event again")
+	require.True(t, rep.Repeated, "marked repeated")
+	require.False(t, ev.Repeated, "the first was not")
 	err = op(t, c, bus.MethodFail, core.LeaseOp{ID: j.ID, Lease: j.Lease, Error: "late"}, nil)
 	require.ErrorIs(t, err, core.ErrConflict, "failing after the complete")
 	same, err := c.Client.Get(ctx, created.ID)
 	require.NoError(t, err)
 	require.Equal(t, done, same, "the retry changed nothing")
 	// Events keep their order: the next complete event is another job's,
-	// so the retry published none.
+	// so the conflicting fail published none.
 	other, err := c.Client.Create(ctx, "email", nil, nil)
 	require.NoError(t, err)
 	oj := lease(t, c, core.LeaseRequest{Types: []string{"email"}})[0]
 	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: oj.ID, Lease: oj.Lease}, nil))
-	require.Equal(t, other.ID, next(t, evs).ID, "the retried complete published no event")
+	require.Equal(t, other.ID, next(t, evs).ID, "the conflicting fail published no event")
 	again, err := c.Client.Create(ctx, "email", nil, &core.CreateOpts{UniqueKey: "u1"})
 	require.NoError(t, err)
 	require.NotEqual(t, created.ID, again.ID, "a complete job gave its unique key up")
