@@ -76,7 +76,9 @@ type LoopConfig struct {
 	RetryDelay time.Duration
 	// CallTimeout bounds each promote call: one that has not answered by
 	// then counts as failed and is made again at once. Between 10ms and 1m.
-	// Default CallTimeoutDefault (1s), whose comment says why it is safe.
+	// Default CallTimeoutDefault (1s), whose comment says why it is safe;
+	// a Limit far above the default on a slow Redis may need more, else
+	// calls that would have succeeded are made twice (harmless, but logged).
 	CallTimeout time.Duration
 	// Logger gets failed calls (Warn) and promotions (Debug). Default: discard.
 	Logger *slog.Logger
