@@ -31,8 +31,11 @@ func TestLostCalls(t *testing.T) {
 	// NATS hands each request to a random member of the queue group. To be
 	// deterministic, the first call finds only the black hole; the test
 	// then starts a real core and takes the black hole away while that call
-	// still waits, so the retry can only reach the real core. A RetryDelay
-	// of a minute shows that a timed-out call is made again at once.
+	// still waits, so the retry can only reach the real core. The first
+	// core's stop drains its subscriptions in the background, so a first
+	// call may still reach it and be refused at once: RetryDelay is short
+	// here, and the tests with a live core show that a timed-out call does
+	// not wait it.
 
 	t.Run("a promote call lost with a dying core is made again after the call timeout", func(t *testing.T) {
 		t.Parallel()
@@ -43,7 +46,7 @@ func TestLostCalls(t *testing.T) {
 		require.NoError(t, c.Service.Stop(t.Context()))
 
 		hole := newBlackHole(t, c, bus.MethodPromote)
-		startLoop(t, promoter.LoopConfig{Core: c.Client, RetryDelay: time.Minute})
+		startLoop(t, promoter.LoopConfig{Core: c.Client, RetryDelay: 10 * time.Millisecond})
 		waitFor(t, hole.calls, "the promote call the dying core took")
 
 		restartCore(t, c, core.Config{})
@@ -66,7 +69,7 @@ func TestLostCalls(t *testing.T) {
 		require.NoError(t, c.Service.Stop(t.Context()))
 
 		hole := newBlackHole(t, c, bus.MethodRescue)
-		startRescueLoop(t, promoter.RescueConfig{Core: c.Client, RetryDelay: time.Minute, Now: clock.Now})
+		startRescueLoop(t, promoter.RescueConfig{Core: c.Client, RetryDelay: 10 * time.Millisecond, Now: clock.Now})
 		waitFor(t, hole.calls, "the rescue call the dying core took")
 
 		restartCore(t, c, core.Config{Now: clock.Now})
