@@ -15,6 +15,17 @@
 // RunRescueLoop asks core, on a short interval (sooner when a lease is due
 // to expire), to send jobs whose lease ran out back to the queue.
 //
+// Both bound each call by CallTimeout (default 1s), far under the client's
+// 10s default. Core's queue group hands a call to any core; when that core
+// is killed before it answers (its NATS server lives on elsewhere, so the
+// caller hears nothing), the call is lost, not slow: promote and rescue
+// never wait at core, they move at most Limit jobs and answer in
+// milliseconds. The loop then calls again at once, without RetryDelay,
+// since it has waited CallTimeout already, and the next call reaches a core
+// that answers. Calling twice is safe for the reason two leaders are (see
+// below): the first call, if it ran after all, moved its jobs, and the
+// second skips them.
+//
 // Neither builds Redis keys or runs scripts: they need only the small Core
 // and Rescuer interfaces, which *core.Client satisfies.
 //

@@ -3,6 +3,7 @@ package promoter
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -20,6 +21,26 @@ const (
 	LimitDefault      = core.DefaultMoveLimit
 	MaxSleepDefault   = time.Second
 	RetryDelayDefault = 250 * time.Millisecond
+	// CallTimeoutDefault bounds one promote or rescue call (see
+	// LoopConfig.CallTimeout). A second is safe because neither method ever
+	// waits at core: it moves at most Limit jobs in one script per type and
+	// answers, in milliseconds. A call that has not answered in a second was
+	// lost (the core that took it died, or a stale member of core's queue
+	// group took it), not slow; without this bound it would wait for the
+	// client's 10s default (bus.DefaultTimeout) and every due job with it.
+	// Calling again is safe even when the first call did run: the scripts
+	// move a job only while it is still due, as with two leaders racing, so
+	// each job moves once.
+	CallTimeoutDefault = time.Second
+)
+
+// The range a call timeout must lie in. Below minCallTimeout a healthy core
+// cannot answer (a round trip over NATS plus a script is a few ms), so every
+// call would fail; above maxCallTimeout a lost call would hold due jobs back
+// longer than anyone waits for a delayed job to start.
+const (
+	minCallTimeout = 10 * time.Millisecond
+	maxCallTimeout = time.Minute
 )
 
 // minSleep is the shortest sleep between two calls that moved fewer than
@@ -50,8 +71,15 @@ type LoopConfig struct {
 	MaxSleep time.Duration
 	// RetryDelay is how long the loop waits after a failed call (core or
 	// Redis unavailable) before it tries again. Default RetryDelayDefault
-	// (250ms).
+	// (250ms). A call that timed out is retried at once instead: it has
+	// waited CallTimeout already.
 	RetryDelay time.Duration
+	// CallTimeout bounds each promote call: one that has not answered by
+	// then counts as failed and is made again at once. Between 10ms and 1m.
+	// Default CallTimeoutDefault (1s), whose comment says why it is safe;
+	// a Limit far above the default on a slow Redis may need more, else
+	// calls that would have succeeded are made twice (harmless, but logged).
+	CallTimeout time.Duration
 	// Logger gets failed calls (Warn) and promotions (Debug). Default: discard.
 	Logger *slog.Logger
 	// Now is the clock next_due and queue.due times are read against.
@@ -67,6 +95,7 @@ func (c LoopConfig) withDefaults() LoopConfig {
 	c.Limit = cmp.Or(c.Limit, LimitDefault)
 	c.MaxSleep = cmp.Or(c.MaxSleep, MaxSleepDefault)
 	c.RetryDelay = cmp.Or(c.RetryDelay, RetryDelayDefault)
+	c.CallTimeout = cmp.Or(c.CallTimeout, CallTimeoutDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now
@@ -83,7 +112,39 @@ func (c LoopConfig) validate() error {
 	case c.RetryDelay < 0:
 		return fmt.Errorf("promoter: loop retry delay %v is negative", c.RetryDelay)
 	}
+	return checkCallTimeout("loop", c.CallTimeout)
+}
+
+// checkCallTimeout refuses a call timeout outside minCallTimeout ..
+// maxCallTimeout; 0 (the default) passes. what names the loop.
+func checkCallTimeout(what string, d time.Duration) error {
+	switch {
+	case d < 0:
+		return fmt.Errorf("promoter: %s call timeout %v is negative", what, d)
+	case d > 0 && d < minCallTimeout:
+		return fmt.Errorf("promoter: %s call timeout %v is under %v: core cannot answer that fast, so every call would fail", what, d, minCallTimeout)
+	case d > maxCallTimeout:
+		return fmt.Errorf("promoter: %s call timeout %v is over %v: a lost call would hold due jobs back that long", what, d, maxCallTimeout)
+	}
 	return nil
+}
+
+// timedOut reports whether err is a call's own deadline running out, while
+// the loop's ctx is still live: the call was lost, and the caller already
+// waited for it.
+func timedOut(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout))
+}
+
+// retryDelay is the wait before calling again after err: none after a call
+// that timed out, since it waited CallTimeout already and calls stay one per
+// CallTimeout at most; RetryDelay after a quick refusal (no core answers,
+// Redis down), so that the loop does not spin.
+func retryDelay(ctx context.Context, err error, delay time.Duration) time.Duration {
+	if timedOut(ctx, err) {
+		return 0
+	}
+	return delay
 }
 
 // RunLoop promotes due delayed jobs until ctx ends; returns nil on ctx end.
@@ -94,8 +155,11 @@ func (c LoopConfig) validate() error {
 // Otherwise it sleeps until the reply's next_due (unix ms by Now), at least
 // 1ms and at most MaxSleep, or until an announced job is due earlier. A
 // failed call is logged and retried after RetryDelay: the loop outlives core
-// restarts. It returns an error only for an invalid config or when it cannot
-// subscribe. It starts no goroutine; the subscription is removed on return.
+// restarts. Each call is bounded by CallTimeout, and one that timed out is
+// retried at once, so a call lost with a dying core delays due jobs by about
+// CallTimeout, not the client's 10s. It returns an error only for an invalid
+// config or when it cannot subscribe. It starts no goroutine; the
+// subscription is removed on return.
 func RunLoop(ctx context.Context, cfg LoopConfig) error {
 	if cfg.Core == nil {
 		panic("promoter: RunLoop needs a Core")
@@ -156,15 +220,16 @@ func (l *loop) run(ctx context.Context) {
 	failures := 0
 	for ctx.Err() == nil {
 		l.until.Store(math.MaxInt64)
-		reply, err := l.cfg.Core.Promote(ctx, l.cfg.Limit)
+		reply, err := l.promote(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			failures++
+			wait := retryDelay(ctx, err, l.cfg.RetryDelay)
 			l.log.WarnContext(ctx, "promote failed; retrying",
-				"err", err, "failures", failures, "retry_in", l.cfg.RetryDelay)
-			if !l.pause(ctx, l.cfg.RetryDelay) {
+				"err", err, "failures", failures, "retry_in", wait)
+			if !l.pause(ctx, wait) {
 				return
 			}
 			continue
@@ -186,6 +251,13 @@ func (l *loop) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// promote makes one promote call, bounded by CallTimeout.
+func (l *loop) promote(ctx context.Context) (*core.MoveReply, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
+	defer cancel()
+	return l.cfg.Core.Promote(ctx, l.cfg.Limit)
 }
 
 // sleep waits until nextDue (0: nothing waits), capped at MaxSleep, or
@@ -228,6 +300,9 @@ func (l *loop) left() time.Duration {
 
 // pause waits d, and reports false when ctx ended first.
 func (l *loop) pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

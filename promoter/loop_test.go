@@ -170,9 +170,16 @@ type runningLoop struct {
 // requires it to return nil.
 func startLoop(t *testing.T, cfg promoter.LoopConfig) *runningLoop {
 	t.Helper()
+	return start(t, func(ctx context.Context) error { return promoter.RunLoop(ctx, cfg) })
+}
+
+// start runs a loop until stop or the end of the test, whose cleanup
+// requires it to return nil.
+func start(t *testing.T, run func(context.Context) error) *runningLoop {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &runningLoop{cancel: cancel, done: make(chan error, 1)}
-	go func() { l.done <- promoter.RunLoop(ctx, cfg) }()
+	go func() { l.done <- run(ctx) }()
 	t.Cleanup(func() {
 		if !l.stopped {
 			require.NoError(t, l.stop(t))

@@ -56,6 +56,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"a negative leave timeout", promoter.NodeConfig{Name: "a", LeaveTimeout: -1}, "leave timeout -1ns is negative"},
 		{"a bad loop limit", promoter.NodeConfig{Name: "a", Loop: promoter.LoopConfig{Limit: -1}}, "loop limit -1"},
 		{"a bad rescue interval", promoter.NodeConfig{Name: "a", Rescue: promoter.RescueConfig{Interval: -1}}, "rescue interval -1ns is negative"},
+		{"a loop call timeout no core can meet", promoter.NodeConfig{Name: "a", Loop: promoter.LoopConfig{CallTimeout: time.Millisecond}}, "loop call timeout 1ms is under 10ms"},
 	} {
 		t.Run("refuses "+tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -31,7 +31,14 @@ type RescueConfig struct {
 	// RescueIntervalDefault (1s).
 	Interval time.Duration
 	// RetryDelay is the wait after a failed call. Default RetryDelayDefault.
+	// A call that timed out is retried at once instead: it has waited
+	// CallTimeout already.
 	RetryDelay time.Duration
+	// CallTimeout bounds each rescue call, as LoopConfig.CallTimeout does
+	// each promote call, so that a call lost with a dying core delays the
+	// rescue of expired leases by about CallTimeout. Between 10ms and 1m.
+	// Default CallTimeoutDefault (1s).
+	CallTimeout time.Duration
 	// Logger gets failures (Warn) and rescues (Info). Default: discard.
 	Logger *slog.Logger
 	// Now is the clock next_due is read against. Default time.Now.
@@ -42,6 +49,7 @@ func (c RescueConfig) withDefaults() RescueConfig {
 	c.Limit = cmp.Or(c.Limit, LimitDefault)
 	c.Interval = cmp.Or(c.Interval, RescueIntervalDefault)
 	c.RetryDelay = cmp.Or(c.RetryDelay, RetryDelayDefault)
+	c.CallTimeout = cmp.Or(c.CallTimeout, CallTimeoutDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now
@@ -58,14 +66,16 @@ func (c RescueConfig) validate() error {
 	case c.RetryDelay < 0:
 		return fmt.Errorf("promoter: rescue retry delay %v is negative", c.RetryDelay)
 	}
-	return nil
+	return checkCallTimeout("rescue", c.CallTimeout)
 }
 
 // RunRescueLoop asks core to rescue jobs whose lease ran out (their worker
 // died or hung past the ttl) until ctx ends; it returns nil then. After each
 // call it waits until the earliest lease still running expires (core's
 // next_due), at least 1ms and at most Interval: leases that workers extend
-// move later, so waking at the old expiry costs one empty call at most.
+// move later, so waking at the old expiry costs one empty call at most. A
+// failed call is retried after RetryDelay, one that timed out (after
+// CallTimeout) at once.
 func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 	if cfg.Core == nil {
 		panic("promoter: RunRescueLoop needs a Core")
@@ -77,13 +87,13 @@ func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 	log := cfg.Logger.With("component", "rescuer")
 	for {
 		wait := cfg.Interval
-		reply, err := cfg.Core.Rescue(ctx, &core.RescueRequest{Limit: cfg.Limit})
+		reply, err := rescue(ctx, cfg)
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			log.WarnContext(ctx, "rescue failed; retrying", "err", err, "retry_in", cfg.RetryDelay)
-			wait = cfg.RetryDelay
+			wait = retryDelay(ctx, err, cfg.RetryDelay)
+			log.WarnContext(ctx, "rescue failed; retrying", "err", err, "retry_in", wait)
 		case reply.Moved >= cfg.Limit:
 			wait = 0 // a full batch: more may be expired already
 		default:
@@ -105,4 +115,11 @@ func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 			}
 		}
 	}
+}
+
+// rescue makes one rescue call, bounded by cfg.CallTimeout.
+func rescue(ctx context.Context, cfg RescueConfig) (*core.MoveReply, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
+	defer cancel()
+	return cfg.Core.Rescue(ctx, &core.RescueRequest{Limit: cfg.Limit})
 }
