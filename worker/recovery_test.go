@@ -144,3 +144,57 @@ func TestAcknowledgementsAreRetriedNotDropped(t *testing.T) {
 	require.Equal(t, int32(1), runs.Load(), "ran once")
 	require.Equal(t, 1, done.Attempts)
 }
+
+// TestALeaseExtensionLostWithItsCoreIsSentAgainInTime: the extension call of
+// a running job reaches a core that never answers (it died with the call).
+// The worker must give up on it and extend through another core before the
+// lease runs out, not after the client's 10 s default.
+func TestALeaseExtensionLostWithItsCoreIsSentAgainInTime(t *testing.T) {
+	cs := newCores(t)
+	a := cs.start(nil)
+	started, finish := make(chan struct{}), make(chan struct{})
+	w := cs.worker(worker.Config{})
+	w.Process("touchy", 1, func(ctx context.Context, job *worker.Job) error {
+		close(started)
+		select {
+		case <-finish:
+			return nil
+		case <-ctx.Done(): // the test failed and stops the worker
+			return ctx.Err()
+		}
+	})
+	run(t, w)
+	client := cs.client()
+	job, err := client.Create(ctx, "touchy", nil, &core.CreateOpts{TTL: 4 * time.Second})
+	require.NoError(t, err)
+	within(t, started, "the handler's start")
+	leased, err := client.Get(ctx, job.ID)
+	require.NoError(t, err)
+
+	a.Close()
+	subj, err := bus.NewSubjects("")
+	require.NoError(t, err)
+	swallowed := make(chan struct{}, 16)
+	hung := bustest.Connect(t, cs.ns.ClientURL())
+	sub, err := hung.QueueSubscribe(subj.Core(bus.MethodBatch), bus.CoreQueueGroup, func(*nats.Msg) {
+		swallowed <- struct{}{}
+	})
+	require.NoError(t, err)
+	require.NoError(t, hung.Flush())
+	within(t, swallowed, "the extension reaching the hung core (half the ttl after the lease)")
+	require.NoError(t, sub.Unsubscribe())
+	cs.start(nil) // core B
+
+	// The lease ends leased.LeaseUntil; the extension must land before it.
+	require.Eventually(t, func() bool {
+		j, err := client.Get(ctx, job.ID)
+		return err == nil && j.LeaseUntil > leased.LeaseUntil
+	}, time.Until(time.UnixMilli(leased.LeaseUntil)), 20*time.Millisecond, "the lease was extended through core B before it ran out")
+	close(finish)
+	waitCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	done, err := client.Await(waitCtx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateComplete, done.State)
+	require.Equal(t, 1, done.Attempts)
+}

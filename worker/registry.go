@@ -166,8 +166,10 @@ func (w *Worker) touch(ctx context.Context, due []*running) {
 	for i, r := range due {
 		ops[i] = core.LeaseOp{Op: core.OpTouch, ID: r.job.ID, Lease: r.job.Lease, Type: r.job.Type}
 	}
+	callCtx, cancel := context.WithTimeout(ctx, touchCallTimeout(due))
+	defer cancel()
 	var reply core.BatchReply
-	if err := w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply); err != nil {
+	if err := w.client.Call(callCtx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply); err != nil {
 		if !errors.Is(err, context.Canceled) {
 			w.log.Warn("lease extension failed; trying again next tick", "jobs", len(ops), "err", err)
 		}
@@ -189,4 +191,19 @@ func (w *Worker) touch(ctx context.Context, due []*running) {
 			due[i].cancel()
 		}
 	}
+}
+
+// touchCallTimeout bounds one extension call. Core answers a touch in
+// milliseconds, so a call that is still out after a quarter of the shortest
+// ttl went to a core that died or stalls: giving up then leaves time for
+// the retry (a tenth of the ttl later, see touch) to reach another core
+// before the lease runs out. Without a bound of its own the call would
+// wait the client's 10 s default, and every running job's extension with
+// it, since one goroutine extends them all.
+func touchCallTimeout(due []*running) time.Duration {
+	shortest := time.Duration(due[0].job.TTL) * time.Millisecond
+	for _, r := range due[1:] {
+		shortest = min(shortest, time.Duration(r.job.TTL)*time.Millisecond)
+	}
+	return min(max(shortest/4, 100*time.Millisecond), ackCallTimeout)
 }
