@@ -172,8 +172,10 @@ var ErrNoHandlers = errors.New("kuebus: worker has no handlers")
 // released at once); (2) wait up to ShutdownTimeout for running handlers;
 // (3) cancel those still running with ErrShutdown and release their jobs,
 // which uses no attempt; (4) send the acknowledgements still pending,
-// retrying those core does not answer for up to ShutdownTimeout. It
-// returns nil after a clean drain.
+// retrying those core does not answer for up to ShutdownTimeout, then give
+// them up (a call in flight included) with one warning line saying how
+// many; their jobs run again when their leases run out. It returns nil
+// after a clean drain.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.started {
