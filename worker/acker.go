@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,7 +190,13 @@ func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, until time.Time
 		if time.Now().Add(wait).After(until) {
 			return fmt.Errorf("after %d tries, the leases ran out: %w", attempt, err)
 		}
-		a.w.log.Warn("acknowledgements not delivered; sending them again", "jobs", len(ops),
+		// One warning per batch, not per try: an outage of a minute would
+		// otherwise log a line every few seconds for every batch.
+		level := slog.LevelDebug
+		if attempt == 1 {
+			level = slog.LevelWarn
+		}
+		a.w.log.Log(ctx, level, "acknowledgements not delivered; sending them again", "jobs", len(ops),
 			"try", attempt, "err", err)
 		t := time.NewTimer(wait)
 		select {

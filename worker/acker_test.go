@@ -79,3 +79,34 @@ func TestAStopWithAcknowledgementsUnansweredEndsWithinItsGrace(t *testing.T) {
 	require.Contains(t, warned[0], "undelivered")
 	require.Contains(t, warned[0], "jobs=1")
 }
+
+// TestAcknowledgementsWithNoCoreLogOneLineEachNotOneATry: with no core at
+// all, an acknowledgement is tried again and again (with backoff) for the
+// stop's grace of 1 s. The log says once that it is being sent again, and
+// once, at the stop, that it was given up: two lines, however many tries.
+func TestAcknowledgementsWithNoCoreLogOneLineEachNotOneATry(t *testing.T) {
+	cs := newCores(t)
+	a := cs.start(nil)
+	var logs logBuffer
+	started, finish := make(chan struct{}), make(chan struct{})
+	w := cs.worker(worker.Config{ShutdownTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	w.Process("ack", 1, func(ctx context.Context, job *worker.Job) error {
+		close(started)
+		<-finish
+		return nil
+	})
+	stop := run(t, w)
+	_, err := cs.client().Create(ctx, "ack", nil, &core.CreateOpts{TTL: time.Minute})
+	require.NoError(t, err)
+	within(t, started, "the handler's start")
+
+	a.Close() // nobody serves core.batch: each try fails at once
+	close(finish)
+	require.Eventually(t, func() bool { return len(logs.lines("sending them again")) > 0 }, 20*time.Second, 10*time.Millisecond)
+	require.NoError(t, stop())
+
+	lines := logs.lines("acknowledgements")
+	require.Len(t, lines, 2, "%q", lines)
+	require.Contains(t, lines[0], "sending them again")
+	require.Contains(t, lines[1], "undelivered")
+}

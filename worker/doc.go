@@ -33,6 +33,7 @@
 //     again with backoff until its leases would have run out: core applies
 //     complete, fail, release and rejoin once per lease token and answers a
 //     repeat with success, so a retry never runs or counts anything twice.
+//     Its first unanswered try logs a warning; later tries log at debug.
 //   - A lease call that gets no answer within LeaseWait plus half a second
 //     went to a core that died; the next call goes out at once and reaches
 //     a live core, so a worker idles at most about that long after its core
