@@ -62,7 +62,7 @@ const (
 )
 
 // errGivenUp ends the delivery of a batch when a stop's grace is over.
-var errGivenUp = errors.New("given up by the stop")
+var errGivenUp = errors.New("worker: ack: given up by the stop")
 
 func newAcker(w *Worker) *acker {
 	return &acker{w: w, in: make(chan ack, 4096), quit: make(chan struct{})}
