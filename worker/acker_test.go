@@ -110,3 +110,37 @@ func TestAcknowledgementsWithNoCoreLogOneLineEachNotOneATry(t *testing.T) {
 	require.Contains(t, lines[0], "sending them again")
 	require.Contains(t, lines[1], "undelivered")
 }
+
+// TestAStopWithHandlersRunningAndNoCoreEndsWithinTwoGraces: the handler
+// runs past the grace of 200 ms while the only thing serving core.batch
+// never answers. Its job is released, and the release is an acknowledgement
+// like the others: retried for one more grace, then given up, with the
+// same one line. (A release call of its own waited 10 s.)
+func TestAStopWithHandlersRunningAndNoCoreEndsWithinTwoGraces(t *testing.T) {
+	cs := newCores(t)
+	a := cs.start(nil)
+	var logs logBuffer
+	started := make(chan struct{})
+	w := cs.worker(worker.Config{ShutdownTimeout: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	w.Process("slow", 1, func(ctx context.Context, job *worker.Job) error {
+		close(started)
+		<-ctx.Done()
+		return context.Cause(ctx)
+	})
+	stop := run(t, w)
+	_, err := cs.client().Create(ctx, "slow", nil, &core.CreateOpts{TTL: time.Minute})
+	require.NoError(t, err)
+	within(t, started, "the handler's start")
+
+	a.Close()
+	cs.hang()
+	began := time.Now()
+	require.ErrorIs(t, stop(), worker.ErrShutdown, "the grace ran out with the handler running")
+	took := time.Since(began)
+	require.Less(t, took, 2*time.Second, "the stop waited for the release call")
+	t.Logf("stopped in %s", took.Round(time.Millisecond))
+
+	undelivered := logs.lines("undelivered")
+	require.Len(t, undelivered, 1, "%q", undelivered)
+	require.Contains(t, undelivered[0], "jobs=1")
+}

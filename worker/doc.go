@@ -40,9 +40,9 @@
 //     dies.
 //   - Run's context ending stops leasing, lets handlers finish within
 //     ShutdownTimeout, then cancels the rest (ErrShutdown) and releases their
-//     jobs, which uses no attempt. Acknowledgements core does not answer
-//     are retried for up to ShutdownTimeout more, then given up, a call in
-//     flight included, with one warning line.
+//     jobs, which uses no attempt. Acknowledgements and releases core does
+//     not answer are retried for up to ShutdownTimeout more, then given up,
+//     a call in flight included, with one warning line.
 //
 // Delivery is at least once: a handler must be idempotent.
 package worker
