@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,6 +281,33 @@ func TestRoutesAuthenticate(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(b.Shutdown)
 	require.Eventually(t, func() bool { return a.NumRoutes() > 0 && b.NumRoutes() > 0 }, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestARouteWithTheWrongCredentialsIsKeptOut: a server that dials with the
+// wrong route password gets no route, while one with the right password,
+// started after it, does. That route is the signal that the wrong one had
+// its chance: no sleep decides when to look.
+func TestARouteWithTheWrongCredentialsIsKeptOut(t *testing.T) {
+	t.Parallel()
+	start := func(routeTo net.Addr, password string) *bus.Embedded {
+		t.Helper()
+		cfg := bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1",
+			RouteUser: "route", RoutePassword: password, Token: "t"}
+		if routeTo != nil {
+			cfg.Routes = []string{"nats-route://" + routeTo.String()}
+		}
+		e, err := bus.StartEmbedded(cfg)
+		require.NoError(t, err)
+		t.Cleanup(e.Shutdown)
+		return e
+	}
+	a := start(nil, "pw")
+	intruder := start(a.ClusterAddr(), "wrong")
+	member := start(a.ClusterAddr(), "pw")
+
+	require.Eventually(t, func() bool { return member.NumRoutes() > 0 }, 10*time.Second, 10*time.Millisecond,
+		"the server with the right password routes")
+	require.Zero(t, intruder.NumRoutes(), "the server with the wrong password has no route")
 }
 
 func TestEachRoleCallsItsMethodsOnly(t *testing.T) {

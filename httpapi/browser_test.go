@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,6 +116,44 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, core.StateInactive, got.State)
 
+	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
+}
+
+// TestDashboardSaysWhenJobsDidNotFitOneReply: three jobs of 400 KB do not
+// fit one core reply, so GET /jobs answers two and Kuebus-Range-Next. The
+// list says more jobs exist and, when asked, reads and shows the rest.
+func TestDashboardSaysWhenJobsDidNotFitOneReply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
+	}
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	data := json.RawMessage(`"` + strings.Repeat("x", 400<<10) + `"`)
+	var ids []int64
+	for range 3 {
+		j, err := e.core.Client.Create(t.Context(), "big", data, nil)
+		require.NoError(t, err)
+		ids = append(ids, j.ID)
+	}
+	browser, exceptions := newBrowser(t)
+	ctx, cancel := context.WithTimeout(browser, waitTimeout)
+	defer cancel()
+	row := func(id int64) chromedp.CSS { return chromedp.CSS(fmt.Sprintf(`#list tr[data-id="%d"]`, id)) }
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/#/jobs/inactive/big"),
+		chromedp.WaitVisible(row(ids[0])),
+		chromedp.WaitVisible(chromedp.CSS(`#more`)),
+	), "the list says more jobs exist")
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#list tbody tr").length`))
+	require.NoError(t, err)
+	require.Equal(t, 2, rows, "the jobs of the first reply")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#show-more`)),
+		chromedp.WaitVisible(row(ids[2])),
+		chromedp.WaitNotPresent(chromedp.CSS(`#more`)),
+	), "asked, the list shows the rest")
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }
 

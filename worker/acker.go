@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -21,17 +23,23 @@ import (
 // A batch that gets no answer (core unavailable, or the call timed out: the
 // core that had it may have died, or may have applied it) is sent again,
 // with backoff, until the last of its leases would have run out; after that
-// rescue takes the jobs back anyway. Sending again is safe because core
+// rescue takes the jobs back anyway. A stop ends the retries when its grace
+// is over, cutting short a call in flight (which may otherwise wait
+// ackCallTimeout per batch still queued), and counts what it gave up for
+// one line in the log. Sending again is safe because core
 // makes complete, fail, release and rejoin idempotent by lease token: an
 // operation already applied answers success and changes nothing. A batch
 // that got an answer is never sent again; a conflict in it stays a conflict.
 type acker struct {
-	w      *Worker
-	in     chan ack
-	quit   chan struct{} // closed by stop: send what is queued, then return
-	giveUp chan struct{} // closed when a stop's time is up: no more retries
-	wg     sync.WaitGroup
-	first  sync.Once
+	w    *Worker
+	in   chan ack
+	quit chan struct{} // closed by stop: send what is queued, then return
+	// giveUp cancels the senders' context when a stop's time is up: no
+	// more tries, and the call in flight ends.
+	giveUp      context.CancelFunc
+	undelivered atomic.Int64 // acknowledgements a stop gave up
+	wg          sync.WaitGroup
+	first       sync.Once
 }
 
 // ack is one handler's outcome on its way to core.
@@ -53,13 +61,18 @@ const (
 	ackCallTimeout = 3 * time.Second
 )
 
+// errGivenUp ends the delivery of a batch when a stop's grace is over.
+var errGivenUp = errors.New("worker: ack: given up by the stop")
+
 func newAcker(w *Worker) *acker {
-	return &acker{w: w, in: make(chan ack, 4096), quit: make(chan struct{}), giveUp: make(chan struct{})}
+	return &acker{w: w, in: make(chan ack, 4096), quit: make(chan struct{})}
 }
 
 func (a *acker) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.giveUp = cancel
 	for range ackSenders {
-		a.wg.Go(a.loop)
+		a.wg.Go(func() { a.loop(ctx) })
 	}
 }
 
@@ -67,9 +80,10 @@ func (a *acker) push(x ack) { a.in <- x }
 
 // stop sends what is still queued, then returns. Batches that core does
 // not answer are retried for at most grace; then they are given up (their
-// jobs come back through rescue).
+// jobs come back through rescue), and one warning line says how many.
 func (a *acker) stop(grace time.Duration) {
 	a.first.Do(func() { close(a.quit) })
+	defer a.giveUp() // releases the context when all was sent in time
 	sent := make(chan struct{})
 	go func() { a.wg.Wait(); close(sent) }() // waited for below, in both cases
 	t := time.NewTimer(grace)
@@ -77,12 +91,16 @@ func (a *acker) stop(grace time.Duration) {
 	select {
 	case <-sent:
 	case <-t.C:
-		close(a.giveUp)
+		a.giveUp()
 		<-sent
+	}
+	if n := a.undelivered.Load(); n > 0 {
+		a.w.log.Warn("stopped with acknowledgements undelivered: core did not answer within the grace period; their jobs run again when their lease runs out",
+			"jobs", n, "grace", grace)
 	}
 }
 
-func (a *acker) loop() {
+func (a *acker) loop(ctx context.Context) {
 	for {
 		var x ack
 		select {
@@ -92,13 +110,13 @@ func (a *acker) loop() {
 			for {
 				select {
 				case x = <-a.in:
-					a.send(a.collect(x))
+					a.send(ctx, a.collect(x))
 				default:
 					return
 				}
 			}
 		}
-		a.send(a.collect(x))
+		a.send(ctx, a.collect(x))
 	}
 }
 
@@ -116,7 +134,7 @@ func (a *acker) collect(x ack) []ack {
 	return batch
 }
 
-func (a *acker) send(batch []ack) {
+func (a *acker) send(ctx context.Context, batch []ack) {
 	ops := make([]core.LeaseOp, len(batch))
 	var until time.Time // the last lease of the batch to run out
 	for i, x := range batch {
@@ -126,7 +144,11 @@ func (a *acker) send(batch []ack) {
 		}
 	}
 	var reply core.BatchReply
-	err := a.deliver(ops, until, &reply)
+	err := a.deliver(ctx, ops, until, &reply)
+	if errors.Is(err, errGivenUp) {
+		a.undelivered.Add(int64(len(ops))) // stop logs them, in one line
+		return
+	}
 	if err != nil {
 		a.w.log.Error("acknowledgements not delivered; their jobs run again when their lease runs out",
 			"jobs", len(ops), "err", err)
@@ -147,27 +169,41 @@ func (a *acker) send(batch []ack) {
 }
 
 // deliver sends a batch until core answers, the lease of every job in it
-// has run out, or a stop gives up.
-func (a *acker) deliver(ops []core.LeaseOp, until time.Time, reply *core.BatchReply) error {
+// has run out, or a stop gives up (ctx ends: errGivenUp).
+func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, until time.Time, reply *core.BatchReply) error {
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), ackCallTimeout)
-		err := a.w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, reply)
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w before try %d", errGivenUp, attempt)
+		}
+		callCtx, cancel := context.WithTimeout(ctx, ackCallTimeout)
+		err := a.w.client.Call(callCtx, bus.MethodBatch, core.BatchRequest{Ops: ops}, reply)
 		cancel()
-		if err == nil || !unanswered(err) {
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("%w during try %d: %w", errGivenUp, attempt, err)
+		case !unanswered(err):
 			return err
 		}
 		wait := backoff(attempt)
 		if time.Now().Add(wait).After(until) {
 			return fmt.Errorf("after %d tries, the leases ran out: %w", attempt, err)
 		}
-		a.w.log.Warn("acknowledgements not delivered; sending them again", "jobs", len(ops),
+		// One warning per batch, not per try: an outage of a minute would
+		// otherwise log a line every few seconds for every batch.
+		level := slog.LevelDebug
+		if attempt == 1 {
+			level = slog.LevelWarn
+		}
+		a.w.log.Log(ctx, level, "acknowledgements not delivered; sending them again", "jobs", len(ops),
 			"try", attempt, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-a.giveUp:
+		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("stopped after %d tries: %w", attempt, err)
+			return fmt.Errorf("%w after %d tries: %w", errGivenUp, attempt, err)
 		}
 	}
 }

@@ -33,13 +33,16 @@
 //     again with backoff until its leases would have run out: core applies
 //     complete, fail, release and rejoin once per lease token and answers a
 //     repeat with success, so a retry never runs or counts anything twice.
+//     Its first unanswered try logs a warning; later tries log at debug.
 //   - A lease call that gets no answer within LeaseWait plus half a second
 //     went to a core that died; the next call goes out at once and reaches
 //     a live core, so a worker idles at most about that long after its core
 //     dies.
 //   - Run's context ending stops leasing, lets handlers finish within
 //     ShutdownTimeout, then cancels the rest (ErrShutdown) and releases their
-//     jobs, which uses no attempt.
+//     jobs, which uses no attempt. Acknowledgements and releases core does
+//     not answer are retried for up to ShutdownTimeout more, then given up,
+//     a call in flight included, with one warning line.
 //
 // Delivery is at least once: a handler must be idempotent.
 package worker

@@ -49,7 +49,7 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 			for i := range jobs {
 				held[i] = &jobs[i]
 			}
-			p.w.releaseNow(held)
+			p.w.giveBack(held)
 			return
 		}
 		p.release(n - len(jobs))

@@ -57,6 +57,26 @@ func (c *cores) worker(cfg worker.Config) *worker.Worker {
 	return w
 }
 
+// hang serves core.batch as a core that hangs (or died after taking the
+// request) does: it takes each request, never answers, and signals on
+// swallowed. Unsubscribe sub to end it.
+func (c *cores) hang() (swallowed <-chan struct{}, sub *nats.Subscription) {
+	c.t.Helper()
+	subj, err := bus.NewSubjects("")
+	require.NoError(c.t, err)
+	ch := make(chan struct{}, 16)
+	hung := bustest.Connect(c.t, c.ns.ClientURL())
+	sub, err = hung.QueueSubscribe(subj.Core(bus.MethodBatch), bus.CoreQueueGroup, func(*nats.Msg) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	require.NoError(c.t, err)
+	require.NoError(c.t, hung.Flush())
+	return ch, sub
+}
+
 // TestWorkerLeasesAgainSoonAfterItsCoreDies: the worker's lease call waits
 // at core A when A dies (its connection closed, nothing drained) while core
 // B serves. The worker must notice and lease from B; the time from A's death
@@ -122,15 +142,7 @@ func TestAcknowledgementsAreRetriedNotDropped(t *testing.T) {
 	within(t, started, "the handler's start")
 
 	a.Close()
-	subj, err := bus.NewSubjects("")
-	require.NoError(t, err)
-	swallowed := make(chan struct{}, 16)
-	hung := bustest.Connect(t, cs.ns.ClientURL())
-	sub, err := hung.QueueSubscribe(subj.Core(bus.MethodBatch), bus.CoreQueueGroup, func(*nats.Msg) {
-		swallowed <- struct{}{}
-	})
-	require.NoError(t, err)
-	require.NoError(t, hung.Flush())
+	swallowed, sub := cs.hang()
 	close(finish)
 	within(t, swallowed, "the acknowledgement reaching the hung core")
 	require.NoError(t, sub.Unsubscribe())

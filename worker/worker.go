@@ -169,11 +169,14 @@ var ErrNoHandlers = errors.New("kuebus: worker has no handlers")
 
 // Run leases and runs jobs until ctx ends, then stops in order: (1) stop
 // leasing (a lease call in flight is let finish, and what it brings is
-// released at once); (2) wait up to ShutdownTimeout for running handlers;
+// released); (2) wait up to ShutdownTimeout for running handlers;
 // (3) cancel those still running with ErrShutdown and release their jobs,
-// which uses no attempt; (4) send the acknowledgements still pending,
-// retrying those core does not answer for up to ShutdownTimeout. It
-// returns nil after a clean drain.
+// which uses no attempt; (4) send the acknowledgements and releases still
+// pending, retrying those core does not answer for up to ShutdownTimeout,
+// then give them up (a call in flight included) with one warning line
+// saying how many; their jobs run again when their leases run out. So a
+// stop takes at most a lease call, plus twice ShutdownTimeout, even with
+// no core answering. It returns nil after a clean drain.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.started {
@@ -207,7 +210,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	} else { // (3)
 		left := w.jobs.releaseAll()
 		cancelJobs(ErrShutdown)
-		w.releaseNow(left)
+		w.giveBack(left)
 		w.log.Warn("grace period over: released the jobs of handlers still running",
 			"jobs", len(left), "grace", w.cfg.ShutdownTimeout)
 	}
@@ -220,27 +223,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// releaseNow gives jobs back to core at once (shutdown, or jobs leased after
-// the stop began). Failures are logged: those jobs come back when their
-// lease runs out.
-func (w *Worker) releaseNow(jobs []*core.Job) {
-	if len(jobs) == 0 {
-		return
-	}
-	ops := make([]core.LeaseOp, len(jobs))
-	for i, j := range jobs {
-		ops[i] = core.LeaseOp{Op: core.OpRelease, ID: j.ID, Lease: j.Lease, Type: j.Type}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var reply core.BatchReply
-	if err := w.client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply); err != nil {
-		w.log.Warn("release failed; the jobs return when their lease runs out", "jobs", len(ops), "err", err)
-		return
-	}
-	for i, r := range reply.Results {
-		if r.Error != nil {
-			w.log.Warn("release refused", "job_id", ops[i].ID, "code", r.Error.Code, "err", r.Error.Message)
-		}
+// giveBack releases jobs (at a shutdown, or leased after the stop began)
+// through the acker, as acknowledgements: batched, sent again while core
+// does not answer, and given up with the others when the stop's grace for
+// them ends, so that a core that does not answer cannot hold the stop.
+// Those given up come back when their lease runs out.
+func (w *Worker) giveBack(jobs []*core.Job) {
+	now := time.Now()
+	for _, j := range jobs {
+		w.acks.push(ack{
+			op:  core.LeaseOp{Op: core.OpRelease, ID: j.ID, Lease: j.Lease, Type: j.Type},
+			job: j,
+			// At most this: a lease extended earlier ends sooner. It only
+			// bounds the retries, which the stop's grace ends first.
+			leaseEnd: now.Add(time.Duration(j.TTL) * time.Millisecond),
+		})
 	}
 }

@@ -221,7 +221,7 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 		return usagef("--to: %d is before --from %d", req.To, req.From)
 	}
 	return cf.withClient(ctx, func(c *core.Client) error {
-		jobs, err := c.Range(ctx, req)
+		jobs, err := rangeWindow(ctx, c, req)
 		if err != nil {
 			return err
 		}
@@ -233,6 +233,30 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// rangeWindow reads the whole window req asks for. Core answers only the
+// jobs that fit one NATS message and says where the rest starts (Next); a
+// user who asked for positions From..To expects all of them, so follow Next
+// until the window is read. Core bounds a window to MaxRangeSize jobs and
+// every page holds at least one, so this ends. Pages are separate reads: a
+// job that moves between them may be listed twice or not at all.
+func rangeWindow(ctx context.Context, c *core.Client, req core.RangeRequest) ([]core.Job, error) {
+	var jobs []core.Job
+	for {
+		page, err := c.RangePage(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, page.Jobs...)
+		if page.Next == 0 || page.Next > req.To {
+			return jobs, nil
+		}
+		if page.Next <= req.From {
+			return nil, fmt.Errorf("job ls: core answered from %d with next %d, which does not go on", req.From, page.Next)
+		}
+		req.From = page.Next
+	}
 }
 
 // priorityName shows Kue's name of a priority, or its number.

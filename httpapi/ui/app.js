@@ -32,6 +32,11 @@ function h(tag, attrs, ...kids) {
 // ---- the API ---------------------------------------------------------------
 
 async function api(method, path, body) {
+  return (await call(method, path, body)).data;
+}
+
+// call is api with the response too, for its headers.
+async function call(method, path, body) {
   const opts = { method, headers: { Accept: "application/json" } };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
@@ -41,7 +46,7 @@ async function api(method, path, body) {
   // The session ran out (or was signed out elsewhere): sign in again. The
   // sign-out form is on the page only with token auth, which has sessions.
   if (res.status === 401 && $("form.signout")) location.assign("/login");
-  if (res.status === 204) return null;
+  if (res.status === 204) return { data: null, res };
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON: reported below */ }
   if (!res.ok) {
@@ -49,7 +54,7 @@ async function api(method, path, body) {
     err.status = res.status;
     throw err;
   }
-  return data;
+  return { data, res };
 }
 
 function toast(msg, isError) {
@@ -111,6 +116,7 @@ function bar(pct, state, big) {
 let stats = null; // the last GET /stats
 let route = null; // the parsed location.hash
 const fresh = new Set(); // ids that changed since the last render: flashed
+const whole = new Set(); // list hashes whose cut pages the user asked to read whole
 
 function defaultOrder(state) {
   // The queue's own order (next to run first) where there is a queue;
@@ -187,18 +193,36 @@ function renderTypes() {
 
 // ---- the job list -----------------------------------------------------------
 
-function loadList(r) {
-  const from = r.page * PAGE_SIZE;
-  const range = `${from}..${from + PAGE_SIZE - 1}/${r.order}`;
-  const path = r.type === "all" && r.state === "all"
+function listPath(r, from, to) {
+  const range = `${from}..${to}/${r.order}`;
+  return r.type === "all" && r.state === "all"
     ? `/jobs/${range}`
     : r.type === "all"
       ? `/jobs/${r.state}/${range}`
       : `/jobs/${encodeURIComponent(r.type)}/${r.state}/${range}`;
-  return api("GET", path);
 }
 
-function renderList(r, jobs) {
+// loadList reads a page of the list: { jobs, next }. Large jobs that do not
+// fit one reply come in part, and Kuebus-Range-Next says where the rest of
+// the page starts (docs/http.md); next is then that position, and the list
+// says more jobs exist. The rest is read only once the user asks for it,
+// as every refresh reads the page again.
+async function loadList(r) {
+  let from = r.page * PAGE_SIZE;
+  const to = from + PAGE_SIZE - 1;
+  const jobs = [];
+  for (;;) {
+    const { data, res } = await call("GET", listPath(r, from, to));
+    jobs.push(...(data || []));
+    const next = parseInt(res.headers.get("Kuebus-Range-Next") || "", 10);
+    if (!(next > from && next <= to)) return { jobs, next: null };
+    if (!whole.has(listHash(r))) return { jobs, next };
+    from = next;
+  }
+}
+
+function renderList(r, list) {
+  const { jobs, next } = list;
   const from = r.page * PAGE_SIZE;
   const total = count(r.state, r.type);
 
@@ -231,12 +255,15 @@ function renderList(r, jobs) {
   const pager = h("div", { class: "pager" },
     h("span", {}, jobs.length ? `${from + 1}–${last} of ${Math.max(total, last)}` : `none of ${total}`),
     h("button", { id: "prev", disabled: r.page === 0, onclick: () => go({ page: r.page - 1 }) }, "‹ Prev"),
-    h("button", { id: "next", disabled: jobs.length < PAGE_SIZE || last >= total, onclick: () => go({ page: r.page + 1 }) }, "Next ›"));
+    h("button", { id: "next", disabled: last >= total || (jobs.length < PAGE_SIZE && next === null), onclick: () => go({ page: r.page + 1 }) }, "Next ›"));
+  const more = next !== null && h("div", { class: "more", id: "more" },
+    "more… the rest of this page did not fit one reply (large jobs).",
+    h("button", { id: "show-more", onclick: () => { whole.add(listHash(r)); render(false); } }, "Show them"));
 
   return h("div", { class: "panel flush" },
     h("div", { class: "toolbar" }, h("span", { class: "title" }, title),
       h("label", {}, "Type", typeSelect), h("label", {}, "Order", orderSelect)),
-    table, pager);
+    table, more, pager);
 }
 
 // ---- one job -------------------------------------------------------------------
