@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -99,7 +100,8 @@ func (p *Priority) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("priority: %v is not an integer", v)
 		}
 		if math.Abs(v) > MaxPriority {
-			return fmt.Errorf("priority: %g is outside ±%d", v, int64(MaxPriority))
+			// The number as sent: %g of the float would say 9.223372036854776e+18.
+			return fmt.Errorf("priority: %s is outside ±%d", bytes.TrimSpace(b), int64(MaxPriority))
 		}
 		*p = Priority(v)
 	default:

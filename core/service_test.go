@@ -378,6 +378,7 @@ func TestBadInputIsInvalidAndStoresNothing(t *testing.T) {
 		{"delay as a string", "create", `{"type":"e","delay":"5s"}`, "delay: expected int64, got JSON string"},
 		{"unknown priority name", "create", `{"type":"e","priority":"urgent"}`, `priority: "urgent" is neither`},
 		{"fractional priority", "create", `{"type":"e","priority":1.5}`, "priority: 1.5 is not an integer"},
+		{"priority past the limit, as sent", "create", `{"type":"e","priority":9223372036854775807}`, "priority: 9223372036854775807 is outside ±9007199254740991"},
 		{"negative attempts", "create", `{"type":"e","max_attempts":-2}`, "max_attempts: -2 is outside"},
 		{"unknown backoff", "create", `{"type":"e","backoff":{"type":"linear","delay":5}}`, `backoff.type: "linear"`},
 		{"negative ttl", "create", `{"type":"e","ttl":-5}`, "ttl: -5 ms"},

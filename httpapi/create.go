@@ -16,7 +16,8 @@ import (
 //   - core.create's flat spec: {"type","data","priority","delay",
 //     "max_attempts","backoff","ttl","remove_on_complete"}.
 //
-// unique_key (kuebus's own, Kue has none) sits at the top in both forms.
+// unique_key and stall_limit (kuebus's own, Kue has neither) sit at the top
+// in both forms.
 // Options in both places at once are refused: one of them would be ignored.
 type jobBody struct {
 	Type      string          `json:"type"`
@@ -30,6 +31,9 @@ type jobBody struct {
 	Backoff          *core.Backoff  `json:"backoff,omitempty"`
 	TTL              *int64         `json:"ttl,omitempty"`
 	RemoveOnComplete *bool          `json:"remove_on_complete,omitempty"`
+
+	// StallLimit is at the top in both forms, as UniqueKey is.
+	StallLimit *int `json:"stall_limit,omitempty"`
 }
 
 // kueOptions are Kue's job options, with Kue's names.
@@ -47,7 +51,7 @@ type kueOptions struct {
 // spec turns the body into core.create's spec. Values are checked by core,
 // which names the field.
 func (b *jobBody) spec() (core.Spec, error) {
-	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey}
+	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit}
 	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil
 	if b.Options == nil {
 		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), deref(b.Delay), deref(b.MaxAttempts)

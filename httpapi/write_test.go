@@ -55,6 +55,15 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, job.ID, again.ID, "the unfinished job holding the key comes back")
 	})
 
+	t.Run("stall_limit sits at the top in both forms", func(t *testing.T) {
+		job := e.create(`{"type":"sms","stall_limit":0,"options":{"attempts":3}}`)
+		require.Zero(t, job.StallLimit, "Kue's form")
+		job = e.create(`{"type":"sms","stall_limit":4,"max_attempts":2}`)
+		require.Equal(t, 4, job.StallLimit, "the flat spec")
+		job = e.create(`{"type":"sms"}`)
+		require.Equal(t, 1, job.StallLimit, "the node's default")
+	})
+
 	t.Run("an array creates all its jobs and answers an array", func(t *testing.T) {
 		var out []struct {
 			Message string
@@ -91,6 +100,7 @@ func TestCreate(t *testing.T) {
 			`[{"type":"never"},{"type":"b c"}]`: `jobs[1].type: "b c" is not a job type: character ' ' at 1 is not one of A-Z a-z 0-9 _ -`,
 			`[{"type":"never"},{"tipe":"b"}]`:   `jobs[1].tipe: unknown field`,
 			`[{"type":"never"},7]`:              `jobs[1].body: expected a JSON object, got JSON number`,
+			`{"type":"never","stall_limit":-1}`: `stall_limit: -1 is outside 0..1000000`,
 		} {
 			msg := e.fails(http.StatusBadRequest, "invalid", "POST", "/job", body)
 			require.Equal(t, want, msg, body)

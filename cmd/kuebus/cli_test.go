@@ -58,6 +58,7 @@ func TestUsage(t *testing.T) {
 			{[]string{"job", "frob"}, `unknown command "job frob"`},
 			{[]string{"help", "frob"}, `unknown command "frob"`},
 			{[]string{"--nats-url", "x", "stats"}, "expected a command before the flag --nats-url"},
+			{[]string{"job", "--nats-url", "x", "ls"}, "job: expected a command before the flag --nats-url"},
 			{[]string{"job", "create"}, "missing argument"},
 			{[]string{"job", "create", "email", "--data", "{broken"}, "--data: not valid JSON"},
 			{[]string{"job", "create", "email", "--priority", "urgent"}, `--priority: "urgent" is neither a priority name`},
@@ -96,6 +97,7 @@ func TestUsage(t *testing.T) {
 			require.Equal(t, 2, r.code, "%q: %s", tc.args, r.stderr)
 			require.Contains(t, r.stderr, tc.want, tc.args)
 			require.True(t, strings.HasPrefix(r.stderr, "kuebus: "), r.stderr)
+			require.NotContains(t, r.stderr, "kuebus: kuebus:", "the prefix once")
 			require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
 			require.Empty(t, r.stdout, tc.args)
 		}

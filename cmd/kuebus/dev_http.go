@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"os"
@@ -59,6 +60,13 @@ func (f *httpFlags) check(listen string) error {
 		}
 		if _, err := os.Stat(file.path); err != nil {
 			return usagef("--%s: %v", file.flag, err)
+		}
+	}
+	if f.tlsCert != "" {
+		// Loaded here too so that a file that is no PEM pair is refused
+		// before NATS and Redis start, not after.
+		if _, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey); err != nil {
+			return usagef("--http-tls-cert, --http-tls-key: %v", err)
 		}
 	}
 	if f.sessionTTL < time.Second {

@@ -129,3 +129,14 @@ func TestDevHTTPFlags(t *testing.T) {
 		require.Equal(t, "kuebus: "+tc.want+"\n", r.stderr)
 	}
 }
+
+// TestDevRefusesFilesThatAreNoTLSPair: files that exist but hold no PEM
+// pair are refused before anything starts (the listen flags keep a
+// regression off the default ports).
+func TestDevRefusesFilesThatAreNoTLSPair(t *testing.T) {
+	t.Parallel()
+	r := kuebus(t, "dev", "--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
+		"--http-tls-cert", "dev.go", "--http-tls-key", "dev.go")
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Equal(t, "kuebus: --http-tls-cert, --http-tls-key: tls: failed to find any PEM data in certificate input\n", r.stderr)
+}

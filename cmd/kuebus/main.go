@@ -129,8 +129,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case cmd == root && name == "help":
 			return runHelp(root, rest[1:], stdout, stderr)
 		case strings.HasPrefix(name, "-"):
-			return fail(stderr, usagef("%s: expected a command before the flag %s (see 'kuebus %s')",
-				orKuebus(cmd), name, strings.TrimSpace("help "+cmd.path())))
+			return fail(stderr, usagef("%sexpected a command before the flag %s (see 'kuebus %s')",
+				pathColon(cmd), name, strings.TrimSpace("help "+cmd.path())))
 		}
 		sub := cmd.find(name)
 		if sub == nil {
@@ -168,11 +168,13 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
 }
 
-func orKuebus(c *command) string {
+// pathColon starts a message about c: "job: " for a subcommand, nothing
+// for the root, whose messages fail already starts with "kuebus: ".
+func pathColon(c *command) string {
 	if p := c.path(); p != "" {
-		return p
+		return p + ": "
 	}
-	return "kuebus"
+	return ""
 }
 
 func runHelp(root *command, args []string, stdout, stderr io.Writer) int {
