@@ -66,7 +66,10 @@ make_secrets() {
       local pw
       pw=$(secret 18)
       users+="${users:+,}$role:$role:$pw"
-      printf 'KUEBUS_NATS_USER=%s\nKUEBUS_NATS_PASSWORD=%s\n' "$role" "$pw" >"$RUN_DIR/$role.env"
+      # The URL of node-a's NATS, so that a client that sources the file
+      # finds the cluster on moved ports too (PORT_BASE).
+      printf 'KUEBUS_NATS_URL=nats://127.0.0.1:%s\nKUEBUS_NATS_USER=%s\nKUEBUS_NATS_PASSWORD=%s\n' \
+        "${PORT_BASE:-4222}" "$role" "$pw" >"$RUN_DIR/$role.env"
     done
     key=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
     {

@@ -52,7 +52,9 @@ type Config struct {
 }
 
 // DefaultMaxWaitingLeases is Config.MaxWaitingLeases' default: far more
-// workers than one core serves in practice, and a few MB of memory at most.
+// workers than one core serves in practice. A waiting lease costs about
+// 12 KB (its goroutine, request and timer: 10,000 of them took a core from
+// 32 to 156 MB), so the default bounds that memory near 125 MB.
 const DefaultMaxWaitingLeases = 10_000
 
 func (c Config) withDefaults() Config {

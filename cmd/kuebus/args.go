@@ -180,3 +180,11 @@ func checkListen(flagName, addr string) error {
 	}
 	return nil
 }
+
+// flagGiven reports whether the command line set the flag named name
+// (as against its default).
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

@@ -52,6 +52,15 @@ func TestDevRefusesAWideListenWithoutAToken(t *testing.T) {
 	require.Equal(t, `kuebus: --nats-listen: "0.0.0.0:0" reaches other machines, and NATS would take any client: give --nats-token (or $KUEBUS_NATS_TOKEN), or --nats-insecure`+"\n", r.stderr)
 }
 
+func TestDevRefusesAnEmptyToken(t *testing.T) {
+	t.Parallel()
+	for _, token := range []string{"--nats-token=", "--nats-token=  "} {
+		r := kuebus(t, "dev", token, "--nats-listen", "127.0.0.1:0", "--http-listen", "", "--data-dir", t.TempDir())
+		require.Equal(t, exitUsage, r.code, r.stderr)
+		require.Equal(t, "kuebus: --nats-token: empty; leave the flag out to run without a token (loopback only)\n", r.stderr)
+	}
+}
+
 func TestCredentialFlagsAreChecked(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
