@@ -27,7 +27,7 @@
 //
 // Every script that changes state can run twice without harm (a client
 // retry after a Redis stall, two leaders for a moment): createJobs skips a
-// job whose hash exists, promote and rescue re-check each candidate, and the
+// job whose id is in its type's jobs index already, promote and rescue re-check each candidate, and the
 // operations that end a lease (complete, fail, release, rejoin) keep
 // "<op>:<lease>" on the job as last_lease, so the same operation with the
 // same token answers success and changes nothing (see scripts_lease.go).

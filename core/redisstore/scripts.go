@@ -191,8 +191,9 @@ return #ARGV - 1
 `, false)
 
 // createJobs stores new jobs of one type, delayed or ready. It is
-// idempotent: a job whose hash exists already is skipped, so a create that
-// runs twice (a client retry after a Redis stall) never enqueues an id twice.
+// idempotent: a job whose id is in the type's jobs index already is
+// skipped, so a create that runs twice (a client retry after a Redis stall,
+// a pipeline sent again after NOSCRIPT) never enqueues an id twice.
 //
 //	KEYS[1..9] fixed      KEYS[9+i] job:<id_i>
 //	ARGV[1] now  ARGV[2] type
@@ -209,24 +210,29 @@ for i = 1, n do
   local jobkey = KEYS[9 + i]
   local holder = false
   if uk ~= '' then holder = redis.call('HGET', K_UNIQUE, uk) end
-  if redis.call('EXISTS', jobkey) == 1 then
-    out[i] = 0 -- stored by an earlier run of this very create
-  elseif holder then
+  if holder and holder ~= id then
     out[i] = tonumber(holder)
+  elseif redis.call('ZADD', K_JOBS, id, id) == 0 then
+    -- stored by an earlier run of this very create: its id is in jobs
+    -- already (and holds its own unique key). The index write doubles as
+    -- the check, so idempotence costs no call of its own.
+    out[i] = 0
   else
     local delay = tonumber(ARGV[a + 3])
-    redis.call('HSET', jobkey, 'id', id, 'type', ARGV[2], 'data', ARGV[a + 1],
+    local fields = {'id', id, 'type', ARGV[2], 'data', ARGV[a + 1],
       'priority', ARGV[a + 2], 'delay', delay, 'max_attempts', ARGV[a + 4], 'attempts', 0,
       'backoff', ARGV[a + 5], 'ttl', ARGV[a + 6], 'roc', ARGV[a + 7], 'unique_key', uk,
       'stall_limit', ARGV[a + 9], 'progress', 0, 'created_at', now, 'updated_at', now,
-      'promote_at', now + delay)
+      'promote_at', now + delay}
+    -- state and the ready member go into the one HSET
     if delay > 0 then
-      redis.call('HSET', jobkey, 'state', 'delayed')
       enter_due(id, now + delay)
+      fields[#fields + 1], fields[#fields + 2] = 'state', 'delayed'
     else
-      enter_ready(jobkey, id, ARGV[a + 2])
+      fields[#fields + 1], fields[#fields + 2] = 'state', 'inactive'
+      fields[#fields + 1], fields[#fields + 2] = 'rmember', ready_member(id, ARGV[a + 2])
     end
-    redis.call('ZADD', K_JOBS, id, id)
+    redis.call('HSET', jobkey, unpack(fields))
     if uk ~= '' then redis.call('HSET', K_UNIQUE, uk, id) end
     out[i] = 0
   end
