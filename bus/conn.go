@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -18,8 +19,8 @@ const DefaultURL = "nats://127.0.0.1:4222"
 // forever with a short wait (a restarted node comes back within a second),
 // and a larger reconnect buffer so that events published during a blip are
 // not dropped. Later options override earlier ones. A call of a Client on
-// the connection that the server refuses (the user's role may not publish
-// there) fails at once with ErrPermissionDenied.
+// a connection of a user that the server refuses (the user's role may not
+// publish there) fails at once with ErrPermissionDenied.
 func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 	base := []Option{
 		nats.Name(name),
@@ -33,6 +34,18 @@ func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: connect to NATS at %s: %w", url, err)
 	}
-	watched.Store(nc, &refusals{})
+	if mayBeRefused(url, nc.Opts) {
+		watched.Store(nc, &refusals{})
+	}
 	return nc, nil
+}
+
+// mayBeRefused reports whether the server can refuse this connection's
+// publishes: only a user (password, nkey or credentials) has a role's
+// permissions; an anonymous connection (an unlocked server) or a token
+// (an admin) may publish anywhere. The refusal watch costs every call a
+// context and two map operations under a lock, so the connections that
+// cannot be refused, as a producer's on an unlocked dev node, go without.
+func mayBeRefused(url string, o nats.Options) bool {
+	return o.User != "" || o.Nkey != "" || o.UserJWT != nil || strings.Contains(url, "@")
 }
