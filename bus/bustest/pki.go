@@ -60,6 +60,19 @@ func NewPKI(t testing.TB) PKI {
 	return p
 }
 
+// Pool returns a certificate pool that trusts the PKI's CA, for a client
+// of a server that serves Cert.
+func (p PKI) Pool(t testing.TB) *x509.CertPool {
+	t.Helper()
+	ca, err := os.ReadFile(p.CA)
+	must(t, err)
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		t.Fatalf("bustest: PKI: %s holds no certificate", p.CA)
+	}
+	return pool
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {

@@ -1,24 +1,15 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core/coretest"
 )
 
@@ -65,7 +56,8 @@ func TestDevServesHTTPS(t *testing.T) {
 		t.Skip("integration test: starts NATS and uses Redis")
 	}
 	t.Parallel()
-	certFile, keyFile, pool := writeTestCert(t)
+	pki := bustest.NewPKI(t)
+	certFile, keyFile, pool := pki.Cert, pki.Key, pki.Pool(t)
 	rdb := coretest.NewRedis(t)
 	dev := startDev(t, "--redis-url", coretest.RedisURL(t), "--redis-prefix", coretest.Prefix(t, rdb),
 		"--nats-listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--http-token", "tok",
@@ -81,34 +73,6 @@ func TestDevServesHTTPS(t *testing.T) {
 	require.NoError(t, err)
 	_ = res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-}
-
-// writeTestCert writes a self-signed certificate for 127.0.0.1 and its key
-// as PEM files, and returns their paths and a pool that trusts it.
-func writeTestCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
-	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }
 
 func TestDevHTTPFlags(t *testing.T) {

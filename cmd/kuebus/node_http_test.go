@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core/coretest"
 )
 
@@ -22,7 +23,8 @@ func TestNodesShareHTTPSessions(t *testing.T) {
 		t.Skip("integration test: starts NATS and core on a real Redis")
 	}
 	t.Parallel()
-	certFile, keyFile, pool := writeTestCert(t)
+	pki := bustest.NewPKI(t)
+	certFile, keyFile, pool := pki.Cert, pki.Key, pki.Pool(t)
 	rdb := coretest.NewRedis(t)
 	key := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32)))
 	common := fmt.Sprintf(`redis_prefix: %s
