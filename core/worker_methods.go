@@ -59,7 +59,7 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 	if err := s.checkLease(req); err != nil {
 		return nil, err
 	}
-	ctx = s.withReplyBy(ctx, req.Wait)
+	replyBy := s.replyBy(req.Wait)
 	max := max(req.Max, 1)
 	var w *waiter
 	full := false
@@ -74,7 +74,7 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 	}
 	var timeout <-chan time.Time
 	for {
-		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL)
+		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL, replyBy)
 		if err == nil && len(jobs) == 0 && full {
 			return nil, bus.Errorf(bus.CodeUnavailable, "wait: %d leases already wait on this core, its limit; "+
 				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
@@ -104,15 +104,15 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 
 // leaseNow leases what is ready. One lease at a time per core: two at once
 // would read the same head of the queue and one would come back short.
-func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64) ([]Job, error) {
-	if s.pastReplyBy(ctx) {
+func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64, replyBy time.Time) ([]Job, error) {
+	if s.past(replyBy) {
 		return []Job{}, nil // the asker has given up: lease nothing for it
 	}
 	token := newToken()
 	s.leaseMu.Lock()
 	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
 	s.leaseMu.Unlock()
-	if len(jobs) > 0 && s.pastReplyBy(ctx) {
+	if len(jobs) > 0 && s.past(replyBy) {
 		// Leased too late for the asker to read the reply: back they go at
 		// once, rather than sit leased to no one until their ttl.
 		s.giveBack(ctx, jobs)
@@ -174,23 +174,21 @@ func (s *Service) giveBack(ctx context.Context, jobs []Job) {
 	}
 }
 
-type replyByKey struct{}
-
-// withReplyBy notes in a waiting lease's context until when its asker reads
-// the reply: the wait plus half of LeaseReplyMargin, measured from now, when
-// the request arrived (the other half is for the way there and back).
-func (s *Service) withReplyBy(ctx context.Context, wait int64) context.Context {
+// replyBy is until when a waiting lease's asker reads the reply: the wait
+// plus half of LeaseReplyMargin, measured from now, when the request
+// arrived (the other half is for the way there and back). Zero for a lease
+// that does not wait: its asker's own timeout is far off.
+func (s *Service) replyBy(wait int64) time.Time {
 	if wait <= 0 {
-		return ctx // no wait: the asker's own timeout is far off
+		return time.Time{}
 	}
-	by := s.cfg.Now().Add(time.Duration(wait)*time.Millisecond + LeaseReplyMargin/2)
-	return context.WithValue(ctx, replyByKey{}, by)
+	return s.cfg.Now().Add(time.Duration(wait)*time.Millisecond + LeaseReplyMargin/2)
 }
 
-// pastReplyBy reports whether a lease's asker has most likely given up.
-func (s *Service) pastReplyBy(ctx context.Context) bool {
-	by, ok := ctx.Value(replyByKey{}).(time.Time)
-	return ok && s.cfg.Now().After(by)
+// past reports whether replyBy (from replyBy) has passed: the lease's asker
+// has most likely given up.
+func (s *Service) past(replyBy time.Time) bool {
+	return !replyBy.IsZero() && s.cfg.Now().After(replyBy)
 }
 
 // newToken makes a lease token: 96 random bits, so a stale worker can never
@@ -278,7 +276,6 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 	}
 }
 
-// batch applies many operations: one store call per kind of operation.
 // checkBatch checks a batch as a whole; each operation is checked on its
 // own (checkOp) and fails on its own.
 func checkBatch(req *BatchRequest) error {
@@ -291,6 +288,7 @@ func checkBatch(req *BatchRequest) error {
 	return nil
 }
 
+// batch applies many operations: one store call per kind of operation.
 func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
 	if err := checkBatch(req); err != nil {
 		return nil, err
