@@ -59,6 +59,9 @@ const (
 	// milliseconds; a call this late went to a core that died or stalls,
 	// and the batch is better sent again (to another core) than waited for.
 	ackCallTimeout = 3 * time.Second
+	// ackCallMin is the shortest a try may be given: below it a healthy
+	// core on a busy machine would miss it too.
+	ackCallMin = 100 * time.Millisecond
 )
 
 // errGivenUp ends the delivery of a batch when a stop's grace is over.
@@ -136,15 +139,18 @@ func (a *acker) collect(x ack) []ack {
 
 func (a *acker) send(ctx context.Context, batch []ack) {
 	ops := make([]core.LeaseOp, len(batch))
-	var until time.Time // the last lease of the batch to run out
+	var first, until time.Time // the first and the last lease of the batch to run out
 	for i, x := range batch {
 		ops[i] = x.op
+		if first.IsZero() || x.leaseEnd.Before(first) {
+			first = x.leaseEnd
+		}
 		if x.leaseEnd.After(until) {
 			until = x.leaseEnd
 		}
 	}
 	var reply core.BatchReply
-	err := a.deliver(ctx, ops, until, &reply)
+	err := a.deliver(ctx, ops, first, until, &reply)
 	if errors.Is(err, errGivenUp) {
 		a.undelivered.Add(int64(len(ops))) // stop logs them, in one line
 		return
@@ -169,13 +175,15 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 }
 
 // deliver sends a batch until core answers, the lease of every job in it
-// has run out, or a stop gives up (ctx ends: errGivenUp).
-func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, until time.Time, reply *core.BatchReply) error {
+// has run out, or a stop gives up (ctx ends: errGivenUp). first is when
+// the first of its leases runs out: each try gives up early enough that
+// the next one, to another core, can still land before it.
+func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, first, until time.Time, reply *core.BatchReply) error {
 	for attempt := 1; ; attempt++ {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w before try %d", errGivenUp, attempt)
 		}
-		callCtx, cancel := context.WithTimeout(ctx, ackCallTimeout)
+		callCtx, cancel := context.WithTimeout(ctx, ackTryTimeout(time.Until(first)))
 		err := a.w.client.Call(callCtx, bus.MethodBatch, core.BatchRequest{Ops: ops}, reply)
 		cancel()
 		switch {
@@ -214,4 +222,13 @@ func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, until time.Time
 func unanswered(err error) bool {
 	return errors.Is(err, bus.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrTimeout)
+}
+
+// ackTryTimeout bounds one try of a call whose first lease runs out in
+// left: half of that, so that a try lost with a dying core leaves time for
+// another before the lease ends (with a 2 s ttl, a 3 s timeout let the
+// rescue hand the finished job to another worker first), within
+// ackCallMin and ackCallTimeout.
+func ackTryTimeout(left time.Duration) time.Duration {
+	return min(max(left/2, ackCallMin), ackCallTimeout)
 }

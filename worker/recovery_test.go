@@ -157,6 +157,46 @@ func TestAcknowledgementsAreRetriedNotDropped(t *testing.T) {
 	require.Equal(t, 1, done.Attempts)
 }
 
+// TestAnAcknowledgementLostWithItsCoreIsSentAgainBeforeTheLeaseEnds: with
+// a short ttl (2 s), the first try of an acknowledgement that reached a core
+// that never answers must give up soon enough for the next try, to another
+// core, to land while the lease holds. A try of a fixed 3 s outlived the
+// lease, the acknowledgement was dropped, and the rescue gave the finished
+// job to another worker (the fault suite's kill-core, 151 jobs run twice).
+func TestAnAcknowledgementLostWithItsCoreIsSentAgainBeforeTheLeaseEnds(t *testing.T) {
+	cs := newCores(t)
+	a := cs.start(nil)
+	started, finish := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	w := cs.worker(worker.Config{})
+	w.Process("short", 1, func(ctx context.Context, job *worker.Job) error {
+		runs.Add(1)
+		close(started)
+		<-finish
+		return nil
+	})
+	run(t, w)
+	client := cs.client()
+	job, err := client.Create(ctx, "short", nil, &core.CreateOpts{TTL: 2 * time.Second})
+	require.NoError(t, err)
+	within(t, started, "the handler's start")
+
+	a.Close()
+	swallowed, sub := cs.hang()
+	close(finish)
+	within(t, swallowed, "the acknowledgement reaching the hung core")
+	require.NoError(t, sub.Unsubscribe())
+	cs.start(nil) // core B
+
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	done, err := client.Await(waitCtx, job.ID)
+	require.NoError(t, err, "the acknowledgement reached core B")
+	require.Equal(t, core.StateComplete, done.State)
+	require.Equal(t, int32(1), runs.Load(), "ran once")
+	require.Equal(t, 1, done.Attempts)
+}
+
 // TestALeaseExtensionLostWithItsCoreIsSentAgainInTime: the extension call of
 // a running job reaches a core that never answers (it died with the call).
 // The worker must give up on it and extend through another core before the

@@ -205,5 +205,5 @@ func touchCallTimeout(due []*running) time.Duration {
 	for _, r := range due[1:] {
 		shortest = min(shortest, time.Duration(r.job.TTL)*time.Millisecond)
 	}
-	return min(max(shortest/4, 100*time.Millisecond), ackCallTimeout)
+	return min(max(shortest/4, ackCallMin), ackCallTimeout)
 }
