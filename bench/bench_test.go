@@ -19,6 +19,7 @@ import (
 	"github.com/kuebus/kuebus/bench"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -133,7 +134,7 @@ func TestRunWithItsOwnCorePrintsEveryFigureAndLeavesNoKey(t *testing.T) {
 }
 
 func TestRunAgainstADeploymentCleansUpByJobType(t *testing.T) {
-	c := coretest.NewCore(t, core.Config{})
+	c := coretest.NewCore(t, service.Config{})
 	untouched := sentinel(t, c.Redis)
 	// The deployment's own promoter moves the delayed jobs.
 	ctx, stop := context.WithCancel(t.Context())

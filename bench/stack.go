@@ -16,6 +16,7 @@ import (
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -42,7 +43,7 @@ type stack struct {
 
 	nats     *bus.Embedded // only with its own core
 	coreConn *nats.Conn
-	svc      *core.Service
+	svc      *service.Service
 	loopConn *nats.Conn
 	stopLoop context.CancelFunc
 	loop     sync.WaitGroup // owns the promote and rescue loops' goroutines
@@ -140,7 +141,7 @@ func (s *stack) startCore(ctx context.Context, cfg Config) error {
 	if s.coreConn, err = s.connect("kuebus-bench-core", s.nats.InProcess()); err != nil {
 		return err
 	}
-	s.svc, err = core.NewService(core.Config{Store: store, Conn: s.coreConn, Subjects: s.subj, Logger: s.log, ShutdownTimeout: stopTimeout})
+	s.svc, err = service.New(service.Config{Store: store, Conn: s.coreConn, Subjects: s.subj, Logger: s.log, ShutdownTimeout: stopTimeout})
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

@@ -1,21 +1,21 @@
-// Package core is the queue itself: the job model (fields, states,
-// priorities, backoff, validation), the RPC service that implements the
-// methods of DESIGN §3 and publishes an event after every committed change,
-// and the Go client producers use.
+// Package core is what a client of the queue needs, and nothing more: the
+// job model (fields, states, priorities, backoff and their validation), the
+// wire request and reply types of every method of DESIGN §3, the error
+// sentinels, and Client, a typed client for every method over NATS.
 //
-// core does not import go-redis: the Service stores through the Store
-// interface, which core/redisstore implements on Redis (key schema and Lua
-// scripts are documented there). So workers and producers can import core
-// without pulling in a Redis client.
+// The RPC service that implements the methods is core/service; the Redis
+// store it runs on is core/redisstore. Neither is imported from here, so a
+// producer or a worker that imports core compiles neither the service nor
+// go-redis.
 //
 // Layout:
 //
-//	job.go      Job, Spec, State, Priority, Backoff and their validation
-//	wire.go     request and reply bodies, the event body
-//	service.go  Service: config, lifecycle, event publishing
-//	methods.go  the RPC methods
-//	client.go   Client: the producer API over NATS
-//	store.go    Store: what the service needs of storage
+//	job.go       Job, Spec, State, Priority, Backoff and their validation
+//	jsoncheck.go CheckJSON: the checks of job data and results as JSON
+//	wire.go      request and reply bodies, the event body, wire limits
+//	lease.go     what a worker sends and gets: lease, batch and lease ops
+//	errors.go    the sentinels and the errors both sides word alike
+//	client.go    Client: every method as a Go call over NATS
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

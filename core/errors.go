@@ -18,10 +18,8 @@ var (
 	ErrInternal = bus.ErrInternal
 )
 
-// errStopping answers a call that arrives while core stops.
-var errStopping = bus.Errorf(bus.CodeUnavailable, "core is stopping")
-
-func invalid(field, format string, args ...any) error {
+// Invalidf is the invalid error of a request field, worded "field: why".
+func Invalidf(field, format string, args ...any) error {
 	return bus.Errorf(bus.CodeInvalid, field+": "+format, args...)
 }
 

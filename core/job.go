@@ -150,10 +150,10 @@ func (b *Backoff) After(attempts int) int64 {
 
 func (b *Backoff) validate() error {
 	if b.Type != BackoffFixed && b.Type != BackoffExponential {
-		return invalid("backoff.type", "%q is not fixed or exponential", b.Type)
+		return Invalidf("backoff.type", "%q is not fixed or exponential", b.Type)
 	}
 	if b.Delay < 0 || b.Delay > MaxDelay {
-		return invalid("backoff.delay", "%d ms is outside 0..%d", b.Delay, int64(MaxDelay))
+		return Invalidf("backoff.delay", "%d ms is outside 0..%d", b.Delay, int64(MaxDelay))
 	}
 	return nil
 }
@@ -193,22 +193,22 @@ type Spec struct {
 // error that names the first bad one. maxData limits len(Data).
 func (s *Spec) Normalize(maxData int) error {
 	if err := bus.ValidToken(s.Type); err != nil {
-		return invalid("type", "%q is not a job type: %v", s.Type, err)
+		return Invalidf("type", "%q is not a job type: %v", s.Type, err)
 	}
 	if len(s.Data) > maxData {
-		return invalid("data", "%d bytes is over the limit of %d", len(s.Data), maxData)
+		return Invalidf("data", "%d bytes is over the limit of %d", len(s.Data), maxData)
 	}
-	if err := checkJSON("data", s.Data); err != nil {
+	if err := CheckJSON("data", s.Data); err != nil {
 		return err
 	}
 	if err := s.Priority.check(); err != nil {
-		return invalid("priority", "%v", err)
+		return Invalidf("priority", "%v", err)
 	}
 	if s.Delay < 0 || s.Delay > MaxDelay {
-		return invalid("delay", "%d ms is outside 0..%d", s.Delay, int64(MaxDelay))
+		return Invalidf("delay", "%d ms is outside 0..%d", s.Delay, int64(MaxDelay))
 	}
 	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttempts {
-		return invalid("max_attempts", "%d is outside 0..%d (0 means the default, 1)", s.MaxAttempts, MaxAttempts)
+		return Invalidf("max_attempts", "%d is outside 0..%d (0 means the default, 1)", s.MaxAttempts, MaxAttempts)
 	}
 	if s.MaxAttempts == 0 {
 		s.MaxAttempts = 1
@@ -219,16 +219,16 @@ func (s *Spec) Normalize(maxData int) error {
 		}
 	}
 	if s.TTL < 0 || s.TTL > MaxDelay {
-		return invalid("ttl", "%d ms is outside 0..%d (0 means the default, %d)", s.TTL, int64(MaxDelay), DefaultTTL)
+		return Invalidf("ttl", "%d ms is outside 0..%d (0 means the default, %d)", s.TTL, int64(MaxDelay), DefaultTTL)
 	}
 	if s.TTL == 0 {
 		s.TTL = DefaultTTL
 	}
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
-		return invalid("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)
+		return Invalidf("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)
 	}
 	if s.StallLimit != nil && (*s.StallLimit < 0 || *s.StallLimit > MaxStallLimit) {
-		return invalid("stall_limit", "%d is outside 0..%d", *s.StallLimit, MaxStallLimit)
+		return Invalidf("stall_limit", "%d is outside 0..%d", *s.StallLimit, MaxStallLimit)
 	}
 	return nil
 }

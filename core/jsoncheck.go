@@ -11,9 +11,9 @@ import (
 // invalid UTF-8, lone UTF-16 surrogates (\ud800) and numbers that no reader
 // can hold (1e999999) would be stored and handed to every reader, whose own
 // decoder may then refuse the whole job. The message names field and byte.
-func checkJSON(field string, raw []byte) error {
+func CheckJSON(field string, raw []byte) error {
 	if !utf8.Valid(raw) {
-		return invalid(field, "not valid UTF-8 (at byte %d)", invalidUTF8At(raw))
+		return Invalidf(field, "not valid UTF-8 (at byte %d)", invalidUTF8At(raw))
 	}
 	for i := 0; i < len(raw); {
 		switch c := raw[i]; {
@@ -29,7 +29,7 @@ func checkJSON(field string, raw []byte) error {
 				end++
 			}
 			if mayOverflow(raw[i:end]) && !fitsFloat64(raw[i:end]) {
-				return invalid(field, "the number %.40s (at byte %d) does not fit a 64-bit float", raw[i:end], i)
+				return Invalidf(field, "the number %.40s (at byte %d) does not fit a 64-bit float", raw[i:end], i)
 			}
 			i = end
 		default:
@@ -61,7 +61,7 @@ func checkString(field string, raw []byte, start int) (int, error) {
 			i++
 		}
 	}
-	return 0, invalid(field, "a string that opens at byte %d never closes", start)
+	return 0, Invalidf(field, "a string that opens at byte %d never closes", start)
 }
 
 // checkEscape checks the \u escape at raw[i] and returns its length: 6, or
@@ -70,9 +70,9 @@ func checkEscape(field string, raw []byte, i int) (int, error) {
 	r, ok := hex4(raw, i+2)
 	switch {
 	case !ok:
-		return 0, invalid(field, "a broken \\u escape at byte %d", i)
+		return 0, Invalidf(field, "a broken \\u escape at byte %d", i)
 	case r >= 0xDC00 && r <= 0xDFFF:
-		return 0, invalid(field, "\\u%04x at byte %d is a lone UTF-16 surrogate, not a character", r, i)
+		return 0, Invalidf(field, "\\u%04x at byte %d is a lone UTF-16 surrogate, not a character", r, i)
 	case r < 0xD800 || r > 0xDBFF:
 		return 6, nil
 	}
@@ -81,7 +81,7 @@ func checkEscape(field string, raw []byte, i int) (int, error) {
 			return 12, nil
 		}
 	}
-	return 0, invalid(field, "\\u%04x at byte %d is a lone UTF-16 surrogate, not a character", r, i)
+	return 0, Invalidf(field, "\\u%04x at byte %d is a lone UTF-16 surrogate, not a character", r, i)
 }
 
 func hex4(raw []byte, at int) (rune, bool) {

@@ -17,7 +17,7 @@ func BenchmarkCheckJSON(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			for b.Loop() {
-				if err := checkJSON("data", c.data); err != nil {
+				if err := CheckJSON("data", c.data); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -113,19 +113,3 @@ type RescueRequest struct {
 	// fails. Default: the core's configured limit (1).
 	StallLimit int `json:"stall_limit,omitempty"`
 }
-
-// Applied is what a Store reports for one lease operation.
-type Applied struct {
-	Job *Job // after the operation; nil when it failed
-	// Err is nil, or a coded error: not_found, conflict (the lease is not
-	// the job's current one).
-	Err error
-	// Removed is set when a completed job was deleted (remove_on_complete).
-	Removed bool
-	// Repeated is set when this very operation had been applied before with
-	// the same lease (a retried acknowledgement): it succeeds and nothing
-	// changed. Its event is published again, marked repeated: the first
-	// attempt may have been applied by a script that ran on after core had
-	// given up waiting for Redis, and then nobody published it.
-	Repeated bool
-}

@@ -137,14 +137,14 @@ func ParseIDsCursor(s string) (IDsCursor, error) {
 	}
 	t, pos, ok := strings.Cut(s, ":")
 	if !ok {
-		return IDsCursor{}, invalid("cursor", "%q is not a cursor from an ids reply", s)
+		return IDsCursor{}, Invalidf("cursor", "%q is not a cursor from an ids reply", s)
 	}
 	if err := bus.ValidToken(t); err != nil {
-		return IDsCursor{}, invalid("cursor", "%q is not a cursor from an ids reply: %v", s, err)
+		return IDsCursor{}, Invalidf("cursor", "%q is not a cursor from an ids reply: %v", s, err)
 	}
 	n, err := strconv.ParseInt(pos, 10, 64)
 	if err != nil || n < 0 {
-		return IDsCursor{}, invalid("cursor", "%q is not a cursor from an ids reply", s)
+		return IDsCursor{}, Invalidf("cursor", "%q is not a cursor from an ids reply", s)
 	}
 	return IDsCursor{Type: t, Position: n}, nil
 }
@@ -252,3 +252,6 @@ type Event struct {
 	DueAt  int64  `json:"due_at,omitempty"`
 	Leader string `json:"leader,omitempty"`
 }
+
+// MaxMoveLimit bounds promote's and rescue's limit.
+const MaxMoveLimit = 100_000

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
 )
 
@@ -19,7 +20,7 @@ func TestPopAndFinish(t *testing.T) {
 	t.Parallel()
 	waiting := make(chan []string, 16)
 	e := newEnv(t, httpapi.Config{MaxPopWait: 20 * time.Second},
-		core.Config{OnLeaseWait: func(types []string) { waiting <- types }})
+		service.Config{OnLeaseWait: func(types []string) { waiting <- types }})
 
 	pop := func(query string) core.Job {
 		t.Helper()

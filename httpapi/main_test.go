@@ -18,6 +18,7 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
 )
 
@@ -44,9 +45,9 @@ type env struct {
 
 // newEnv starts a core and an HTTP server with cfg (Conn is filled in).
 // coreCfg may set core's test hooks.
-func newEnv(t *testing.T, cfg httpapi.Config, coreCfg ...core.Config) *env {
+func newEnv(t *testing.T, cfg httpapi.Config, coreCfg ...service.Config) *env {
 	t.Helper()
-	var cc core.Config
+	var cc service.Config
 	if len(coreCfg) > 0 {
 		cc = coreCfg[0]
 	}
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, cfg httpapi.Config, coreCfg ...core.Config) *env {
 
 // newEnvWith is newEnv for a config that needs the running core. Each of
 // setup runs on the server before it serves (to set its clock, say).
-func newEnvWith(t *testing.T, cc core.Config, config func(*coretest.Core) httpapi.Config, setup ...func(*httpapi.Server)) *env {
+func newEnvWith(t *testing.T, cc service.Config, config func(*coretest.Core) httpapi.Config, setup ...func(*httpapi.Server)) *env {
 	t.Helper()
 	c := coretest.NewCore(t, cc)
 	cfg := config(c)

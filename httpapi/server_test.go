@@ -11,8 +11,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
-	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
 )
 
@@ -21,7 +21,7 @@ import (
 // clean stop must end them.
 func TestServeStopsWithOpenStreams(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, core.Config{})
+	c := coretest.NewCore(t, service.Config{})
 	srv, err := httpapi.New(httpapi.Config{Conn: bustest.Connect(t, c.NATS.ClientURL()), ShutdownTimeout: waitTimeout})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
 )
 
@@ -40,7 +40,7 @@ func (c *fakeClock) advance(d time.Duration) {
 // newClockedEnv is newEnv with the server's clock set to clk.
 func newClockedEnv(t *testing.T, cfg httpapi.Config, clk *fakeClock) *env {
 	t.Helper()
-	return newEnvWith(t, core.Config{}, func(*coretest.Core) httpapi.Config { return cfg },
+	return newEnvWith(t, service.Config{}, func(*coretest.Core) httpapi.Config { return cfg },
 		func(s *httpapi.Server) { httpapi.SetClock(s, clk.now) })
 }
 

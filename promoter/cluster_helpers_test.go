@@ -18,6 +18,7 @@ import (
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -42,7 +43,7 @@ type clusterNode struct {
 	name   string
 	nats   *bus.Embedded
 	conn   *nats.Conn // the core's own connection, for publish barriers
-	svc    *core.Service
+	svc    *service.Service
 	node   *promoter.Node
 	client *core.Client // a client over TCP to this node's NATS server
 	moved  atomic.Int64 // jobs this node's loops moved while it led
@@ -92,7 +93,7 @@ func (c *cluster) add(name string, o nodeOpts) *clusterNode {
 	require.NoError(t, err)
 	n := &clusterNode{name: name, nats: ns, terms: make(chan termEvent, 100), done: make(chan error, 1)}
 	n.conn = bustest.ConnectInProcess(t, ns)
-	n.svc, err = core.NewService(core.Config{Store: store, Conn: n.conn})
+	n.svc, err = service.New(service.Config{Store: store, Conn: n.conn})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.svc.Stop(context.Background()) })
 	n.client, err = core.NewClient(bustest.Connect(t, ns.ClientURL()), nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -26,7 +27,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("promotes a delayed job on time, sleeping rather than spinning meanwhile", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, core.Config{})
+		c := coretest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		rec := newRecorder()
 		startLoop(t, promoter.LoopConfig{Core: c.Client, OnPromote: rec.hook})
@@ -43,7 +44,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("wakes early when core announces a job due before the end of its sleep", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, core.Config{})
+		c := coretest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		rec := newRecorder()
 		startLoop(t, promoter.LoopConfig{Core: c.Client, MaxSleep: time.Minute, OnPromote: rec.hook})
@@ -63,7 +64,7 @@ func TestRunLoop(t *testing.T) {
 	t.Run("calls again at once while a call moves a full batch", func(t *testing.T) {
 		t.Parallel()
 		clock := coretest.NewClock(time.Now())
-		c := coretest.NewCore(t, core.Config{Now: clock.Now})
+		c := coretest.NewCore(t, service.Config{Now: clock.Now})
 		specs := make([]core.Spec, 250)
 		for i := range specs {
 			specs[i] = core.Spec{Type: "report", Delay: 1}
@@ -91,7 +92,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("returns nil promptly when its context ends", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, core.Config{})
+		c := coretest.NewCore(t, service.Config{})
 		rec := newRecorder()
 		l := startLoop(t, promoter.LoopConfig{Core: c.Client, MaxSleep: time.Minute, OnPromote: rec.hook})
 		waitFor(t, rec.replies, "the first promote call")
@@ -103,7 +104,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("keeps retrying while core is down and promotes again through a new core", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, core.Config{})
+		c := coretest.NewCore(t, service.Config{})
 		warns := make(chan slog.Record, 100)
 		rec := newRecorder()
 		l := startLoop(t, promoter.LoopConfig{
@@ -126,7 +127,7 @@ func TestRunLoop(t *testing.T) {
 		default:
 		}
 
-		svc, err := core.NewService(core.Config{Store: c.Store, Conn: c.NATS.Conn})
+		svc, err := service.New(service.Config{Store: c.Store, Conn: c.NATS.Conn})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 		promoted := watchPromotions(t, c, "email")

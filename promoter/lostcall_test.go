@@ -13,6 +13,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -39,7 +40,7 @@ func TestLostCalls(t *testing.T) {
 
 	t.Run("a promote call lost with a dying core is made again after the call timeout", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, core.Config{})
+		c := coretest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		job, err := c.Client.Create(t.Context(), "email", nil, &core.CreateOpts{Delay: time.Millisecond})
 		require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestLostCalls(t *testing.T) {
 		startLoop(t, promoter.LoopConfig{Core: c.Client, RetryDelay: 10 * time.Millisecond})
 		waitFor(t, hole.calls, "the promote call the dying core took")
 
-		restartCore(t, c, core.Config{})
+		restartCore(t, c, service.Config{})
 		hole.close(t)
 		got := waitFor(t, promoted, "the job's promotion event")
 		require.Equal(t, job.ID, got.ev.ID)
@@ -58,7 +59,7 @@ func TestLostCalls(t *testing.T) {
 	t.Run("a rescue call lost with a dying core is made again after the call timeout", func(t *testing.T) {
 		t.Parallel()
 		clock := coretest.NewClock(time.Now())
-		c := coretest.NewCore(t, core.Config{Now: clock.Now})
+		c := coretest.NewCore(t, service.Config{Now: clock.Now})
 		stalled := watchEvents(t, c, bus.EventStalled, "scan")
 		job, err := c.Client.Create(t.Context(), "scan", nil, nil)
 		require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestLostCalls(t *testing.T) {
 		startRescueLoop(t, promoter.RescueConfig{Core: c.Client, RetryDelay: 10 * time.Millisecond, Now: clock.Now})
 		waitFor(t, hole.calls, "the rescue call the dying core took")
 
-		restartCore(t, c, core.Config{Now: clock.Now})
+		restartCore(t, c, service.Config{Now: clock.Now})
 		hole.close(t)
 		got := waitFor(t, stalled, "the job's stalled event")
 		require.Equal(t, job.ID, got.ID)
@@ -83,7 +84,7 @@ func TestLostCalls(t *testing.T) {
 
 	t.Run("the promote loop keeps promoting while a black hole beside core swallows calls", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, core.Config{})
+		c := coretest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		hole := newBlackHole(t, c, bus.MethodPromote)
 		warns := make(chan slog.Record, 1000)
@@ -109,7 +110,7 @@ func TestLostCalls(t *testing.T) {
 	t.Run("the rescue loop keeps rescuing while a black hole beside core swallows calls", func(t *testing.T) {
 		t.Parallel()
 		clock := coretest.NewClock(time.Now())
-		c := coretest.NewCore(t, core.Config{Now: clock.Now})
+		c := coretest.NewCore(t, service.Config{Now: clock.Now})
 		stalled := watchEvents(t, c, bus.EventStalled, "")
 		hole := newBlackHole(t, c, bus.MethodRescue)
 		startRescueLoop(t, promoter.RescueConfig{
@@ -201,10 +202,10 @@ func (h *blackHole) close(t *testing.T) {
 
 // restartCore starts a new core service on c's store and NATS server, the
 // one that answers after the first died; cfg may set its clock.
-func restartCore(t *testing.T, c *coretest.Core, cfg core.Config) {
+func restartCore(t *testing.T, c *coretest.Core, cfg service.Config) {
 	t.Helper()
 	cfg.Store, cfg.Conn = c.Store, c.NATS.Conn
-	svc, err := core.NewService(cfg)
+	svc, err := service.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 	"github.com/kuebus/kuebus/worker"
 )
@@ -22,7 +23,7 @@ var ctx = context.Background()
 func stack(t *testing.T) *coretest.Core {
 	t.Helper()
 	t.Parallel()
-	c := coretest.NewCore(t, core.Config{})
+	c := coretest.NewCore(t, service.Config{})
 	loopCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

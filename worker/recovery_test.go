@@ -13,6 +13,7 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/worker"
 )
 
@@ -23,7 +24,7 @@ import (
 type cores struct {
 	t     *testing.T
 	ns    *bustest.Server
-	store core.Store
+	store service.Store
 }
 
 func newCores(t *testing.T) *cores {
@@ -36,7 +37,7 @@ func newCores(t *testing.T) *cores {
 func (c *cores) start(onWait func([]string)) *nats.Conn {
 	c.t.Helper()
 	nc := bustest.Connect(c.t, c.ns.ClientURL())
-	svc, err := core.NewService(core.Config{Store: c.store, Conn: nc, OnLeaseWait: onWait})
+	svc, err := service.New(service.Config{Store: c.store, Conn: nc, OnLeaseWait: onWait})
 	require.NoError(c.t, err)
 	c.t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	return nc

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // TestJobLsListsTheWholeWindowOfLargeJobs: three jobs of 400 KB do not fit
@@ -20,7 +21,7 @@ func TestJobLsListsTheWholeWindowOfLargeJobs(t *testing.T) {
 		t.Skip("integration test: starts NATS and uses Redis")
 	}
 	t.Parallel()
-	c := coretest.NewCore(t, core.Config{})
+	c := coretest.NewCore(t, service.Config{})
 	data := json.RawMessage(`"` + strings.Repeat("x", 400<<10) + `"`)
 	var want []string
 	for range 4 {

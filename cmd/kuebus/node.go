@@ -17,8 +17,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
-	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -140,7 +140,7 @@ type node struct {
 	connOpts []nats.Option // credentials for external NATS; nil with nats embedded
 	rdb      redis.UniversalClient
 	coreConn *nats.Conn
-	svc      *core.Service
+	svc      *service.Service
 	httpConn *nats.Conn
 	web      nodeHTTP // node_http.go
 	ringConn *nats.Conn
@@ -340,7 +340,7 @@ func (n *node) startCore(ctx context.Context) error {
 	if n.coreConn, err = n.connect("core"); err != nil {
 		return err
 	}
-	n.svc, err = core.NewService(core.Config{
+	n.svc, err = service.New(service.Config{
 		Store:           store,
 		Conn:            n.coreConn,
 		Subjects:        n.subj,

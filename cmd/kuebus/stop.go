@@ -10,13 +10,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/bus"
-	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // lowerParts are what a node runs beneath its promoter and HTTP, stopped
 // once those are stopped.
 type lowerParts struct {
-	svc     *core.Service
+	svc     *service.Service
 	conns   []*nats.Conn // drained in this order
 	rdb     redis.UniversalClient
 	nats    *bus.Embedded // nil with external NATS

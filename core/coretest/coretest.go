@@ -22,6 +22,7 @@ import (
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // redisURL is the Redis the tests of this binary use, set by Main.
@@ -134,7 +135,7 @@ type Core struct {
 	NATS    *bustest.Server
 	Store   *redisstore.Store
 	Redis   *redis.Client
-	Service *core.Service
+	Service *service.Service
 	Client  *core.Client
 }
 
@@ -142,13 +143,13 @@ type Core struct {
 // service, and returns a client connected to them. cfg may set the clock and
 // limits; Store, Conn and Subjects are filled in. Everything stops when the
 // test ends.
-func NewCore(t testing.TB, cfg core.Config) *Core {
+func NewCore(t testing.TB, cfg service.Config) *Core {
 	t.Helper()
 	ns := bustest.NewServer(t)
 	st, rdb := NewStore(t)
 	// Core sits beside its NATS server, as in `kuebus dev`: in process.
 	cfg.Store, cfg.Conn = st, bustest.ConnectInProcess(t, ns.Embedded)
-	svc, err := core.NewService(cfg)
+	svc, err := service.New(cfg)
 	if err != nil {
 		t.Fatalf("coretest: %v", err)
 	}
@@ -160,7 +161,7 @@ func NewCore(t testing.TB, cfg core.Config) *Core {
 	return &Core{NATS: ns, Store: st, Redis: rdb, Service: svc, Client: client}
 }
 
-// Clock is a settable clock for core.Config.Now, safe for concurrent use.
+// Clock is a settable clock for service.Config.Now, safe for concurrent use.
 type Clock struct{ ms atomic.Int64 }
 
 // NewClock returns a clock that reads `at` until moved.
@@ -170,7 +171,7 @@ func NewClock(at time.Time) *Clock {
 	return c
 }
 
-// Now is core.Config.Now.
+// Now is service.Config.Now.
 func (c *Clock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
 
 // Advance moves the clock forward.

@@ -1,4 +1,4 @@
-// Package redisstore is core.Store on Redis, and the only package of kuebus
+// Package redisstore is service.Store on Redis, and the only package of kuebus
 // that imports go-redis.
 //
 // Every state change is one Lua script (scripts.go), whose keys all come in

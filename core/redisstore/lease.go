@@ -8,6 +8,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // Lease hands up to max ready jobs to a worker, best priority first across
@@ -76,12 +77,12 @@ var leaseScripts = map[core.Op]*redis.Script{
 }
 
 // Apply runs lease holders' operations of one kind: one script per job type.
-func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.LeaseOp) ([]core.Applied, error) {
+func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.LeaseOp) ([]service.Applied, error) {
 	sc, ok := leaseScripts[op]
 	if !ok {
 		return nil, bus.Errorf(bus.CodeInvalid, "op: %q is not an operation", op)
 	}
-	out := make([]core.Applied, len(ops))
+	out := make([]service.Applied, len(ops))
 	types, err := s.typesOf(ctx, ops)
 	if err != nil {
 		return nil, err

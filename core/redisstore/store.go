@@ -14,6 +14,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // Config configures a Store.
@@ -27,7 +28,7 @@ type Config struct {
 	MaxLogLines int
 }
 
-// Store is core.Store on Redis.
+// Store is service.Store on Redis.
 type Store struct {
 	rdb         redis.UniversalClient
 	keys        keys
@@ -62,7 +63,7 @@ func (s *Store) reserveIDs(ctx context.Context, n int) (int64, error) {
 	return first, nil
 }
 
-var _ core.Store = (*Store)(nil)
+var _ service.Store = (*Store)(nil)
 
 // New returns a Store. It does not talk to Redis yet, so core can start while
 // Redis is still coming up and answer unavailable meanwhile.

@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // panickyStore panics on Get, as a bug anywhere below a method would.
-type panickyStore struct{ core.Store }
+type panickyStore struct{ service.Store }
 
 func (panickyStore) Get(context.Context, int64) (*core.Job, error) { panic("a bug below get") }
 
@@ -22,7 +23,7 @@ func TestAPanicBelowAMethodDoesNotStopCore(t *testing.T) {
 	t.Parallel()
 	ns := bustest.NewServer(t)
 	st, _ := coretest.NewStore(t)
-	svc, err := core.NewService(core.Config{Store: panickyStore{st}, Conn: bustest.Connect(t, ns.ClientURL())})
+	svc, err := service.New(service.Config{Store: panickyStore{st}, Conn: bustest.Connect(t, ns.ClientURL())})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), nil)

@@ -1,8 +1,11 @@
-package core
+package service
 
 import (
 	"context"
 	"sync"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // createBatcher stores the jobs of concurrent create calls together: what
@@ -12,6 +15,9 @@ import (
 //
 // The specs of a batch are independent: each call gets its own jobs back.
 // Only a failure of Redis itself fails the batch, and then every call in it.
+// errStopping answers a call that arrives while core stops.
+var errStopping = bus.Errorf(bus.CodeUnavailable, "core is stopping")
+
 type createBatcher struct {
 	s    *Service
 	in   chan *createCall
@@ -20,8 +26,8 @@ type createBatcher struct {
 }
 
 type createCall struct {
-	specs    []Spec
-	jobs     []Job
+	specs    []core.Spec
+	jobs     []core.Job
 	existing []bool
 	err      error
 	done     chan struct{}
@@ -43,7 +49,7 @@ func newCreateBatcher(s *Service) *createBatcher {
 }
 
 // create stores specs, alone or with those of concurrent calls.
-func (b *createBatcher) create(ctx context.Context, specs []Spec) ([]Job, []bool, error) {
+func (b *createBatcher) create(ctx context.Context, specs []core.Spec) ([]core.Job, []bool, error) {
 	call := &createCall{specs: specs, done: make(chan struct{})}
 	select {
 	case b.in <- call:
@@ -89,7 +95,7 @@ func (b *createBatcher) loop() {
 }
 
 func (b *createBatcher) store(batch []*createCall) {
-	var specs []Spec
+	var specs []core.Spec
 	if len(batch) == 1 {
 		specs = batch[0].specs
 	} else {

@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // TestRedisDownIsUnavailableAndCoreRecovers stops the Redis under a running
@@ -28,7 +29,7 @@ func TestRedisDownIsUnavailableAndCoreRecovers(t *testing.T) {
 	st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: "outage"})
 	require.NoError(t, err)
 	ns := bustest.NewServer(t)
-	svc, err := core.NewService(core.Config{Store: st, Conn: ns.Conn})
+	svc, err := service.New(service.Config{Store: st, Conn: ns.Conn})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Timeout: 5 * time.Second})

@@ -1,4 +1,4 @@
-package core
+package service
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // Config configures a Service.
@@ -62,7 +63,7 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	c.MaxDataBytes = cmp.Or(c.MaxDataBytes, DefaultMaxDataBytes)
+	c.MaxDataBytes = cmp.Or(c.MaxDataBytes, core.DefaultMaxDataBytes)
 	c.MaxBulk = cmp.Or(c.MaxBulk, 1000)
 	c.MaxLogLineBytes = cmp.Or(c.MaxLogLineBytes, 64<<10)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, 10*time.Second)
@@ -92,11 +93,11 @@ type Service struct {
 	stopErr  error
 }
 
-// NewService registers the service's endpoints on the bus. It serves until
+// New registers the service's endpoints on the bus. It serves until
 // Stop (or the end of Run's context).
-func NewService(cfg Config) (*Service, error) {
+func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Conn == nil {
-		panic("core: NewService needs a Store and a NATS connection")
+		panic("service: New needs a Store and a NATS connection")
 	}
 	cfg = cfg.withDefaults()
 	if cfg.MaxWaitingLeases < 0 {
@@ -164,7 +165,7 @@ func (s *Service) unsubscribe() {
 
 // withNodeDefaults fills what a spec leaves to the node: its stall limit,
 // so that the stored job shows the limit it runs under.
-func (s *Service) withNodeDefaults(sp *Spec) {
+func (s *Service) withNodeDefaults(sp *core.Spec) {
 	if sp.StallLimit == nil {
 		limit := s.cfg.StallLimit
 		sp.StallLimit = &limit
@@ -186,13 +187,13 @@ func (s *Service) dueNow() int64 { return s.cfg.Now().UnixMilli() }
 
 // publish sends one job event; a failure to publish is logged, never undoes
 // the change it reports (the change is committed; events are at most once).
-func (s *Service) publish(event string, job *Job, fill func(*Event)) {
-	ev := Event{Event: event, ID: job.ID, Type: job.Type, At: s.now(), Job: job.ForEvent()}
+func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
+	ev := core.Event{Event: event, ID: job.ID, Type: job.Type, At: s.now(), Job: job.ForEvent()}
 	if fill != nil {
 		fill(&ev)
 	}
 	s.emit(s.subj.Job(event, job.ID, job.Type), &ev)
-	if job.State == StateInactive && s.waits.waiting.Load() > 0 {
+	if job.State == core.StateInactive && s.waits.waiting.Load() > 0 {
 		// A job of ours became ready: wake our own waiting leases now rather
 		// than when the event comes back through NATS (other cores' leases
 		// wake on the event).
@@ -200,7 +201,7 @@ func (s *Service) publish(event string, job *Job, fill func(*Event)) {
 	}
 }
 
-func (s *Service) emit(subject string, ev *Event) {
+func (s *Service) emit(subject string, ev *core.Event) {
 	data, err := bus.Encode(ev)
 	if err == nil {
 		err = s.nc.Publish(subject, data)
@@ -212,5 +213,5 @@ func (s *Service) emit(subject string, ev *Event) {
 
 // announceDue tells a sleeping promoter that a job falls due at `at`.
 func (s *Service) announceDue(at int64) {
-	s.emit(s.subj.Queue(bus.QueueDue), &Event{Event: bus.QueueDue, At: s.now(), DueAt: at})
+	s.emit(s.subj.Queue(bus.QueueDue), &core.Event{Event: bus.QueueDue, At: s.now(), DueAt: at})
 }

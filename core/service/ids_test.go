@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // TestIDsArePagedTypeByType: pages of a given size, type after type, and
@@ -95,7 +96,7 @@ func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(ns.Shutdown)
 	st, _ := coretest.NewStore(t)
-	svc, err := core.NewService(core.Config{Store: st, Conn: bustest.Connect(t, ns.ClientURL())})
+	svc, err := service.New(service.Config{Store: st, Conn: bustest.Connect(t, ns.ClientURL())})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), nil)
@@ -135,7 +136,7 @@ func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 // where to go on, instead of refusing the whole reply.
 func TestARangeOfLargeJobsComesInPartsThatFit(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, core.Config{})
+	c := coretest.NewCore(t, service.Config{})
 	data := json.RawMessage(`"` + strings.Repeat("x", 400<<10) + `"`)
 	var want []int64
 	for range 3 {

@@ -1,6 +1,10 @@
-package core
+package service
 
-import "context"
+import (
+	"context"
+
+	"github.com/kuebus/kuebus/core"
+)
 
 // Store is the queue's persistence: every read and every state change core
 // makes. It is the one wide interface in core, on purpose: core/redisstore is
@@ -13,25 +17,25 @@ import "context"
 type Store interface {
 	// Create stores jobs. For each spec it returns the stored job and whether
 	// it was an existing unfinished job holding the spec's unique key.
-	Create(ctx context.Context, now int64, specs []Spec) ([]Job, []bool, error)
-	Get(ctx context.Context, id int64) (*Job, error)
+	Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error)
+	Get(ctx context.Context, id int64) (*core.Job, error)
 	// Remove deletes a job and its log, returning what it was.
-	Remove(ctx context.Context, id int64) (*Job, error)
+	Remove(ctx context.Context, id int64) (*core.Job, error)
 	Log(ctx context.Context, id int64) ([]string, error)
-	AddLog(ctx context.Context, id int64, line string) (*Job, error)
-	Range(ctx context.Context, req RangeRequest) ([]Job, error)
-	Count(ctx context.Context, state State, jobType string) (int64, error)
+	AddLog(ctx context.Context, id int64, line string) (*core.Job, error)
+	Range(ctx context.Context, req core.RangeRequest) ([]core.Job, error)
+	Count(ctx context.Context, state core.State, jobType string) (int64, error)
 	Types(ctx context.Context) ([]string, error)
 	// IDs returns up to limit ids of a state from a cursor on, and the
 	// cursor to go on from (nil when the listing is done).
-	IDs(ctx context.Context, state State, from IDsCursor, limit int) (ids []int64, next *IDsCursor, err error)
-	Stats(ctx context.Context) (*Stats, error)
+	IDs(ctx context.Context, state core.State, from core.IDsCursor, limit int) (ids []int64, next *core.IDsCursor, err error)
+	Stats(ctx context.Context) (*core.Stats, error)
 	// SetState moves a job by hand; changed is false when it was already there.
-	SetState(ctx context.Context, now, id int64, state State) (job *Job, changed bool, err error)
-	SetPriority(ctx context.Context, now, id int64, p Priority) (*Job, error)
+	SetState(ctx context.Context, now, id int64, state core.State) (job *core.Job, changed bool, err error)
+	SetPriority(ctx context.Context, now, id int64, p core.Priority) (*core.Job, error)
 	// Promote moves up to limit delayed jobs whose time has come to inactive,
 	// returning them and the next due time (0 when none waits).
-	Promote(ctx context.Context, now int64, limit int) (moved []Job, nextDue int64, err error)
+	Promote(ctx context.Context, now int64, limit int) (moved []core.Job, nextDue int64, err error)
 	Ping(ctx context.Context) error
 	LeaseStore
 }
@@ -41,14 +45,30 @@ type LeaseStore interface {
 	// Lease hands up to max ready jobs of the types to a worker under one
 	// token, best priority first across the types, for ttl ms each (0: each
 	// job's own ttl).
-	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]Job, error)
+	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error)
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated; Arg-like fields are set.
-	Apply(ctx context.Context, now int64, op Op, ops []LeaseOp) ([]Applied, error)
+	Apply(ctx context.Context, now int64, op core.Op, ops []core.LeaseOp) ([]Applied, error)
 	// Rescue takes back active jobs whose lease ran out, at most limit; next
 	// is the next expiry. A job within its stall limit (its own, or
 	// stallLimit for a job stored without one) goes back to inactive; past
 	// it, the stall is a failed attempt. Each moved job carries the limit it
 	// was judged by, so Stalls > StallLimit tells a failed attempt.
-	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []Job, next int64, err error)
+	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []core.Job, next int64, err error)
+}
+
+// Applied is what a Store reports for one lease operation.
+type Applied struct {
+	Job *core.Job // after the operation; nil when it failed
+	// Err is nil, or a coded error: not_found, conflict (the lease is not
+	// the job's current one).
+	Err error
+	// Removed is set when a completed job was deleted (remove_on_complete).
+	Removed bool
+	// Repeated is set when this very operation had been applied before with
+	// the same lease (a retried acknowledgement): it succeeds and nothing
+	// changed. Its event is published again, marked repeated: the first
+	// attempt may have been applied by a script that ran on after core had
+	// given up waiting for Redis, and then nobody published it.
+	Repeated bool
 }

@@ -1,4 +1,4 @@
-package core
+package service
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // Fuzz tests of every method's request: decoding (bus.Decode, as the RPC
@@ -91,7 +92,7 @@ func specSeeds(wrap func(string) string) []string {
 }
 
 // specHolds is what an accepted spec promises the store.
-func specHolds(t *testing.T, sp *Spec, maxData int) {
+func specHolds(t *testing.T, sp *core.Spec, maxData int) {
 	t.Helper()
 	require(t, bus.ValidToken(sp.Type) == nil, "type %q", sp.Type)
 	require(t, len(sp.Data) <= maxData, "data of %d bytes", len(sp.Data))
@@ -101,15 +102,15 @@ func specHolds(t *testing.T, sp *Spec, maxData int) {
 		require(t, json.Unmarshal(sp.Data, &v) == nil, "data %q does not decode", sp.Data)
 		require(t, !replacedOnDecode(sp.Data, v), "data %q holds a lone surrogate", sp.Data)
 	}
-	require(t, sp.Delay >= 0 && sp.Delay <= MaxDelay, "delay %d", sp.Delay)
-	require(t, sp.MaxAttempts >= 1 && sp.MaxAttempts <= MaxAttempts, "max_attempts %d", sp.MaxAttempts)
-	require(t, sp.TTL >= 1 && sp.TTL <= MaxDelay, "ttl %d", sp.TTL)
-	require(t, sp.Priority >= -MaxPriority && sp.Priority <= MaxPriority, "priority %d", sp.Priority)
-	require(t, len(sp.UniqueKey) <= MaxUniqueKeyLen, "unique_key of %d bytes", len(sp.UniqueKey))
+	require(t, sp.Delay >= 0 && sp.Delay <= core.MaxDelay, "delay %d", sp.Delay)
+	require(t, sp.MaxAttempts >= 1 && sp.MaxAttempts <= core.MaxAttempts, "max_attempts %d", sp.MaxAttempts)
+	require(t, sp.TTL >= 1 && sp.TTL <= core.MaxDelay, "ttl %d", sp.TTL)
+	require(t, sp.Priority >= -core.MaxPriority && sp.Priority <= core.MaxPriority, "priority %d", sp.Priority)
+	require(t, len(sp.UniqueKey) <= core.MaxUniqueKeyLen, "unique_key of %d bytes", len(sp.UniqueKey))
 	if sp.Backoff != nil {
 		for _, n := range []int{0, 1, 2, 63, 64, 1024, sp.MaxAttempts} {
 			w := sp.Backoff.After(n)
-			require(t, w >= 0 && w <= MaxDelay, "backoff %+v after %d attempts: %d", *sp.Backoff, n, w)
+			require(t, w >= 0 && w <= core.MaxDelay, "backoff %+v after %d attempts: %d", *sp.Backoff, n, w)
 		}
 	}
 	now := time.Now().UnixMilli()
@@ -145,15 +146,15 @@ func replacedOnDecode(raw []byte, v any) bool {
 func FuzzCreate(f *testing.F) {
 	s := fuzzChecks()
 	fuzzRequest(f, specSeeds(func(sp string) string { return sp }),
-		func(sp *Spec) error { return sp.Normalize(s.cfg.MaxDataBytes) },
-		func(t *testing.T, sp *Spec) { specHolds(t, sp, s.cfg.MaxDataBytes) })
+		func(sp *core.Spec) error { return sp.Normalize(s.cfg.MaxDataBytes) },
+		func(t *testing.T, sp *core.Spec) { specHolds(t, sp, s.cfg.MaxDataBytes) })
 }
 
 func FuzzCreateBulk(f *testing.F) {
 	s := fuzzChecks()
 	seeds := specSeeds(func(sp string) string { return `{"jobs":[{"type":"ok"},` + sp + `]}` })
 	seeds = append(seeds, `{"jobs":[]}`, `{"jobs":null}`, `{"jobs":[{}]}`)
-	fuzzRequest(f, seeds, s.checkBulk, func(t *testing.T, req *BulkRequest) {
+	fuzzRequest(f, seeds, s.checkBulk, func(t *testing.T, req *core.BulkRequest) {
 		require(t, len(req.Jobs) >= 1 && len(req.Jobs) <= s.cfg.MaxBulk, "%d jobs", len(req.Jobs))
 		for i := range req.Jobs {
 			specHolds(t, &req.Jobs[i], s.cfg.MaxDataBytes)
@@ -163,15 +164,15 @@ func FuzzCreateBulk(f *testing.F) {
 
 // FuzzIDRequest covers get, exists, remove and log.
 func FuzzIDRequest(f *testing.F) {
-	fuzzRequest(f, edgeSeeds, func(req *IDRequest) error { return checkID(req.ID) },
-		func(t *testing.T, req *IDRequest) { require(t, req.ID > 0, "id %d", req.ID) })
+	fuzzRequest(f, edgeSeeds, func(req *core.IDRequest) error { return checkID(req.ID) },
+		func(t *testing.T, req *core.IDRequest) { require(t, req.ID > 0, "id %d", req.ID) })
 }
 
 func FuzzAddLog(f *testing.F) {
 	s := fuzzChecks()
 	seeds := append([]string{`{"id":1,"line":"hello"}`, "{\"id\":1,\"line\":\"a\xffb\"}", `{"id":1,"line":"\ud800"}`,
 		`{"id":1,"line":"` + strings.Repeat("y", 70000) + `"}`, `{"id":1,"line":7}`}, edgeSeeds...)
-	fuzzRequest(f, seeds, s.checkAddLog, func(t *testing.T, req *AddLogRequest) {
+	fuzzRequest(f, seeds, s.checkAddLog, func(t *testing.T, req *core.AddLogRequest) {
 		require(t, req.ID > 0, "id %d", req.ID)
 		require(t, len(req.Line) <= s.cfg.MaxLogLineBytes, "line of %d bytes", len(req.Line))
 		require(t, utf8.ValidString(req.Line), "line %q is not valid UTF-8", req.Line)
@@ -186,16 +187,16 @@ func FuzzRange(f *testing.F) {
 		`{"from":5,"to":1}`, `{"to":1,"order":"up"}`, `{"to":1,"order":"desc","type":"a","state":"failed"}`,
 		`{"to":1,"type":"a>b"}`, `{"to":1,"state":"done"}`,
 	}, edgeSeeds...)
-	fuzzRequest(f, seeds, checkRange, func(t *testing.T, req *RangeRequest) {
+	fuzzRequest(f, seeds, checkRange, func(t *testing.T, req *core.RangeRequest) {
 		require(t, req.From >= 0 && req.From <= req.To, "from %d to %d", req.From, req.To)
-		require(t, req.To-req.From < MaxRangeSize, "%d..%d is over %d jobs", req.From, req.To, MaxRangeSize)
-		require(t, req.Order == "" || req.Order == OrderAsc || req.Order == OrderDesc, "order %q", req.Order)
+		require(t, req.To-req.From < core.MaxRangeSize, "%d..%d is over %d jobs", req.From, req.To, core.MaxRangeSize)
+		require(t, req.Order == "" || req.Order == core.OrderAsc || req.Order == core.OrderDesc, "order %q", req.Order)
 	})
 }
 
 func FuzzCount(f *testing.F) {
 	seeds := append([]string{`{"state":"inactive","type":"a"}`, `{"state":"x"}`, `{"type":"a b"}`}, edgeSeeds...)
-	fuzzRequest(f, seeds, checkCount, func(t *testing.T, req *CountRequest) {
+	fuzzRequest(f, seeds, checkCount, func(t *testing.T, req *core.CountRequest) {
 		require(t, checkState(req.State, true) == nil && checkType(req.Type) == nil, "%+v", *req)
 	})
 }
@@ -208,20 +209,20 @@ func FuzzIDs(f *testing.F) {
 		`{"state":"inactive","cursor":"a.b:1"}`, `{"state":"inactive","cursor":":1"}`, `{"state":"inactive","cursor":"a:"}`,
 		`{"state":"inactive","cursor":"a:1:2"}`, `{"state":"inactive","cursor":"a:+1"}`,
 	}, edgeSeeds...)
-	fuzzRequest(f, seeds, func(req *IDsRequest) error { _, _, err := checkIDs(req); return err },
-		func(t *testing.T, req *IDsRequest) {
+	fuzzRequest(f, seeds, func(req *core.IDsRequest) error { _, _, err := checkIDs(req); return err },
+		func(t *testing.T, req *core.IDsRequest) {
 			from, limit, _ := checkIDs(req)
-			require(t, limit >= 1 && limit <= MaxIDsLimit, "limit %d", limit)
+			require(t, limit >= 1 && limit <= core.MaxIDsLimit, "limit %d", limit)
 			require(t, from.Position >= 0, "position %d", from.Position)
-			again, err := ParseIDsCursor(from.String())
+			again, err := core.ParseIDsCursor(from.String())
 			require(t, err == nil && again == from, "cursor %q does not round-trip: %+v, %v", req.Cursor, again, err)
 		})
 }
 
 func FuzzSetState(f *testing.F) {
 	seeds := append([]string{`{"id":1,"state":"failed"}`, `{"id":1,"state":"done"}`, `{"id":1}`}, edgeSeeds...)
-	fuzzRequest(f, seeds, checkSetState, func(t *testing.T, req *SetStateRequest) {
-		_, err := ParseState(string(req.State))
+	fuzzRequest(f, seeds, checkSetState, func(t *testing.T, req *core.SetStateRequest) {
+		_, err := core.ParseState(string(req.State))
 		require(t, req.ID > 0 && err == nil, "%+v", *req)
 	})
 }
@@ -230,29 +231,29 @@ func FuzzSetPriority(f *testing.F) {
 	seeds := append([]string{`{"id":1,"priority":"critical"}`, `{"id":1,"priority":9007199254740991}`,
 		`{"id":1,"priority":9007199254740992}`, `{"id":1,"priority":-1e999999}`, `{"id":1,"priority":"-9223372036854775808"}`,
 		`{"id":1,"priority":null}`, `{"id":1}`}, edgeSeeds...)
-	fuzzRequest(f, seeds, checkSetPriority, func(t *testing.T, req *SetPriorityRequest) {
+	fuzzRequest(f, seeds, checkSetPriority, func(t *testing.T, req *core.SetPriorityRequest) {
 		require(t, req.ID > 0 && req.Priority != nil, "%+v", *req)
-		require(t, *req.Priority >= -MaxPriority && *req.Priority <= MaxPriority, "priority %d", *req.Priority)
+		require(t, *req.Priority >= -core.MaxPriority && *req.Priority <= core.MaxPriority, "priority %d", *req.Priority)
 	})
 }
 
 func FuzzPromote(f *testing.F) {
 	seeds := append([]string{`{"limit":0}`, `{"limit":100000}`, `{"limit":100001}`, `{"limit":-1}`,
 		`{"limit":9223372036854775807}`}, edgeSeeds...)
-	fuzzRequest(f, seeds, func(req *LimitRequest) error { _, err := checkLimit(req.Limit); return err },
-		func(t *testing.T, req *LimitRequest) {
+	fuzzRequest(f, seeds, func(req *core.LimitRequest) error { _, err := checkLimit(req.Limit); return err },
+		func(t *testing.T, req *core.LimitRequest) {
 			limit, _ := checkLimit(req.Limit)
-			require(t, limit >= 1 && limit <= MaxMoveLimit, "limit %d", limit)
+			require(t, limit >= 1 && limit <= core.MaxMoveLimit, "limit %d", limit)
 		})
 }
 
 func FuzzRescue(f *testing.F) {
 	seeds := append([]string{`{"limit":10,"stall_limit":2}`, `{"stall_limit":-1}`, `{"stall_limit":9223372036854775807}`,
 		`{"limit":100001}`}, edgeSeeds...)
-	fuzzRequest(f, seeds, func(req *RescueRequest) error { _, err := checkRescue(req); return err },
-		func(t *testing.T, req *RescueRequest) {
+	fuzzRequest(f, seeds, func(req *core.RescueRequest) error { _, err := checkRescue(req); return err },
+		func(t *testing.T, req *core.RescueRequest) {
 			limit, _ := checkRescue(req)
-			require(t, limit >= 1 && limit <= MaxMoveLimit && req.StallLimit >= 0, "%+v", *req)
+			require(t, limit >= 1 && limit <= core.MaxMoveLimit && req.StallLimit >= 0, "%+v", *req)
 		})
 }
 
@@ -264,16 +265,16 @@ func FuzzLease(f *testing.F) {
 		`{"types":["a"],"wait":-1}`, `{"types":["a"],"max":1001}`, `{"types":["a"],"ttl":9223372036854775807}`,
 		`{"types":["a"],"worker":"` + strings.Repeat("w", 257) + `"}`, `{"types":["` + strings.Repeat("a\",\"", 70) + `a"]}`,
 	}, edgeSeeds...)
-	fuzzRequest(f, seeds, s.checkLease, func(t *testing.T, req *LeaseRequest) {
-		require(t, len(req.Types) >= 1 && len(req.Types) <= MaxLeaseTypes, "%d types", len(req.Types))
+	fuzzRequest(f, seeds, s.checkLease, func(t *testing.T, req *core.LeaseRequest) {
+		require(t, len(req.Types) >= 1 && len(req.Types) <= core.MaxLeaseTypes, "%d types", len(req.Types))
 		for _, typ := range req.Types {
 			require(t, bus.ValidToken(typ) == nil, "type %q", typ)
 		}
-		require(t, req.Max >= 0 && req.Max <= MaxLeaseBatch, "max %d", req.Max)
-		require(t, req.Wait >= 0 && req.Wait <= MaxLeaseWait, "wait %d", req.Wait)
+		require(t, req.Max >= 0 && req.Max <= core.MaxLeaseBatch, "max %d", req.Max)
+		require(t, req.Wait >= 0 && req.Wait <= core.MaxLeaseWait, "wait %d", req.Wait)
 		require(t, time.Duration(req.Wait)*time.Millisecond >= 0, "wait %d overflows a Duration", req.Wait)
-		require(t, req.TTL >= 0 && req.TTL <= MaxDelay, "ttl %d", req.TTL)
-		require(t, len(req.Worker) <= MaxWorkerLen, "worker of %d bytes", len(req.Worker))
+		require(t, req.TTL >= 0 && req.TTL <= core.MaxDelay, "ttl %d", req.TTL)
+		require(t, len(req.Worker) <= core.MaxWorkerLen, "worker of %d bytes", len(req.Worker))
 	})
 }
 
@@ -289,22 +290,22 @@ var leaseOpSeeds = []string{
 }
 
 // leaseOpHolds is what an accepted operation of a lease holder promises.
-func leaseOpHolds(t *testing.T, s *Service, op Op, o *LeaseOp) {
+func leaseOpHolds(t *testing.T, s *Service, op core.Op, o *core.LeaseOp) {
 	t.Helper()
 	require(t, o.ID > 0 && o.Lease != "", "%+v", *o)
 	switch op {
-	case OpComplete:
+	case core.OpComplete:
 		require(t, len(o.Result) <= s.cfg.MaxDataBytes, "result of %d bytes", len(o.Result))
 		if len(o.Result) > 0 {
 			var v any
 			require(t, utf8.Valid(o.Result) && json.Unmarshal(o.Result, &v) == nil, "result %q", o.Result)
 		}
-	case OpFail:
+	case core.OpFail:
 		require(t, len(o.Error) <= s.cfg.MaxLogLineBytes && utf8.ValidString(o.Error), "error %q", o.Error)
-	case OpRejoin:
-		require(t, o.Delay >= 0 && o.Delay <= MaxDelay, "delay %d", o.Delay)
-	case OpProgress:
-		p := Percent(*o.Complete, *o.Total)
+	case core.OpRejoin:
+		require(t, o.Delay >= 0 && o.Delay <= core.MaxDelay, "delay %d", o.Delay)
+	case core.OpProgress:
+		p := core.Percent(*o.Complete, *o.Total)
 		require(t, p >= 0 && p <= 100, "%d of %d is %d%%", *o.Complete, *o.Total, p)
 	}
 }
@@ -313,7 +314,7 @@ func leaseOpHolds(t *testing.T, s *Service, op Op, o *LeaseOp) {
 // each as its own method does it.
 func FuzzLeaseOp(f *testing.F) {
 	s := fuzzChecks()
-	ops := []Op{OpComplete, OpFail, OpTouch, OpRelease, OpRejoin, OpProgress}
+	ops := []core.Op{core.OpComplete, core.OpFail, core.OpTouch, core.OpRelease, core.OpRejoin, core.OpProgress}
 	for _, seed := range append(leaseOpSeeds, edgeSeeds...) {
 		for i := range ops {
 			f.Add([]byte(seed), uint8(i))
@@ -321,7 +322,7 @@ func FuzzLeaseOp(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		op := ops[int(which)%len(ops)]
-		var o LeaseOp
+		var o core.LeaseOp
 		if err := bus.Decode(body, &o); err != nil {
 			mustBeInvalid(t, err)
 			return
@@ -344,8 +345,8 @@ func FuzzBatch(f *testing.F) {
 		seeds = append(seeds, `{"ops":[`+strings.Replace(o, `{`, `{"op":"progress",`, 1)+`]}`,
 			`{"ops":[`+strings.Replace(o, `{`, `{"op":"complete",`, 1)+`]}`)
 	}
-	fuzzRequest(f, append(seeds, edgeSeeds...), checkBatch, func(t *testing.T, req *BatchRequest) {
-		require(t, len(req.Ops) >= 1 && len(req.Ops) <= MaxBatch, "%d ops", len(req.Ops))
+	fuzzRequest(f, append(seeds, edgeSeeds...), checkBatch, func(t *testing.T, req *core.BatchRequest) {
+		require(t, len(req.Ops) >= 1 && len(req.Ops) <= core.MaxBatch, "%d ops", len(req.Ops))
 		for i := range req.Ops {
 			o := &req.Ops[i]
 			if err := s.checkOp(o.Op, o); err != nil {
@@ -364,7 +365,7 @@ func FuzzPercent(f *testing.F) {
 		f.Add(p[0], p[1])
 	}
 	f.Fuzz(func(t *testing.T, complete, total int64) {
-		p := Percent(complete, total)
+		p := core.Percent(complete, total)
 		require(t, p >= 0 && p <= 100, "%d of %d is %d", complete, total, p)
 		if complete > 0 && total > 0 && complete < total && complete <= math.MaxInt64/100 {
 			require(t, p == complete*100/total, "%d of %d is %d, not %d", complete, total, p, complete*100/total)
@@ -374,5 +375,5 @@ func FuzzPercent(f *testing.F) {
 
 // FuzzEmpty covers the methods that take no fields: types and stats.
 func FuzzEmpty(f *testing.F) {
-	fuzzRequest(f, edgeSeeds, func(*Empty) error { return nil }, func(*testing.T, *Empty) {})
+	fuzzRequest(f, edgeSeeds, func(*core.Empty) error { return nil }, func(*testing.T, *core.Empty) {})
 }

@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -22,7 +23,7 @@ func newCore(t *testing.T) (*coretest.Core, *coretest.Clock) {
 	t.Helper()
 	t.Parallel()
 	clock := coretest.NewClock(t0)
-	return coretest.NewCore(t, core.Config{Now: clock.Now, MaxDataBytes: 4096}), clock
+	return coretest.NewCore(t, service.Config{Now: clock.Now, MaxDataBytes: 4096}), clock
 }
 
 // events collects the events on a subject pattern, in order.
@@ -441,7 +442,7 @@ func TestDelayedJobsAreDueNoEarlierThanTheirDelayFromTheCall(t *testing.T) {
 	clock := t0.Add(400 * time.Microsecond) // mid-millisecond
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	set := func(at time.Time) { mu.Lock(); clock = at; mu.Unlock() }
-	c := coretest.NewCore(t, core.Config{Now: now})
+	c := coretest.NewCore(t, service.Config{Now: now})
 	callStart := now()
 	job, err := c.Client.Create(ctx, "x", nil, &core.CreateOpts{Delay: 5 * time.Millisecond})
 	require.NoError(t, err)

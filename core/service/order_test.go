@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // TestSameMillisecondDelayedJobsRunInCreationOrder: 20 jobs of one
@@ -49,7 +50,7 @@ func TestALeaseTooLateForItsAskerLeasesNothing(t *testing.T) {
 	t.Parallel()
 	clock := coretest.NewClock(t0)
 	waiting := make(chan struct{}, 4)
-	c := coretest.NewCore(t, core.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
+	c := coretest.NewCore(t, service.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
 	reply := make(chan core.JobsReply, 1)
 	go func() {
 		var r core.JobsReply

@@ -1,4 +1,4 @@
-package core
+package service
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // The RPC methods of DESIGN §3 that are not the worker's: each checks its
@@ -40,18 +41,18 @@ func handle[Req, Resp any](s *Service, method string, fn func(context.Context, *
 
 func checkID(id int64) error {
 	if id <= 0 {
-		return invalid("id", "%d is not a job id (a positive integer)", id)
+		return core.Invalidf("id", "%d is not a job id (a positive integer)", id)
 	}
 	return nil
 }
 
 // checkState accepts a state name, or "" when optional is true.
-func checkState(st State, optional bool) error {
+func checkState(st core.State, optional bool) error {
 	if st == "" && optional {
 		return nil
 	}
-	if _, err := ParseState(string(st)); err != nil {
-		return invalid("state", "%v", err)
+	if _, err := core.ParseState(string(st)); err != nil {
+		return core.Invalidf("state", "%v", err)
 	}
 	return nil
 }
@@ -61,17 +62,17 @@ func checkType(t string) error {
 		return nil
 	}
 	if err := bus.ValidToken(t); err != nil {
-		return invalid("type", "%q is not a job type: %v", t, err)
+		return core.Invalidf("type", "%q is not a job type: %v", t, err)
 	}
 	return nil
 }
 
-func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
+func (s *Service) create(ctx context.Context, sp *core.Spec) (*core.Job, error) {
 	if err := sp.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, err
 	}
 	s.withNodeDefaults(sp)
-	jobs, existing, err := s.creates.create(ctx, []Spec{*sp})
+	jobs, existing, err := s.creates.create(ctx, []core.Spec{*sp})
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +81,12 @@ func (s *Service) create(ctx context.Context, sp *Spec) (*Job, error) {
 }
 
 // checkBulk normalizes every spec of a create_bulk.
-func (s *Service) checkBulk(req *BulkRequest) error {
+func (s *Service) checkBulk(req *core.BulkRequest) error {
 	if len(req.Jobs) == 0 {
-		return invalid("jobs", "no jobs given")
+		return core.Invalidf("jobs", "no jobs given")
 	}
 	if len(req.Jobs) > s.cfg.MaxBulk {
-		return invalid("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
+		return core.Invalidf("jobs", "%d jobs is over the limit of %d per call", len(req.Jobs), s.cfg.MaxBulk)
 	}
 	for i := range req.Jobs {
 		if err := req.Jobs[i].Normalize(s.cfg.MaxDataBytes); err != nil {
@@ -97,7 +98,7 @@ func (s *Service) checkBulk(req *BulkRequest) error {
 	return nil
 }
 
-func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply, error) {
+func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.JobsReply, error) {
 	if err := s.checkBulk(req); err != nil {
 		return nil, err
 	}
@@ -111,31 +112,31 @@ func (s *Service) createBulk(ctx context.Context, req *BulkRequest) (*JobsReply,
 	for i := range jobs {
 		jobs[i].Data = nil
 	}
-	return &JobsReply{Jobs: jobs}, nil
+	return &core.JobsReply{Jobs: jobs}, nil
 }
 
-func (s *Service) get(ctx context.Context, req *IDRequest) (*Job, error) {
+func (s *Service) get(ctx context.Context, req *core.IDRequest) (*core.Job, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
 	return s.store.Get(ctx, req.ID)
 }
 
-func (s *Service) exists(ctx context.Context, req *IDRequest) (*ExistsReply, error) {
+func (s *Service) exists(ctx context.Context, req *core.IDRequest) (*core.ExistsReply, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
 	_, err := s.store.Get(ctx, req.ID)
 	if bus.CodeOf(err) == bus.CodeNotFound {
-		return &ExistsReply{Exists: false}, nil
+		return &core.ExistsReply{Exists: false}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &ExistsReply{Exists: true}, nil
+	return &core.ExistsReply{Exists: true}, nil
 }
 
-func (s *Service) remove(ctx context.Context, req *IDRequest) (*Empty, error) {
+func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Empty, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
@@ -144,10 +145,10 @@ func (s *Service) remove(ctx context.Context, req *IDRequest) (*Empty, error) {
 		return nil, err
 	}
 	s.publish(bus.EventRemove, job, nil)
-	return &Empty{}, nil
+	return &core.Empty{}, nil
 }
 
-func (s *Service) logLines(ctx context.Context, req *IDRequest) (*LogReply, error) {
+func (s *Service) logLines(ctx context.Context, req *core.IDRequest) (*core.LogReply, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
@@ -155,23 +156,23 @@ func (s *Service) logLines(ctx context.Context, req *IDRequest) (*LogReply, erro
 	if err != nil {
 		return nil, err
 	}
-	return &LogReply{Lines: lines}, nil
+	return &core.LogReply{Lines: lines}, nil
 }
 
 // checkAddLog checks an add_log request. The line needs no UTF-8 check:
 // the JSON decoder has already made it valid UTF-8 (invalid bytes and lone
 // surrogates become U+FFFD).
-func (s *Service) checkAddLog(req *AddLogRequest) error {
+func (s *Service) checkAddLog(req *core.AddLogRequest) error {
 	if err := checkID(req.ID); err != nil {
 		return err
 	}
 	if len(req.Line) > s.cfg.MaxLogLineBytes {
-		return invalid("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
+		return core.Invalidf("line", "%d bytes is over the limit of %d", len(req.Line), s.cfg.MaxLogLineBytes)
 	}
 	return nil
 }
 
-func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error) {
+func (s *Service) addLog(ctx context.Context, req *core.AddLogRequest) (*core.Empty, error) {
 	if err := s.checkAddLog(req); err != nil {
 		return nil, err
 	}
@@ -179,14 +180,14 @@ func (s *Service) addLog(ctx context.Context, req *AddLogRequest) (*Empty, error
 	if err != nil {
 		return nil, err
 	}
-	s.publish(bus.EventLog, job, func(ev *Event) { ev.Line = req.Line })
-	return &Empty{}, nil
+	s.publish(bus.EventLog, job, func(ev *core.Event) { ev.Line = req.Line })
+	return &core.Empty{}, nil
 }
 
 // checkRange checks a range request. The size test is written as a
 // difference of two non-negative numbers, To-From, which cannot overflow,
 // where To-From+1 can (to = MaxInt64 made it wrap and pass).
-func checkRange(req *RangeRequest) error {
+func checkRange(req *core.RangeRequest) error {
 	if err := checkState(req.State, true); err != nil {
 		return err
 	}
@@ -195,19 +196,19 @@ func checkRange(req *RangeRequest) error {
 	}
 	switch {
 	case req.From < 0:
-		return invalid("from", "%d is negative", req.From)
+		return core.Invalidf("from", "%d is negative", req.From)
 	case req.To < req.From:
-		return invalid("to", "%d is before from (%d)", req.To, req.From)
-	case req.To-req.From >= MaxRangeSize:
+		return core.Invalidf("to", "%d is before from (%d)", req.To, req.From)
+	case req.To-req.From >= core.MaxRangeSize:
 		// uint64: To-From+1 is at most MaxInt64+1.
-		return invalid("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, uint64(req.To-req.From)+1, MaxRangeSize)
-	case req.Order != "" && req.Order != OrderAsc && req.Order != OrderDesc:
-		return invalid("order", "%q is not asc or desc", req.Order)
+		return core.Invalidf("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, uint64(req.To-req.From)+1, core.MaxRangeSize)
+	case req.Order != "" && req.Order != core.OrderAsc && req.Order != core.OrderDesc:
+		return core.Invalidf("order", "%q is not asc or desc", req.Order)
 	}
 	return nil
 }
 
-func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply, error) {
+func (s *Service) rangeJobs(ctx context.Context, req *core.RangeRequest) (*core.JobsReply, error) {
 	if err := checkRange(req); err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply,
 	if err != nil {
 		return nil, err
 	}
-	reply := &JobsReply{Jobs: fitJobs(jobs, int(s.nc.MaxPayload())-replyHeadroom)}
+	reply := &core.JobsReply{Jobs: fitJobs(jobs, int(s.nc.MaxPayload())-replyHeadroom)}
 	if len(reply.Jobs) < len(jobs) {
 		reply.Next = req.From + int64(len(reply.Jobs))
 	}
@@ -226,7 +227,7 @@ func (s *Service) rangeJobs(ctx context.Context, req *RangeRequest) (*JobsReply,
 // range of large jobs is answered in part rather than refused whole. The
 // first job is always kept: alone it fits unless the server's max payload
 // is below a job's size limits.
-func fitJobs(jobs []Job, limit int) []Job {
+func fitJobs(jobs []core.Job, limit int) []core.Job {
 	size := 0
 	for i := range jobs {
 		b, err := json.Marshal(&jobs[i]) // exact: escaping can grow a string sixfold
@@ -240,14 +241,14 @@ func fitJobs(jobs []Job, limit int) []Job {
 	return jobs
 }
 
-func checkCount(req *CountRequest) error {
+func checkCount(req *core.CountRequest) error {
 	if err := checkState(req.State, true); err != nil {
 		return err
 	}
 	return checkType(req.Type)
 }
 
-func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, error) {
+func (s *Service) count(ctx context.Context, req *core.CountRequest) (*core.CountReply, error) {
 	if err := checkCount(req); err != nil {
 		return nil, err
 	}
@@ -255,36 +256,36 @@ func (s *Service) count(ctx context.Context, req *CountRequest) (*CountReply, er
 	if err != nil {
 		return nil, err
 	}
-	return &CountReply{Count: n}, nil
+	return &core.CountReply{Count: n}, nil
 }
 
-func (s *Service) types(ctx context.Context, _ *Empty) (*TypesReply, error) {
+func (s *Service) types(ctx context.Context, _ *core.Empty) (*core.TypesReply, error) {
 	types, err := s.store.Types(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &TypesReply{Types: types}, nil
+	return &core.TypesReply{Types: types}, nil
 }
 
 // checkIDs checks an ids request and returns its cursor and page size.
-func checkIDs(req *IDsRequest) (IDsCursor, int, error) {
+func checkIDs(req *core.IDsRequest) (core.IDsCursor, int, error) {
 	if err := checkState(req.State, false); err != nil {
-		return IDsCursor{}, 0, err
+		return core.IDsCursor{}, 0, err
 	}
-	if req.Limit < 0 || req.Limit > MaxIDsLimit {
-		return IDsCursor{}, 0, invalid("limit", "%d is outside 0..%d (0 means %d)", req.Limit, MaxIDsLimit, DefaultIDsLimit)
+	if req.Limit < 0 || req.Limit > core.MaxIDsLimit {
+		return core.IDsCursor{}, 0, core.Invalidf("limit", "%d is outside 0..%d (0 means %d)", req.Limit, core.MaxIDsLimit, core.DefaultIDsLimit)
 	}
-	from, err := ParseIDsCursor(req.Cursor)
+	from, err := core.ParseIDsCursor(req.Cursor)
 	if err != nil {
-		return IDsCursor{}, 0, err
+		return core.IDsCursor{}, 0, err
 	}
-	return from, cmp.Or(req.Limit, DefaultIDsLimit), nil
+	return from, cmp.Or(req.Limit, core.DefaultIDsLimit), nil
 }
 
 // idBytes bounds the JSON of one id in a reply: 19 digits and a comma.
 const idBytes = 20
 
-func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
+func (s *Service) ids(ctx context.Context, req *core.IDsRequest) (*core.IDsReply, error) {
 	from, limit, err := checkIDs(req)
 	if err != nil {
 		return nil, err
@@ -296,7 +297,7 @@ func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply := &IDsReply{IDs: ids}
+	reply := &core.IDsReply{IDs: ids}
 	if next != nil {
 		reply.Cursor = next.String()
 	}
@@ -307,27 +308,27 @@ func (s *Service) ids(ctx context.Context, req *IDsRequest) (*IDsReply, error) {
 // field names, a cursor).
 const replyHeadroom = 8 << 10
 
-func (s *Service) stats(ctx context.Context, _ *Empty) (*Stats, error) {
+func (s *Service) stats(ctx context.Context, _ *core.Empty) (*core.Stats, error) {
 	return s.store.Stats(ctx)
 }
 
 // stateEvents says which event a move by hand into a state publishes.
-var stateEvents = map[State]string{
-	StateInactive: bus.EventEnqueue,
-	StateDelayed:  bus.EventEnqueue,
-	StateActive:   bus.EventStart,
-	StateComplete: bus.EventComplete,
-	StateFailed:   bus.EventFailed,
+var stateEvents = map[core.State]string{
+	core.StateInactive: bus.EventEnqueue,
+	core.StateDelayed:  bus.EventEnqueue,
+	core.StateActive:   bus.EventStart,
+	core.StateComplete: bus.EventComplete,
+	core.StateFailed:   bus.EventFailed,
 }
 
-func checkSetState(req *SetStateRequest) error {
+func checkSetState(req *core.SetStateRequest) error {
 	if err := checkID(req.ID); err != nil {
 		return err
 	}
 	return checkState(req.State, false)
 }
 
-func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, error) {
+func (s *Service) setState(ctx context.Context, req *core.SetStateRequest) (*core.Job, error) {
 	if err := checkSetState(req); err != nil {
 		return nil, err
 	}
@@ -336,12 +337,12 @@ func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, err
 		return nil, err
 	}
 	if changed {
-		s.publish(stateEvents[req.State], job, func(ev *Event) {
-			if req.State == StateFailed {
+		s.publish(stateEvents[req.State], job, func(ev *core.Event) {
+			if req.State == core.StateFailed {
 				ev.Error, ev.Attempts = job.Error, job.Attempts
 			}
 		})
-		if req.State == StateDelayed {
+		if req.State == core.StateDelayed {
 			s.announceDue(job.PromoteAt)
 		}
 	}
@@ -350,39 +351,36 @@ func (s *Service) setState(ctx context.Context, req *SetStateRequest) (*Job, err
 
 // checkSetPriority checks a set_priority request; the priority's range
 // was checked as it was decoded (Priority.UnmarshalJSON).
-func checkSetPriority(req *SetPriorityRequest) error {
+func checkSetPriority(req *core.SetPriorityRequest) error {
 	if err := checkID(req.ID); err != nil {
 		return err
 	}
 	if req.Priority == nil {
-		return invalid("priority", "missing")
+		return core.Invalidf("priority", "missing")
 	}
 	return nil
 }
 
-func (s *Service) setPriority(ctx context.Context, req *SetPriorityRequest) (*Job, error) {
+func (s *Service) setPriority(ctx context.Context, req *core.SetPriorityRequest) (*core.Job, error) {
 	if err := checkSetPriority(req); err != nil {
 		return nil, err
 	}
 	return s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
 }
 
-// MaxMoveLimit bounds promote's and rescue's limit.
-const MaxMoveLimit = 100_000
-
 func checkLimit(limit int) (int, error) {
 	switch {
 	case limit < 0:
-		return 0, invalid("limit", "%d is negative", limit)
-	case limit > MaxMoveLimit:
-		return 0, invalid("limit", "%d is over %d", limit, MaxMoveLimit)
+		return 0, core.Invalidf("limit", "%d is negative", limit)
+	case limit > core.MaxMoveLimit:
+		return 0, core.Invalidf("limit", "%d is over %d", limit, core.MaxMoveLimit)
 	case limit == 0:
-		return DefaultMoveLimit, nil
+		return core.DefaultMoveLimit, nil
 	}
 	return limit, nil
 }
 
-func (s *Service) promote(ctx context.Context, req *LimitRequest) (*MoveReply, error) {
+func (s *Service) promote(ctx context.Context, req *core.LimitRequest) (*core.MoveReply, error) {
 	limit, err := checkLimit(req.Limit)
 	if err != nil {
 		return nil, err
@@ -394,20 +392,20 @@ func (s *Service) promote(ctx context.Context, req *LimitRequest) (*MoveReply, e
 	if err != nil {
 		return nil, fmt.Errorf("core: promote after %d moved: %w", len(moved), err)
 	}
-	return &MoveReply{Moved: len(moved), NextDue: next}, nil
+	return &core.MoveReply{Moved: len(moved), NextDue: next}, nil
 }
 
 // announceCreated publishes enqueue for every job that was stored (not for a
 // unique-key duplicate, which changed nothing), and queue.due once with the
 // earliest due time among the delayed ones.
-func (s *Service) announceCreated(jobs []Job, existing []bool) {
+func (s *Service) announceCreated(jobs []core.Job, existing []bool) {
 	var earliest int64
 	for i := range jobs {
 		if existing[i] {
 			continue
 		}
-		s.publish(bus.EventEnqueue, &jobs[i], func(ev *Event) { ev.New = true })
-		if jobs[i].State == StateDelayed && (earliest == 0 || jobs[i].PromoteAt < earliest) {
+		s.publish(bus.EventEnqueue, &jobs[i], func(ev *core.Event) { ev.New = true })
+		if jobs[i].State == core.StateDelayed && (earliest == 0 || jobs[i].PromoteAt < earliest) {
 			earliest = jobs[i].PromoteAt
 		}
 	}

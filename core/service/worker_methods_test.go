@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 func lease(t *testing.T, c *coretest.Core, req core.LeaseRequest) []core.Job {
@@ -68,7 +69,7 @@ func TestLeaseByPriorityThenFIFOAcrossTypes(t *testing.T) {
 func TestLeaseWaitsAndIsWokenByACreate(t *testing.T) {
 	t.Parallel()
 	parked := make(chan struct{}, 10)
-	c := coretest.NewCore(t, core.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
+	c := coretest.NewCore(t, service.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
 	got := make(chan []core.Job, 1)
 	go func() {
 		var reply core.JobsReply
@@ -424,7 +425,7 @@ func TestARerunByHandStartsItsStallsAfresh(t *testing.T) {
 // one reply are released at once instead of stranded leased to no one.
 func TestALeaseReplyNeverOutgrowsAMessage(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, core.Config{})
+	c := coretest.NewCore(t, service.Config{})
 	big := `"` + strings.Repeat("x", 400<<10) + `"`
 	for range 3 {
 		_, err := c.Client.CreateSpec(ctx, core.Spec{Type: "big", Data: json.RawMessage(big)})

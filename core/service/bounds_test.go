@@ -1,4 +1,4 @@
-package core_test
+package service_test
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // TestWaitingLeasesAreBoundedPerCore: with MaxWaitingLeases waiting, one
@@ -18,7 +19,7 @@ import (
 func TestWaitingLeasesAreBoundedPerCore(t *testing.T) {
 	t.Parallel()
 	parked := make(chan struct{}, 10)
-	c := coretest.NewCore(t, core.Config{MaxWaitingLeases: 2, OnLeaseWait: func([]string) { parked <- struct{}{} }})
+	c := coretest.NewCore(t, service.Config{MaxWaitingLeases: 2, OnLeaseWait: func([]string) { parked <- struct{}{} }})
 	got := make(chan []core.Job, 3)
 	wait := func() {
 		go func() {
@@ -62,7 +63,7 @@ func TestWaitingLeasesAreBoundedPerCore(t *testing.T) {
 
 func TestNegativeMaxWaitingLeasesIsRefused(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, core.Config{})
-	_, err := core.NewService(core.Config{Store: c.Store, Conn: c.NATS.Conn, MaxWaitingLeases: -1})
+	c := coretest.NewCore(t, service.Config{})
+	_, err := service.New(service.Config{Store: c.Store, Conn: c.NATS.Conn, MaxWaitingLeases: -1})
 	require.ErrorContains(t, err, "MaxWaitingLeases: -1 is negative")
 }

@@ -1,4 +1,4 @@
-package core
+package service
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // The RPC methods of workers and of the promoter's rescue: lease, the
@@ -17,12 +18,12 @@ import (
 func (s *Service) registerWorker() error {
 	return errors.Join(
 		bus.HandleWaiting(s.server, bus.MethodLease, s.subj.Core(bus.MethodLease), s.lease),
-		handle(s, bus.MethodComplete, s.single(OpComplete, func(*Applied) any { return &Empty{} })),
-		handle(s, bus.MethodFail, s.single(OpFail, func(a *Applied) any { return a.Job })),
-		handle(s, bus.MethodTouch, s.single(OpTouch, func(a *Applied) any { return &TouchReply{LeaseUntil: a.Job.LeaseUntil} })),
-		handle(s, bus.MethodRelease, s.single(OpRelease, func(*Applied) any { return &Empty{} })),
-		handle(s, bus.MethodRejoin, s.single(OpRejoin, func(*Applied) any { return &Empty{} })),
-		handle(s, bus.MethodProgress, s.single(OpProgress, func(*Applied) any { return &Empty{} })),
+		handle(s, bus.MethodComplete, s.single(core.OpComplete, func(*Applied) any { return &core.Empty{} })),
+		handle(s, bus.MethodFail, s.single(core.OpFail, func(a *Applied) any { return a.Job })),
+		handle(s, bus.MethodTouch, s.single(core.OpTouch, func(a *Applied) any { return &core.TouchReply{LeaseUntil: a.Job.LeaseUntil} })),
+		handle(s, bus.MethodRelease, s.single(core.OpRelease, func(*Applied) any { return &core.Empty{} })),
+		handle(s, bus.MethodRejoin, s.single(core.OpRejoin, func(*Applied) any { return &core.Empty{} })),
+		handle(s, bus.MethodProgress, s.single(core.OpProgress, func(*Applied) any { return &core.Empty{} })),
 		handle(s, bus.MethodBatch, s.batch),
 		handle(s, bus.MethodRescue, s.rescue),
 	)
@@ -32,30 +33,30 @@ func (s *Service) registerWorker() error {
 // of that type tries again.
 var wakeEvents = []string{bus.EventEnqueue, bus.EventPromotion, bus.EventFailedAttempt, bus.EventStalled}
 
-func (s *Service) checkLease(req *LeaseRequest) error {
+func (s *Service) checkLease(req *core.LeaseRequest) error {
 	switch {
 	case len(req.Types) == 0:
-		return invalid("types", "no job types given")
-	case len(req.Types) > MaxLeaseTypes:
-		return invalid("types", "%d types is over the limit of %d", len(req.Types), MaxLeaseTypes)
-	case req.Max < 0 || req.Max > MaxLeaseBatch:
-		return invalid("max", "%d is outside 0..%d (0 means 1)", req.Max, MaxLeaseBatch)
-	case req.Wait < 0 || req.Wait > MaxLeaseWait:
-		return invalid("wait", "%d ms is outside 0..%d", req.Wait, MaxLeaseWait)
-	case req.TTL < 0 || req.TTL > MaxDelay:
-		return invalid("ttl", "%d ms is outside 0..%d (0: each job's own ttl)", req.TTL, int64(MaxDelay))
-	case len(req.Worker) > MaxWorkerLen:
-		return invalid("worker", "%d bytes is longer than %d", len(req.Worker), MaxWorkerLen)
+		return core.Invalidf("types", "no job types given")
+	case len(req.Types) > core.MaxLeaseTypes:
+		return core.Invalidf("types", "%d types is over the limit of %d", len(req.Types), core.MaxLeaseTypes)
+	case req.Max < 0 || req.Max > core.MaxLeaseBatch:
+		return core.Invalidf("max", "%d is outside 0..%d (0 means 1)", req.Max, core.MaxLeaseBatch)
+	case req.Wait < 0 || req.Wait > core.MaxLeaseWait:
+		return core.Invalidf("wait", "%d ms is outside 0..%d", req.Wait, core.MaxLeaseWait)
+	case req.TTL < 0 || req.TTL > core.MaxDelay:
+		return core.Invalidf("ttl", "%d ms is outside 0..%d (0: each job's own ttl)", req.TTL, int64(core.MaxDelay))
+	case len(req.Worker) > core.MaxWorkerLen:
+		return core.Invalidf("worker", "%d bytes is longer than %d", len(req.Worker), core.MaxWorkerLen)
 	}
 	for i, t := range req.Types {
 		if err := bus.ValidToken(t); err != nil {
-			return invalid("types", "[%d] %q is not a job type: %v", i, t, err)
+			return core.Invalidf("types", "[%d] %q is not a job type: %v", i, t, err)
 		}
 	}
 	return nil
 }
 
-func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, error) {
+func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.JobsReply, error) {
 	if err := s.checkLease(req); err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
 		}
 		if err != nil || len(jobs) > 0 || w == nil {
-			return &JobsReply{Jobs: jobs}, err
+			return &core.JobsReply{Jobs: jobs}, err
 		}
 		if s.cfg.OnLeaseWait != nil {
 			s.cfg.OnLeaseWait(req.Types)
@@ -93,9 +94,9 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 		select {
 		case <-w.ch:
 		case <-timeout:
-			return &JobsReply{Jobs: []Job{}}, nil
+			return &core.JobsReply{Jobs: []core.Job{}}, nil
 		case <-s.closing:
-			return &JobsReply{Jobs: []Job{}}, nil
+			return &core.JobsReply{Jobs: []core.Job{}}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -104,9 +105,9 @@ func (s *Service) lease(ctx context.Context, req *LeaseRequest) (*JobsReply, err
 
 // leaseNow leases what is ready. One lease at a time per core: two at once
 // would read the same head of the queue and one would come back short.
-func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64, replyBy time.Time) ([]Job, error) {
+func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64, replyBy time.Time) ([]core.Job, error) {
 	if s.past(replyBy) {
-		return []Job{}, nil // the asker has given up: lease nothing for it
+		return []core.Job{}, nil // the asker has given up: lease nothing for it
 	}
 	token := newToken()
 	s.leaseMu.Lock()
@@ -116,7 +117,7 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 		// Leased too late for the asker to read the reply: back they go at
 		// once, rather than sit leased to no one until their ttl.
 		s.giveBack(ctx, jobs)
-		return []Job{}, err
+		return []core.Job{}, err
 	}
 	if err != nil && len(jobs) > 0 {
 		// Redis failed after some jobs were leased: hand those out rather
@@ -129,7 +130,7 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 		s.publish(bus.EventStart, &jobs[i], nil)
 	}
 	if jobs == nil {
-		jobs = []Job{}
+		jobs = []core.Job{}
 	}
 	return jobs, err
 }
@@ -142,7 +143,7 @@ const jobOverhead = 1 << 10
 // the rest at once (no attempt used), so a reply is never built that cannot
 // be sent, leaving its jobs leased to no one. The first job always fits: its
 // data is within MaxDataBytes, well below the message limit.
-func (s *Service) fitReply(ctx context.Context, jobs []Job) []Job {
+func (s *Service) fitReply(ctx context.Context, jobs []core.Job) []core.Job {
 	limit := int(s.nc.MaxPayload()) - 8<<10
 	size := 0
 	for i := range jobs {
@@ -158,18 +159,18 @@ func (s *Service) fitReply(ctx context.Context, jobs []Job) []Job {
 // giveBack releases jobs leased for a reply that will not carry them (no
 // attempt used, no stall counted). If Redis fails, they return when their
 // lease runs out.
-func (s *Service) giveBack(ctx context.Context, jobs []Job) {
-	ops := make([]LeaseOp, len(jobs))
+func (s *Service) giveBack(ctx context.Context, jobs []core.Job) {
+	ops := make([]core.LeaseOp, len(jobs))
 	for n, j := range jobs {
-		ops[n] = LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
+		ops[n] = core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
 	}
-	res, err := s.store.Apply(ctx, s.now(), OpRelease, ops)
+	res, err := s.store.Apply(ctx, s.now(), core.OpRelease, ops)
 	if err != nil {
 		s.log.Warn("leased jobs no reply carries not released; they return when their lease runs out", "jobs", len(ops), "err", err)
 	}
 	for n := range res {
 		if res[n].Err == nil {
-			s.announceApplied(OpRelease, &ops[n], &res[n])
+			s.announceApplied(core.OpRelease, &ops[n], &res[n])
 		}
 	}
 }
@@ -182,7 +183,7 @@ func (s *Service) replyBy(wait int64) time.Time {
 	if wait <= 0 {
 		return time.Time{}
 	}
-	return s.cfg.Now().Add(time.Duration(wait)*time.Millisecond + LeaseReplyMargin/2)
+	return s.cfg.Now().Add(time.Duration(wait)*time.Millisecond + core.LeaseReplyMargin/2)
 }
 
 // past reports whether replyBy (from replyBy) has passed: the lease's asker
@@ -200,70 +201,70 @@ func newToken() string {
 }
 
 // checkOp validates one lease holder's operation.
-func (s *Service) checkOp(op Op, o *LeaseOp) error {
+func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 	if err := checkID(o.ID); err != nil {
 		return err
 	}
 	if o.Lease == "" {
-		return invalid("lease", "missing: the token the job was leased with")
+		return core.Invalidf("lease", "missing: the token the job was leased with")
 	}
 	if err := checkType(o.Type); err != nil {
 		return err
 	}
-	if o.Result != nil && op != OpComplete {
-		return invalid("result", "only complete takes a result")
+	if o.Result != nil && op != core.OpComplete {
+		return core.Invalidf("result", "only complete takes a result")
 	}
-	if (o.Error != "" || o.Final) && op != OpFail {
-		return invalid("error", "only fail takes an error and final")
+	if (o.Error != "" || o.Final) && op != core.OpFail {
+		return core.Invalidf("error", "only fail takes an error and final")
 	}
-	if o.Delay != 0 && op != OpRejoin {
-		return invalid("delay", "only rejoin takes a delay")
+	if o.Delay != 0 && op != core.OpRejoin {
+		return core.Invalidf("delay", "only rejoin takes a delay")
 	}
-	if (o.Complete != nil || o.Total != nil) && op != OpProgress {
-		return invalid("complete", "only progress takes complete and total")
+	if (o.Complete != nil || o.Total != nil) && op != core.OpProgress {
+		return core.Invalidf("complete", "only progress takes complete and total")
 	}
 	switch op {
-	case OpComplete:
+	case core.OpComplete:
 		if len(o.Result) > s.cfg.MaxDataBytes {
-			return invalid("result", "%d bytes is over the limit of %d", len(o.Result), s.cfg.MaxDataBytes)
+			return core.Invalidf("result", "%d bytes is over the limit of %d", len(o.Result), s.cfg.MaxDataBytes)
 		}
-		if err := checkJSON("result", o.Result); err != nil {
+		if err := core.CheckJSON("result", o.Result); err != nil {
 			return err
 		}
-	case OpFail:
+	case core.OpFail:
 		if len(o.Error) > s.cfg.MaxLogLineBytes {
-			return invalid("error", "%d bytes is over the limit of %d", len(o.Error), s.cfg.MaxLogLineBytes)
+			return core.Invalidf("error", "%d bytes is over the limit of %d", len(o.Error), s.cfg.MaxLogLineBytes)
 		}
-	case OpRejoin:
-		if o.Delay < 0 || o.Delay > MaxDelay {
-			return invalid("delay", "%d ms is outside 0..%d", o.Delay, int64(MaxDelay))
+	case core.OpRejoin:
+		if o.Delay < 0 || o.Delay > core.MaxDelay {
+			return core.Invalidf("delay", "%d ms is outside 0..%d", o.Delay, int64(core.MaxDelay))
 		}
-	case OpProgress:
+	case core.OpProgress:
 		switch {
 		case o.Complete == nil || o.Total == nil:
-			return invalid("total", "progress needs complete and total")
+			return core.Invalidf("total", "progress needs complete and total")
 		case *o.Complete < 0:
-			return invalid("complete", "%d is negative", *o.Complete)
+			return core.Invalidf("complete", "%d is negative", *o.Complete)
 		case *o.Total <= 0:
-			return invalid("total", "%d is not positive", *o.Total)
+			return core.Invalidf("total", "%d is not positive", *o.Total)
 		}
-	case OpTouch, OpRelease:
+	case core.OpTouch, core.OpRelease:
 	default:
-		return invalid("op", "%q is not complete, fail, touch, release, rejoin or progress", op)
+		return core.Invalidf("op", "%q is not complete, fail, touch, release, rejoin or progress", op)
 	}
 	return nil
 }
 
 // single serves one of complete, fail, touch, release, rejoin, progress.
-func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, *LeaseOp) (*any, error) {
-	return func(ctx context.Context, o *LeaseOp) (*any, error) {
+func (s *Service) single(op core.Op, reply func(*Applied) any) func(context.Context, *core.LeaseOp) (*any, error) {
+	return func(ctx context.Context, o *core.LeaseOp) (*any, error) {
 		if o.Op != "" && o.Op != op {
-			return nil, invalid("op", "%q does not belong in core.%s", o.Op, op)
+			return nil, core.Invalidf("op", "%q does not belong in core.%s", o.Op, op)
 		}
 		if err := s.checkOp(op, o); err != nil {
 			return nil, err
 		}
-		res, err := s.store.Apply(ctx, s.now(), op, []LeaseOp{*o})
+		res, err := s.store.Apply(ctx, s.now(), op, []core.LeaseOp{*o})
 		if err != nil {
 			return nil, err
 		}
@@ -278,24 +279,24 @@ func (s *Service) single(op Op, reply func(*Applied) any) func(context.Context, 
 
 // checkBatch checks a batch as a whole; each operation is checked on its
 // own (checkOp) and fails on its own.
-func checkBatch(req *BatchRequest) error {
+func checkBatch(req *core.BatchRequest) error {
 	if len(req.Ops) == 0 {
-		return invalid("ops", "no operations given")
+		return core.Invalidf("ops", "no operations given")
 	}
-	if len(req.Ops) > MaxBatch {
-		return invalid("ops", "%d operations is over the limit of %d per call", len(req.Ops), MaxBatch)
+	if len(req.Ops) > core.MaxBatch {
+		return core.Invalidf("ops", "%d operations is over the limit of %d per call", len(req.Ops), core.MaxBatch)
 	}
 	return nil
 }
 
 // batch applies many operations: one store call per kind of operation.
-func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, error) {
+func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.BatchReply, error) {
 	if err := checkBatch(req); err != nil {
 		return nil, err
 	}
-	results := make([]OpResult, len(req.Ops))
-	byOp := map[Op][]int{}
-	var kinds []Op
+	results := make([]core.OpResult, len(req.Ops))
+	byOp := map[core.Op][]int{}
+	var kinds []core.Op
 	for i := range req.Ops {
 		o := &req.Ops[i]
 		results[i].ID = o.ID
@@ -310,7 +311,7 @@ func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, er
 	}
 	for _, op := range kinds {
 		idx := byOp[op]
-		ops := make([]LeaseOp, len(idx))
+		ops := make([]core.LeaseOp, len(idx))
 		for n, i := range idx {
 			ops[n] = req.Ops[i]
 		}
@@ -327,52 +328,52 @@ func (s *Service) batch(ctx context.Context, req *BatchRequest) (*BatchReply, er
 			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
 		}
 	}
-	return &BatchReply{Results: results}, nil
+	return &core.BatchReply{Results: results}, nil
 }
 
-func opError(err error) *OpError {
-	return &OpError{Code: string(bus.CodeOf(err)), Message: bus.MessageOf(err)}
+func opError(err error) *core.OpError {
+	return &core.OpError{Code: string(bus.CodeOf(err)), Message: bus.MessageOf(err)}
 }
 
 // announceApplied publishes what a lease holder's operation changed. A
 // repeated operation publishes its event again, marked repeated (see
 // Applied.Repeated), with the job as it is now.
-func (s *Service) announceApplied(op Op, o *LeaseOp, a *Applied) {
+func (s *Service) announceApplied(op core.Op, o *core.LeaseOp, a *Applied) {
 	job := a.Job
-	mark := func(ev *Event) { ev.Repeated = a.Repeated }
+	mark := func(ev *core.Event) { ev.Repeated = a.Repeated }
 	switch op {
-	case OpComplete:
-		s.publish(bus.EventComplete, job, func(ev *Event) { mark(ev); ev.Result = o.Result })
-	case OpFail:
+	case core.OpComplete:
+		s.publish(bus.EventComplete, job, func(ev *core.Event) { mark(ev); ev.Result = o.Result })
+	case core.OpFail:
 		event := bus.EventFailedAttempt
-		if job.State == StateFailed {
+		if job.State == core.StateFailed {
 			event = bus.EventFailed
 		}
-		s.publish(event, job, func(ev *Event) { mark(ev); ev.Error, ev.Attempts = o.Error, job.Attempts })
-		if job.State == StateDelayed {
+		s.publish(event, job, func(ev *core.Event) { mark(ev); ev.Error, ev.Attempts = o.Error, job.Attempts })
+		if job.State == core.StateDelayed {
 			s.announceDue(job.PromoteAt)
 		}
-	case OpRelease:
+	case core.OpRelease:
 		// Back in the queue: to a listener that is an enqueue, and it wakes
 		// waiting leases like one.
 		s.publish(bus.EventEnqueue, job, mark)
-	case OpRejoin:
+	case core.OpRejoin:
 		s.publish(bus.EventRejoin, job, mark)
 		s.announceDue(job.PromoteAt)
-	case OpProgress:
+	case core.OpProgress:
 		p := job.Progress
-		s.publish(bus.EventProgress, job, func(ev *Event) { ev.Progress = &p })
+		s.publish(bus.EventProgress, job, func(ev *core.Event) { ev.Progress = &p })
 	}
 }
 
-func checkRescue(req *RescueRequest) (limit int, err error) {
+func checkRescue(req *core.RescueRequest) (limit int, err error) {
 	if req.StallLimit < 0 {
-		return 0, invalid("stall_limit", "%d is negative", req.StallLimit)
+		return 0, core.Invalidf("stall_limit", "%d is negative", req.StallLimit)
 	}
 	return checkLimit(req.Limit)
 }
 
-func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
+func (s *Service) rescue(ctx context.Context, req *core.RescueRequest) (*core.MoveReply, error) {
 	limit, err := checkRescue(req)
 	if err != nil {
 		return nil, err
@@ -388,19 +389,19 @@ func (s *Service) rescue(ctx context.Context, req *RescueRequest) (*MoveReply, e
 	if err != nil {
 		return nil, err
 	}
-	return &MoveReply{Moved: len(moved), NextDue: next}, nil
+	return &core.MoveReply{Moved: len(moved), NextDue: next}, nil
 }
 
 // announceRescued publishes what rescue did to a job: stalled (back to
 // inactive, no attempt used), or, past its stall limit, a failed attempt
 // (failed_attempt, or failed when no attempt remains).
-func (s *Service) announceRescued(job *Job) {
+func (s *Service) announceRescued(job *core.Job) {
 	switch {
-	case job.State == StateFailed:
-		s.publish(bus.EventFailed, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+	case job.State == core.StateFailed:
+		s.publish(bus.EventFailed, job, func(ev *core.Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
 	case job.Stalls > job.StallLimit:
-		s.publish(bus.EventFailedAttempt, job, func(ev *Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
-		if job.State == StateDelayed {
+		s.publish(bus.EventFailedAttempt, job, func(ev *core.Event) { ev.Error, ev.Attempts = job.Error, job.Attempts })
+		if job.State == core.StateDelayed {
 			s.announceDue(job.PromoteAt)
 		}
 	default:

@@ -1,0 +1,19 @@
+// Package service is core, the service: it serves the RPC methods of
+// DESIGN §3 as the NATS micro service kuebus-core, validates every request,
+// stores through a Store, and publishes an event after every committed
+// change. Any number of services may serve one Redis: they share a queue
+// group, so each request reaches one.
+//
+// Store, the interface the service consumes, is defined here;
+// core/redisstore implements it on Redis. The service imports neither
+// go-redis nor redisstore.
+//
+// Layout:
+//
+//	service.go        Config, Service: lifecycle and event publishing
+//	methods.go        the producer and reader methods and their checks
+//	worker_methods.go lease, batch and the lease holders' operations, rescue
+//	batcher.go        creates from concurrent requests share one store call
+//	waitroom.go       lease requests waiting for work, woken by events
+//	store.go          Store: what the service needs of storage
+package service
