@@ -237,13 +237,13 @@ type Client struct {
 	refusals *refusals // nil for a connection Connect did not make
 }
 
-// DefaultTimeout bounds a call whose context has no deadline.
-const DefaultTimeout = 10 * time.Second
+// CallTimeoutDefault bounds a call whose context has no deadline.
+const CallTimeoutDefault = 10 * time.Second
 
 // NewClient returns a client on nc. Calls whose context carries no deadline
-// time out after timeout (DefaultTimeout when 0).
+// time out after timeout (CallTimeoutDefault when 0).
 func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
-	c := &Client{nc: nc, timeout: cmp.Or(timeout, DefaultTimeout)}
+	c := &Client{nc: nc, timeout: cmp.Or(timeout, CallTimeoutDefault)}
 	if r, ok := watched.Load(nc); ok {
 		c.refusals = r.(*refusals)
 	}

@@ -67,7 +67,7 @@ func (c *Client) Call(ctx context.Context, method string, req, reply any) error 
 type CreateOpts struct {
 	Priority         Priority
 	Delay            time.Duration
-	Attempts         int      // default 1
+	MaxAttempts      int      // default 1
 	Backoff          *Backoff // nil: retry at once
 	TTL              time.Duration
 	RemoveOnComplete bool
@@ -87,7 +87,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 	}
 	sp := Spec{Type: jobType, Data: raw}
 	if o != nil {
-		sp.Priority, sp.MaxAttempts, sp.Backoff = o.Priority, o.Attempts, o.Backoff
+		sp.Priority, sp.MaxAttempts, sp.Backoff = o.Priority, o.MaxAttempts, o.Backoff
 		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
 		sp.StallLimit = o.StallLimit

@@ -164,11 +164,11 @@ const (
 	MaxAttempts     = 1_000_000
 	MaxUniqueKeyLen = 512
 	MaxStallLimit   = 1_000_000
-	DefaultTTL      = 60_000 // ms
-	// DefaultMaxDataBytes is the default limit on a job's data (and result),
+	TTLDefault      = 60_000 // ms
+	// MaxDataBytesDefault is the default limit on a job's data (and result),
 	// well below NATS's 1 MiB message limit so that the job with its other
 	// fields still fits in a reply.
-	DefaultMaxDataBytes = 512 << 10
+	MaxDataBytesDefault = 512 << 10
 )
 
 // Spec is what a producer sends to create a job.
@@ -219,10 +219,10 @@ func (s *Spec) Normalize(maxData int) error {
 		}
 	}
 	if s.TTL < 0 || s.TTL > MaxDelay {
-		return Invalidf("ttl", "%d ms is outside 0..%d (0 means the default, %d)", s.TTL, int64(MaxDelay), DefaultTTL)
+		return Invalidf("ttl", "%d ms is outside 0..%d (0 means the default, %d)", s.TTL, int64(MaxDelay), TTLDefault)
 	}
 	if s.TTL == 0 {
-		s.TTL = DefaultTTL
+		s.TTL = TTLDefault
 	}
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
 		return Invalidf("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)

@@ -44,7 +44,7 @@ func TestSpecNormalizeFillsDefaults(t *testing.T) {
 	sp := core.Spec{Type: "email"}
 	require.NoError(t, sp.Normalize(100))
 	require.Equal(t, 1, sp.MaxAttempts)
-	require.Equal(t, int64(core.DefaultTTL), sp.TTL)
+	require.Equal(t, int64(core.TTLDefault), sp.TTL)
 }
 
 func TestParseState(t *testing.T) {

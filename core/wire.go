@@ -97,14 +97,14 @@ type IDsRequest struct {
 	State State `json:"state"`
 	// Cursor is the cursor of the previous reply; "" starts at the beginning.
 	Cursor string `json:"cursor,omitempty"`
-	// Limit bounds the ids of this page: default DefaultIDsLimit, at most
+	// Limit bounds the ids of this page: default IDsLimitDefault, at most
 	// MaxIDsLimit. Core may answer fewer, to fit one NATS message.
 	Limit int `json:"limit,omitempty"`
 }
 
 // The page sizes of ids.
 const (
-	DefaultIDsLimit = 1000
+	IDsLimitDefault = 1000
 	MaxIDsLimit     = 10_000
 )
 
@@ -217,8 +217,8 @@ type LimitRequest struct {
 	Limit int `json:"limit,omitempty"`
 }
 
-// DefaultMoveLimit is promote's and rescue's limit when none is given.
-const DefaultMoveLimit = 1000
+// MoveLimitDefault is promote's and rescue's limit when none is given.
+const MoveLimitDefault = 1000
 
 // MoveReply is promote's and rescue's reply: how many jobs moved, and when
 // the next one falls due (unix ms; 0 when none is waiting).

@@ -69,7 +69,7 @@ type Config struct {
 	// MaxPopWait caps the wait of POST /pop. Default MaxPopWaitDefault (30s);
 	// at most core.MaxLeaseWait (5 min), the longest a lease may wait.
 	MaxPopWait time.Duration
-	// CallTimeout bounds one call to core. Default bus.DefaultTimeout (10s).
+	// CallTimeout bounds one call to core. Default bus.CallTimeoutDefault (10s).
 	CallTimeout time.Duration
 	// Heartbeat is how often an idle event stream gets a comment line, so
 	// that proxies keep it open. Default HeartbeatDefault (25s).
@@ -85,7 +85,7 @@ func (c Config) withDefaults() Config {
 	c.Addr = cmp.Or(c.Addr, AddrDefault)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
 	c.MaxPopWait = cmp.Or(c.MaxPopWait, MaxPopWaitDefault)
-	c.CallTimeout = cmp.Or(c.CallTimeout, bus.DefaultTimeout)
+	c.CallTimeout = cmp.Or(c.CallTimeout, bus.CallTimeoutDefault)
 	c.Heartbeat = cmp.Or(c.Heartbeat, HeartbeatDefault)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)
 	c.SessionTTL = cmp.Or(c.SessionTTL, SessionTTLDefault)

@@ -18,7 +18,7 @@ import (
 
 // Loop defaults.
 const (
-	LimitDefault      = core.DefaultMoveLimit
+	LimitDefault      = core.MoveLimitDefault
 	MaxSleepDefault   = time.Second
 	RetryDelayDefault = 250 * time.Millisecond
 	// CallTimeoutDefault bounds one promote or rescue call (see
@@ -27,7 +27,7 @@ const (
 	// answers, in milliseconds. A call that has not answered in a second was
 	// lost (the core that took it died, or a stale member of core's queue
 	// group took it), not slow; without this bound it would wait for the
-	// client's 10s default (bus.DefaultTimeout) and every due job with it.
+	// client's 10s default (bus.CallTimeoutDefault) and every due job with it.
 	// Calling again is safe even when the first call did run: the scripts
 	// move a job only while it is still due, as with two leaders racing, so
 	// each job moves once.

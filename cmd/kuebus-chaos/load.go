@@ -99,7 +99,7 @@ func (l *load) run(ctx context.Context) {
 }
 
 func (l *load) create(ctx context.Context, producer, n int) {
-	opts := &core.CreateOpts{TTL: l.cfg.ttl, Attempts: 3}
+	opts := &core.CreateOpts{TTL: l.cfg.ttl, MaxAttempts: 3}
 	if n%4 == 3 {
 		opts.Delay = l.cfg.delay
 	}

@@ -35,7 +35,7 @@ func TestWorkerStopsGracefullyWithExitZero(t *testing.T) {
 		w.stderr.waitFor(t, "worker running")
 		client, err := core.NewClient(bustest.Connect(t, dev.info.NATSURL), nil)
 		require.NoError(t, err)
-		job, err := client.Create(t.Context(), "long", nil, &core.CreateOpts{Attempts: 2})
+		job, err := client.Create(t.Context(), "long", nil, &core.CreateOpts{MaxAttempts: 2})
 		require.NoError(t, err)
 		w.stderr.waitFor(t, "job_id=")
 		require.Equal(t, 0, w.stop(t), w.stderr.String())

@@ -26,8 +26,8 @@ var ErrNotInstalled = errors.New("redis-server not found in PATH; install it wit
 	"apt-get install -y redis-server (Debian/Ubuntu) or brew install redis (macOS)")
 
 const (
-	defaultBinary       = "redis-server"
-	defaultStartTimeout = 10 * time.Second
+	binaryDefault       = "redis-server"
+	startTimeoutDefault = 10 * time.Second
 	// stopGrace is how long Stop waits after SIGTERM before SIGKILL.
 	stopGrace = 5 * time.Second
 	// portAttempts is how often Start tries when it picks the port itself:
@@ -153,7 +153,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	opts.Binary = bin
 	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = defaultStartTimeout
+		opts.StartTimeout = startTimeoutDefault
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -218,7 +218,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // findBinary resolves Options.Binary to a path.
 func findBinary(bin string) (string, error) {
 	if bin == "" {
-		path, err := exec.LookPath(defaultBinary)
+		path, err := exec.LookPath(binaryDefault)
 		if err != nil {
 			return "", fmt.Errorf("redisproc: start redis-server: %w", ErrNotInstalled)
 		}

@@ -82,7 +82,7 @@ func TestResultIsCheckedLikeData(t *testing.T) {
 // surrogates become U+FFFD), so what is stored is always readable.
 func TestLogLinesAndErrorsAreStoredAsValidUTF8(t *testing.T) {
 	c, _ := newCore(t)
-	job, err := c.Client.Create(ctx, "u", nil, &core.CreateOpts{Attempts: 1})
+	job, err := c.Client.Create(ctx, "u", nil, &core.CreateOpts{MaxAttempts: 1})
 	require.NoError(t, err)
 	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
 	subj := c.Client.Subjects()

@@ -273,13 +273,13 @@ func checkIDs(req *core.IDsRequest) (core.IDsCursor, int, error) {
 		return core.IDsCursor{}, 0, err
 	}
 	if req.Limit < 0 || req.Limit > core.MaxIDsLimit {
-		return core.IDsCursor{}, 0, core.Invalidf("limit", "%d is outside 0..%d (0 means %d)", req.Limit, core.MaxIDsLimit, core.DefaultIDsLimit)
+		return core.IDsCursor{}, 0, core.Invalidf("limit", "%d is outside 0..%d (0 means %d)", req.Limit, core.MaxIDsLimit, core.IDsLimitDefault)
 	}
 	from, err := core.ParseIDsCursor(req.Cursor)
 	if err != nil {
 		return core.IDsCursor{}, 0, err
 	}
-	return from, cmp.Or(req.Limit, core.DefaultIDsLimit), nil
+	return from, cmp.Or(req.Limit, core.IDsLimitDefault), nil
 }
 
 // idBytes bounds the JSON of one id in a reply: 19 digits and a comma.
@@ -375,7 +375,7 @@ func checkLimit(limit int) (int, error) {
 	case limit > core.MaxMoveLimit:
 		return 0, core.Invalidf("limit", "%d is over %d", limit, core.MaxMoveLimit)
 	case limit == 0:
-		return core.DefaultMoveLimit, nil
+		return core.MoveLimitDefault, nil
 	}
 	return limit, nil
 }

@@ -27,7 +27,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// MaxDataBytes limits a job's data. Default DefaultMaxDataBytes (512 KiB).
+	// MaxDataBytes limits a job's data. Default MaxDataBytesDefault (512 KiB).
 	MaxDataBytes int
 	// MaxBulk limits the jobs of one create_bulk. Default 1000.
 	MaxBulk int
@@ -42,7 +42,7 @@ type Config struct {
 	// MaxWaitingLeases bounds the lease requests that wait for work on this
 	// core at once (each holds memory and a goroutine while it waits). A
 	// lease that would wait beyond it and finds nothing ready answers at
-	// once with unavailable. Default DefaultMaxWaitingLeases (10,000).
+	// once with unavailable. Default MaxWaitingLeasesDefault (10,000).
 	MaxWaitingLeases int
 	// OnLeaseWait, when set, is called each time a lease request finds
 	// nothing and starts to wait. A test hook: nil in production.
@@ -52,23 +52,23 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
-// DefaultMaxWaitingLeases is Config.MaxWaitingLeases' default: far more
+// MaxWaitingLeasesDefault is Config.MaxWaitingLeases' default: far more
 // workers than one core serves in practice. A waiting lease costs about
 // 12 KB (its goroutine, request and timer: 10,000 of them took a core from
 // 32 to 156 MB), so the default bounds that memory near 125 MB.
-const DefaultMaxWaitingLeases = 10_000
+const MaxWaitingLeasesDefault = 10_000
 
 func (c Config) withDefaults() Config {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	c.MaxDataBytes = cmp.Or(c.MaxDataBytes, core.DefaultMaxDataBytes)
+	c.MaxDataBytes = cmp.Or(c.MaxDataBytes, core.MaxDataBytesDefault)
 	c.MaxBulk = cmp.Or(c.MaxBulk, 1000)
 	c.MaxLogLineBytes = cmp.Or(c.MaxLogLineBytes, 64<<10)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, 10*time.Second)
 	c.StallLimit = cmp.Or(c.StallLimit, 1)
-	c.MaxWaitingLeases = cmp.Or(c.MaxWaitingLeases, DefaultMaxWaitingLeases)
+	c.MaxWaitingLeases = cmp.Or(c.MaxWaitingLeases, MaxWaitingLeasesDefault)
 	return c
 }
 

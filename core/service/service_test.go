@@ -54,7 +54,7 @@ func TestCreateGetExistsRemove(t *testing.T) {
 	evs := events(t, c, c.Client.Subjects().AllJobEvents())
 
 	job, err := c.Client.Create(ctx, "email", map[string]string{"to": "a@example.com"}, &core.CreateOpts{
-		Priority: core.PriorityHigh, Attempts: 3, TTL: 5 * time.Second,
+		Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 5 * time.Second,
 		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100},
 	})
 	require.NoError(t, err)

@@ -177,7 +177,7 @@ func TestFailRetriesWithBackoffThenFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, clock := newCore(t)
 			evs := events(t, c, c.Client.Subjects().AllJobEvents())
-			created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{Attempts: 3, Backoff: tc.backoff})
+			created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{MaxAttempts: 3, Backoff: tc.backoff})
 			require.NoError(t, err)
 			require.Equal(t, "enqueue", next(t, evs).Event)
 			for attempt := 1; attempt <= 3; attempt++ {
@@ -222,7 +222,7 @@ func TestFailRetriesWithBackoffThenFails(t *testing.T) {
 func TestExpiredLeaseIsRescuedAndTheOldTokenRefused(t *testing.T) {
 	c, clock := newCore(t)
 	evs := events(t, c, c.Client.Subjects().JobEventsOf("", "slow"))
-	created, err := c.Client.Create(ctx, "slow", nil, &core.CreateOpts{TTL: time.Second, Attempts: 1})
+	created, err := c.Client.Create(ctx, "slow", nil, &core.CreateOpts{TTL: time.Second, MaxAttempts: 1})
 	require.NoError(t, err)
 	require.Equal(t, "enqueue", next(t, evs).Event)
 	first := lease(t, c, core.LeaseRequest{Types: []string{"slow"}})[0]
@@ -274,7 +274,7 @@ func TestExpiredLeaseIsRescuedAndTheOldTokenRefused(t *testing.T) {
 
 func TestReleaseAndRejoinUseNoAttempt(t *testing.T) {
 	c, clock := newCore(t)
-	created, err := c.Client.Create(ctx, "r", nil, &core.CreateOpts{Attempts: 2})
+	created, err := c.Client.Create(ctx, "r", nil, &core.CreateOpts{MaxAttempts: 2})
 	require.NoError(t, err)
 	j := lease(t, c, core.LeaseRequest{Types: []string{"r"}})[0]
 	require.NoError(t, op(t, c, bus.MethodRelease, core.LeaseOp{ID: j.ID, Lease: j.Lease}, nil))
@@ -310,7 +310,7 @@ func TestProgress(t *testing.T) {
 func TestBatchAppliesEachOpOnItsOwn(t *testing.T) {
 	c, _ := newCore(t)
 	for range 4 {
-		_, err := c.Client.Create(ctx, "b", nil, &core.CreateOpts{Attempts: 2})
+		_, err := c.Client.Create(ctx, "b", nil, &core.CreateOpts{MaxAttempts: 2})
 		require.NoError(t, err)
 	}
 	jobs := lease(t, c, core.LeaseRequest{Types: []string{"b"}, Max: 4})
@@ -375,7 +375,7 @@ func TestWorkerMethodsRefuseBadInput(t *testing.T) {
 
 func TestFailFinalSkipsTheAttemptsLeft(t *testing.T) {
 	c, _ := newCore(t)
-	_, err := c.Client.Create(ctx, "f", nil, &core.CreateOpts{Attempts: 5})
+	_, err := c.Client.Create(ctx, "f", nil, &core.CreateOpts{MaxAttempts: 5})
 	require.NoError(t, err)
 	j := lease(t, c, core.LeaseRequest{Types: []string{"f"}})[0]
 	var after core.Job
@@ -464,7 +464,7 @@ func TestALeaseWithItsOwnTTL(t *testing.T) {
 func TestStallsPastTheLimitAreFailedAttempts(t *testing.T) {
 	c, clock := newCore(t)
 	evs := events(t, c, c.Client.Subjects().JobEventsOf("*", ""))
-	created, err := c.Client.Create(ctx, "hang", nil, &core.CreateOpts{TTL: time.Second, Attempts: 3,
+	created, err := c.Client.Create(ctx, "hang", nil, &core.CreateOpts{TTL: time.Second, MaxAttempts: 3,
 		Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500}})
 	require.NoError(t, err)
 	require.Equal(t, 1, created.StallLimit, "the node's default")
@@ -518,9 +518,9 @@ func TestStallsPastTheLimitAreFailedAttempts(t *testing.T) {
 func TestAJobsOwnStallLimit(t *testing.T) {
 	c, clock := newCore(t)
 	zero, two := 0, 2
-	strict, err := c.Client.Create(ctx, "own", nil, &core.CreateOpts{TTL: time.Second, Attempts: 2, StallLimit: &zero})
+	strict, err := c.Client.Create(ctx, "own", nil, &core.CreateOpts{TTL: time.Second, MaxAttempts: 2, StallLimit: &zero})
 	require.NoError(t, err)
-	lenient, err := c.Client.Create(ctx, "own", nil, &core.CreateOpts{TTL: time.Second, Attempts: 1, StallLimit: &two})
+	lenient, err := c.Client.Create(ctx, "own", nil, &core.CreateOpts{TTL: time.Second, MaxAttempts: 1, StallLimit: &two})
 	require.NoError(t, err)
 	require.Equal(t, 2, lenient.StallLimit)
 	for range 2 {
@@ -552,7 +552,7 @@ func TestAJobsOwnStallLimit(t *testing.T) {
 // retry succeeds and uses no second attempt; the new holder keeps its lease.
 func TestARetriedFailChangesNothing(t *testing.T) {
 	c, _ := newCore(t)
-	created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{Attempts: 3})
+	created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{MaxAttempts: 3})
 	require.NoError(t, err)
 	first := lease(t, c, core.LeaseRequest{Types: []string{"flaky"}})[0]
 	fail := core.LeaseOp{ID: first.ID, Lease: first.Lease, Error: "boom"}
