@@ -17,6 +17,10 @@ type ClientOptions struct {
 	Prefix string
 	// Timeout bounds calls whose context has no deadline. Default 10s.
 	Timeout time.Duration
+	// OnCall, when set, is called after every call to core with the
+	// method's name (bus.Method*), how long the call took and its error (nil
+	// on success): a metrics hook. It must not block.
+	OnCall func(method string, took time.Duration, err error)
 }
 
 // Client is the Go API to a kuebus queue, over NATS only: create jobs, read
@@ -30,9 +34,10 @@ type ClientOptions struct {
 //
 //	sub, err := client.Subscribe(client.Subjects().JobEventsOf("complete", ""), fn)
 type Client struct {
-	rpc  *bus.Client
-	nc   *nats.Conn
-	subj bus.Subjects
+	rpc    *bus.Client
+	nc     *nats.Conn
+	subj   bus.Subjects
+	onCall func(method string, took time.Duration, err error)
 }
 
 // NewClient returns a client on an open NATS connection (see bus.Connect;
@@ -46,20 +51,31 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj}, nil
+	return &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj, onCall: opts.OnCall}, nil
 }
 
 // Subjects returns the subject builder of the client's deployment, to build
 // patterns for Subscribe.
 func (c *Client) Subjects() bus.Subjects { return c.subj }
 
-// Call sends any core method's request and decodes its reply; the typed
-// methods below are built on it.
+// Call sends any core method's request and decodes its reply.
 func (c *Client) Call(ctx context.Context, method string, req, reply any) error {
-	if err := c.rpc.Call(ctx, c.subj.Core(method), req, reply); err != nil {
-		return fmt.Errorf("core.%s: %w", method, err)
+	return c.call(ctx, method, req, reply)
+}
+
+// call sends a core method's request and decodes its reply (nil: none
+// wanted); every typed method is built on it. Its errors name the method
+// and keep the sentinel of their code for errors.Is.
+func (c *Client) call(ctx context.Context, method string, req, reply any) error {
+	start := time.Now()
+	err := c.rpc.Call(ctx, c.subj.Core(method), req, reply)
+	if err != nil {
+		err = fmt.Errorf("core.%s: %w", method, err)
 	}
-	return nil
+	if c.onCall != nil {
+		c.onCall(method, time.Since(start), err)
+	}
+	return err
 }
 
 // CreateOpts are the optional fields of a new job. Durations are rounded
@@ -108,19 +124,19 @@ func (c *Client) Create(ctx context.Context, jobType string, data any, opts *Cre
 // CreateSpec creates a job from a wire spec.
 func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
 	var job Job
-	return &job, c.Call(ctx, bus.MethodCreate, sp, &job)
+	return &job, c.call(ctx, bus.MethodCreate, sp, &job)
 }
 
 // CreateBulk creates many jobs in one call, all or none.
 func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
 	var reply JobsReply
-	return reply.Jobs, c.Call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
+	return reply.Jobs, c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
 }
 
 // Get reads a job.
 func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
 	var job Job
-	if err := c.Call(ctx, bus.MethodGet, IDRequest{ID: id}, &job); err != nil {
+	if err := c.call(ctx, bus.MethodGet, IDRequest{ID: id}, &job); err != nil {
 		return nil, err
 	}
 	return &job, nil
@@ -129,23 +145,23 @@ func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
 // Exists reports whether a job exists.
 func (c *Client) Exists(ctx context.Context, id int64) (bool, error) {
 	var reply ExistsReply
-	return reply.Exists, c.Call(ctx, bus.MethodExists, IDRequest{ID: id}, &reply)
+	return reply.Exists, c.call(ctx, bus.MethodExists, IDRequest{ID: id}, &reply)
 }
 
-// Remove deletes a job and its log.
+// Remove removes a job and its log.
 func (c *Client) Remove(ctx context.Context, id int64) error {
-	return c.Call(ctx, bus.MethodRemove, IDRequest{ID: id}, nil)
+	return c.call(ctx, bus.MethodRemove, IDRequest{ID: id}, nil)
 }
 
 // Log reads a job's log lines, oldest first.
 func (c *Client) Log(ctx context.Context, id int64) ([]string, error) {
 	var reply LogReply
-	return reply.Lines, c.Call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
+	return reply.Lines, c.call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
 }
 
 // AddLog appends a line to a job's log.
 func (c *Client) AddLog(ctx context.Context, id int64, line string) error {
-	return c.Call(ctx, bus.MethodAddLog, AddLogRequest{ID: id, Line: line}, nil)
+	return c.call(ctx, bus.MethodAddLog, AddLogRequest{ID: id, Line: line}, nil)
 }
 
 // Range pages through jobs by state and type. Jobs too large to fit one
@@ -163,7 +179,7 @@ func (c *Client) Range(ctx context.Context, req RangeRequest) ([]Job, error) {
 // cut to fit one message.
 func (c *Client) RangePage(ctx context.Context, req RangeRequest) (*JobsReply, error) {
 	var reply JobsReply
-	if err := c.Call(ctx, bus.MethodRange, req, &reply); err != nil {
+	if err := c.call(ctx, bus.MethodRange, req, &reply); err != nil {
 		return nil, err
 	}
 	return &reply, nil
@@ -172,13 +188,13 @@ func (c *Client) RangePage(ctx context.Context, req RangeRequest) (*JobsReply, e
 // Count counts jobs by state and type ("" for any).
 func (c *Client) Count(ctx context.Context, state State, jobType string) (int64, error) {
 	var reply CountReply
-	return reply.Count, c.Call(ctx, bus.MethodCount, CountRequest{State: state, Type: jobType}, &reply)
+	return reply.Count, c.call(ctx, bus.MethodCount, CountRequest{State: state, Type: jobType}, &reply)
 }
 
 // Types lists the job types.
 func (c *Client) Types(ctx context.Context) ([]string, error) {
 	var reply TypesReply
-	return reply.Types, c.Call(ctx, bus.MethodTypes, Empty{}, &reply)
+	return reply.Types, c.call(ctx, bus.MethodTypes, Empty{}, &reply)
 }
 
 // IDs lists the ids of every job in a state, reading page after page (see
@@ -203,7 +219,7 @@ func (c *Client) IDs(ctx context.Context, state State) ([]int64, error) {
 // go on with each reply's cursor until it is "".
 func (c *Client) IDsPage(ctx context.Context, req IDsRequest) (*IDsReply, error) {
 	var reply IDsReply
-	if err := c.Call(ctx, bus.MethodIDs, req, &reply); err != nil {
+	if err := c.call(ctx, bus.MethodIDs, req, &reply); err != nil {
 		return nil, err
 	}
 	return &reply, nil
@@ -212,7 +228,7 @@ func (c *Client) IDsPage(ctx context.Context, req IDsRequest) (*IDsReply, error)
 // Stats counts jobs per state and type.
 func (c *Client) Stats(ctx context.Context) (*Stats, error) {
 	var st Stats
-	if err := c.Call(ctx, bus.MethodStats, Empty{}, &st); err != nil {
+	if err := c.call(ctx, bus.MethodStats, Empty{}, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil
@@ -221,7 +237,7 @@ func (c *Client) Stats(ctx context.Context) (*Stats, error) {
 // SetState moves a job by hand: a failed job set to inactive runs again.
 func (c *Client) SetState(ctx context.Context, id int64, state State) (*Job, error) {
 	var job Job
-	if err := c.Call(ctx, bus.MethodSetState, SetStateRequest{ID: id, State: state}, &job); err != nil {
+	if err := c.call(ctx, bus.MethodSetState, SetStateRequest{ID: id, State: state}, &job); err != nil {
 		return nil, err
 	}
 	return &job, nil
@@ -230,7 +246,7 @@ func (c *Client) SetState(ctx context.Context, id int64, state State) (*Job, err
 // SetPriority changes a job's priority.
 func (c *Client) SetPriority(ctx context.Context, id int64, p Priority) (*Job, error) {
 	var job Job
-	if err := c.Call(ctx, bus.MethodSetPriority, SetPriorityRequest{ID: id, Priority: &p}, &job); err != nil {
+	if err := c.call(ctx, bus.MethodSetPriority, SetPriorityRequest{ID: id, Priority: &p}, &job); err != nil {
 		return nil, err
 	}
 	return &job, nil
@@ -239,7 +255,7 @@ func (c *Client) SetPriority(ctx context.Context, id int64, p Priority) (*Job, e
 // Promote moves due delayed jobs to inactive: the promoter's call.
 func (c *Client) Promote(ctx context.Context, limit int) (*MoveReply, error) {
 	var reply MoveReply
-	if err := c.Call(ctx, bus.MethodPromote, LimitRequest{Limit: limit}, &reply); err != nil {
+	if err := c.call(ctx, bus.MethodPromote, LimitRequest{Limit: limit}, &reply); err != nil {
 		return nil, err
 	}
 	return &reply, nil
@@ -269,7 +285,7 @@ func (c *Client) Subscribe(subject string, fn func(*Event)) (*nats.Subscription,
 
 // Await waits until a job is complete or failed and returns it as it is
 // then. It subscribes to the job's events before it reads the job, so a job
-// that finishes meanwhile is not missed.
+// that completes or fails meanwhile is not missed.
 func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
 	changed := make(chan struct{}, 1)
 	sub, err := c.Subscribe(c.subj.JobEvents(id), func(*Event) {
@@ -293,17 +309,4 @@ func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
 			return nil, fmt.Errorf("core: await job %d: %w", id, ctx.Err())
 		}
 	}
-}
-
-// Rescue sends jobs whose lease ran out back to inactive: the promoter's
-// call. req may be nil.
-func (c *Client) Rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
-	if req == nil {
-		req = &RescueRequest{}
-	}
-	var reply MoveReply
-	if err := c.Call(ctx, bus.MethodRescue, req, &reply); err != nil {
-		return nil, err
-	}
-	return &reply, nil
 }

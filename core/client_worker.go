@@ -1,0 +1,96 @@
+package core
+
+import (
+	"context"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// The calls of workers (lease, then the lease holder's complete, fail,
+// touch, release, rejoin and progress, or batch for many at once) and the
+// promoter's rescue. A lease holder's op goes on the wire as given: leave
+// op.Op empty, each method implies its own (only batch's ops name theirs),
+// and leave out the fields the method does not take, which core refuses by
+// name. A stale lease token is ErrConflict, and changes nothing.
+
+// Lease leases up to req.Max ready jobs of req.Types (by priority, then
+// first in, first out), each with its lease token in Job.Lease. With
+// req.Wait > 0 and nothing ready, core holds the call up to Wait ms: give
+// the call that long plus LeaseReplyMargin. No job ready is no error: an
+// empty slice.
+func (c *Client) Lease(ctx context.Context, req LeaseRequest) ([]Job, error) {
+	var reply JobsReply
+	if err := c.call(ctx, bus.MethodLease, req, &reply); err != nil {
+		return nil, err
+	}
+	return reply.Jobs, nil
+}
+
+// Complete completes a leased job, with op.Result as its result. Sent
+// again with the same lease token it changes nothing and succeeds.
+func (c *Client) Complete(ctx context.Context, op LeaseOp) error {
+	return c.call(ctx, bus.MethodComplete, op, nil)
+}
+
+// Fail fails a leased job's attempt with op.Error: the job retries (after
+// its backoff) while attempts remain, else it fails, as it does at once
+// with op.Final. It returns the job as it is now.
+func (c *Client) Fail(ctx context.Context, op LeaseOp) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodFail, op, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// Touch extends a job's lease by its ttl (or by the ttl its lease was
+// asked with) from now, and returns when the lease now runs out (unix ms).
+func (c *Client) Touch(ctx context.Context, op LeaseOp) (leaseUntil int64, err error) {
+	var reply TouchReply
+	if err := c.call(ctx, bus.MethodTouch, op, &reply); err != nil {
+		return 0, err
+	}
+	return reply.LeaseUntil, nil
+}
+
+// Release gives a leased job back to inactive, using no attempt.
+func (c *Client) Release(ctx context.Context, op LeaseOp) error {
+	return c.call(ctx, bus.MethodRelease, op, nil)
+}
+
+// Rejoin puts a leased job back to delayed for op.Delay ms, using no
+// attempt: "not now, later".
+func (c *Client) Rejoin(ctx context.Context, op LeaseOp) error {
+	return c.call(ctx, bus.MethodRejoin, op, nil)
+}
+
+// Progress sets a leased job's progress to op.Complete of op.Total (shown
+// as 0–100).
+func (c *Client) Progress(ctx context.Context, op LeaseOp) error {
+	return c.call(ctx, bus.MethodProgress, op, nil)
+}
+
+// Batch applies many lease holders' operations in one call, each naming its
+// own (LeaseOp.Op), at most MaxBatch. Each succeeds or fails on its own: the
+// results, in the order of ops, carry each one's error; the error returned
+// is the call's.
+func (c *Client) Batch(ctx context.Context, ops []LeaseOp) ([]OpResult, error) {
+	var reply BatchReply
+	if err := c.call(ctx, bus.MethodBatch, BatchRequest{Ops: ops}, &reply); err != nil {
+		return nil, err
+	}
+	return reply.Results, nil
+}
+
+// Rescue sends jobs whose lease ran out back to inactive: the promoter's
+// call. req may be nil.
+func (c *Client) Rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {
+	if req == nil {
+		req = &RescueRequest{}
+	}
+	var reply MoveReply
+	if err := c.call(ctx, bus.MethodRescue, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
