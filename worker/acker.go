@@ -149,8 +149,7 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 			until = x.leaseEnd
 		}
 	}
-	var reply core.BatchReply
-	err := a.deliver(ctx, ops, first, until, &reply)
+	results, err := a.deliver(ctx, ops, first, until)
 	if errors.Is(err, errGivenUp) {
 		a.undelivered.Add(int64(len(ops))) // stop logs them, in one line
 		return
@@ -160,7 +159,7 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 			"jobs", len(ops), "err", err)
 		return
 	}
-	for i, r := range reply.Results {
+	for i, r := range results {
 		x := batch[i]
 		switch {
 		case r.Error != nil:
@@ -175,43 +174,44 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 }
 
 // deliver sends a batch until core answers, the lease of every job in it
-// has run out, or a stop gives up (ctx ends: errGivenUp). first is when
-// the first of its leases runs out: each try gives up early enough that
-// the next one, to another core, can still land before it.
-func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, first, until time.Time, reply *core.BatchReply) error {
-	for attempt := 1; ; attempt++ {
+// has run out, or a stop gives up (ctx ends: errGivenUp), and returns
+// core's results. first is when the first of its leases runs out: each try
+// gives up early enough that the next one, to another core, can still land
+// before it.
+func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, first, until time.Time) ([]core.OpResult, error) {
+	for try := 1; ; try++ {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w before try %d", errGivenUp, attempt)
+			return nil, fmt.Errorf("%w before try %d", errGivenUp, try)
 		}
 		callCtx, cancel := context.WithTimeout(ctx, ackTryTimeout(time.Until(first)))
-		err := a.w.client.Call(callCtx, bus.MethodBatch, core.BatchRequest{Ops: ops}, reply)
+		results, err := a.w.client.Batch(callCtx, ops)
 		cancel()
 		switch {
 		case err == nil:
-			return nil
+			return results, nil
 		case ctx.Err() != nil:
-			return fmt.Errorf("%w during try %d: %w", errGivenUp, attempt, err)
+			return nil, fmt.Errorf("%w during try %d: %w", errGivenUp, try, err)
 		case !unanswered(err):
-			return err
+			return nil, err
 		}
-		wait := backoff(attempt)
+		wait := backoff(try)
 		if time.Now().Add(wait).After(until) {
-			return fmt.Errorf("after %d tries, the leases ran out: %w", attempt, err)
+			return nil, fmt.Errorf("after %d tries, the leases ran out: %w", try, err)
 		}
 		// One warning per batch, not per try: an outage of a minute would
 		// otherwise log a line every few seconds for every batch.
 		level := slog.LevelDebug
-		if attempt == 1 {
+		if try == 1 {
 			level = slog.LevelWarn
 		}
 		a.w.log.Log(ctx, level, "acknowledgements not delivered; sending them again", "jobs", len(ops),
-			"try", attempt, "err", err)
+			"try", try, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w after %d tries: %w", errGivenUp, attempt, err)
+			return nil, fmt.Errorf("%w after %d tries: %w", errGivenUp, try, err)
 		}
 	}
 }

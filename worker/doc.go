@@ -13,7 +13,20 @@
 //	w.Handle("email", emailHandler)
 //	w.Handle("resize", resizeHandler)
 //
-// How it runs (pool.go, registry.go, acker.go):
+// Layout:
+//
+//	worker.go   Config, New, Handle and Process, Run and the order of a stop
+//	job.go      Handler, Job and the calls a handler makes, RetryAfter,
+//	            Discard, and the errors a handler's context ends with
+//	pool.go     a pool's leasing loop, running a handler, and turning its
+//	            outcome into an acknowledgement
+//	registry.go the jobs whose handlers run, and the extension of their leases
+//	acker.go    acknowledgements sent to core in batches, and their retries
+//
+// It speaks to core through core.Client's typed calls only: Lease, Batch
+// (acknowledgements and lease extensions), Progress and AddLog.
+//
+// How it runs:
 //
 //   - Each pool (the Handle'd types, or one Process'd type) has one leasing
 //     loop that asks core for as many jobs as it has free slots, in one call;

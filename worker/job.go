@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -54,8 +53,7 @@ func (j *Job) SetResult(v any) error {
 
 // Progress reports how much is done: complete of total (shown as 0–100).
 func (j *Job) Progress(ctx context.Context, complete, total int64) error {
-	return j.client.Call(ctx, bus.MethodProgress,
-		core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type, Complete: &complete, Total: &total}, nil)
+	return j.client.Progress(ctx, core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type, Complete: &complete, Total: &total})
 }
 
 // Log appends a line to the job's log.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -136,11 +135,9 @@ func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, er
 	// core dies.
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+core.LeaseReplyMargin)
 	defer cancel()
-	var reply core.JobsReply
-	err := p.w.client.Call(callCtx, bus.MethodLease, core.LeaseRequest{
+	return p.w.client.Lease(callCtx, core.LeaseRequest{
 		Types: types, Max: n, Worker: p.w.cfg.ID, Wait: wait.Milliseconds(),
-	}, &reply)
-	return reply.Jobs, err
+	})
 }
 
 // start runs one job's handler in its own goroutine, on a slot already taken.
@@ -156,7 +153,7 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
 			err = ttlExceeded(cj.TTL, err)
 		}
-		p.w.finish(r, job, err)
+		p.w.acknowledge(r, job, err)
 	}()
 }
 
@@ -187,8 +184,9 @@ func call(ctx context.Context, h Handler, job *Job) (err error) {
 	return h.Handle(ctx, job)
 }
 
-// finish turns a handler's outcome into the operation that acknowledges it.
-func (w *Worker) finish(r *running, job *Job, err error) {
+// acknowledge turns a handler's outcome into the operation that tells core
+// (see acker), and queues it.
+func (w *Worker) acknowledge(r *running, job *Job, err error) {
 	o := core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}
 	var retry *retryAfter
 	var discard *discard

@@ -168,8 +168,8 @@ func (w *Worker) touch(ctx context.Context, due []*running) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, touchCallTimeout(due))
 	defer cancel()
-	var reply core.BatchReply
-	if err := w.client.Call(callCtx, bus.MethodBatch, core.BatchRequest{Ops: ops}, &reply); err != nil {
+	results, err := w.client.Batch(callCtx, ops)
+	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			w.log.Warn("lease extension failed; trying again next tick", "jobs", len(ops), "err", err)
 		}
@@ -184,7 +184,7 @@ func (w *Worker) touch(ctx context.Context, due []*running) {
 		w.jobs.mu.Unlock()
 		return
 	}
-	for i, res := range reply.Results {
+	for i, res := range results {
 		if res.Error != nil && res.Error.Code == string(bus.CodeConflict) {
 			// The job went back and may run elsewhere: stop this run.
 			w.log.Warn("lease lost; cancelling the handler", "job_id", ops[i].ID)
