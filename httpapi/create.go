@@ -36,11 +36,11 @@ type jobBody struct {
 	StallLimit *int `json:"stall_limit,omitempty"`
 }
 
-// kueOptions are Kue's job options, with Kue's names.
+// kueOptions are Kue's job options, with Kue's names on the wire.
 type kueOptions struct {
-	Attempts int           `json:"attempts"`
-	Priority core.Priority `json:"priority"`
-	Delay    int64         `json:"delay"` // ms
+	MaxAttempts int           `json:"attempts"` // Kue's attempts is a maximum
+	Priority    core.Priority `json:"priority"`
+	Delay       int64         `json:"delay"` // ms
 	// Backoff is true (fixed, waiting Delay) or {"type","delay"}, where a
 	// missing delay is Delay, as in Kue.
 	Backoff          json.RawMessage `json:"backoff"`
@@ -62,7 +62,7 @@ func (b *jobBody) spec() (core.Spec, error) {
 		return sp, badRequest("options: give the job's options either in \"options\" (Kue's form) or at the top level (core.create's spec), not both")
 	}
 	o := b.Options
-	sp.Priority, sp.Delay, sp.MaxAttempts, sp.TTL, sp.RemoveOnComplete = o.Priority, o.Delay, o.Attempts, o.TTL, o.RemoveOnComplete
+	sp.Priority, sp.Delay, sp.MaxAttempts, sp.TTL, sp.RemoveOnComplete = o.Priority, o.Delay, o.MaxAttempts, o.TTL, o.RemoveOnComplete
 	backoff, err := kueBackoff(o.Backoff, o.Delay)
 	if err != nil {
 		return sp, err
@@ -139,11 +139,11 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		var job core.Job
-		if err := s.call(r.Context(), bus.MethodCreate, sp, &job); err != nil {
+		job, err := s.core.CreateSpec(r.Context(), sp)
+		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, created{Message: "job created", ID: job.ID, Job: &job})
+		writeJSON(w, http.StatusCreated, created{Message: "job created", ID: job.ID, Job: job})
 		return nil
 	}
 
@@ -164,13 +164,13 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("jobs[%d].%s", i, messageOf(err))
 		}
 	}
-	var reply core.JobsReply
-	if err := s.call(r.Context(), bus.MethodCreateBulk, core.BulkRequest{Jobs: specs}, &reply); err != nil {
+	jobs, err := s.core.CreateBulk(r.Context(), specs)
+	if err != nil {
 		return err
 	}
-	out := make([]created, len(reply.Jobs))
-	for i := range reply.Jobs {
-		out[i] = created{Message: "job created", ID: reply.Jobs[i].ID, Job: &reply.Jobs[i]}
+	out := make([]created, len(jobs))
+	for i := range jobs {
+		out[i] = created{Message: "job created", ID: jobs[i].ID, Job: &jobs[i]}
 	}
 	writeJSON(w, http.StatusCreated, out)
 	return nil

@@ -19,7 +19,8 @@
 //     NATS to browsers (events.go);
 //   - the dashboard's files, embedded with go:embed (ui.go, ui/);
 //   - the Metrics hook through which a metrics backend sees every event and
-//     every core call (metrics.go). The Prometheus backend lives in
+//     every core call (metrics.go): the handlers call core through one
+//     core.Client, which reports each call to it. The Prometheus backend lives in
 //     httpapi/prom, so this package does not import Prometheus (STYLE §8);
 //     the binary wires the two together and passes the /metrics handler in.
 //

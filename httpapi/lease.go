@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -73,19 +72,19 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 	// until its ttl runs out.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), wait+s.cfg.CallTimeout)
 	defer cancel()
-	var reply core.JobsReply
-	if err := s.call(ctx, bus.MethodLease, req, &reply); err != nil {
+	jobs, err := s.core.Lease(ctx, req)
+	if err != nil {
 		return err
 	}
-	if len(reply.Jobs) == 0 {
+	if len(jobs) == 0 {
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	job := &reply.Jobs[0]
+	job := &jobs[0]
 	if r.Context().Err() != nil {
 		op := core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}
-		if err := s.call(ctx, bus.MethodRelease, op, nil); err != nil {
+		if err := s.core.Release(ctx, op); err != nil {
 			s.log.WarnContext(ctx, "pop: client gone, job not released; it returns when its lease runs out", "job_id", job.ID, "err", err)
 		}
 		return nil
@@ -93,14 +92,6 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, job)
 	return nil
 }
-
-// The lease holder's routes, by the core method each calls.
-const (
-	opComplete = bus.MethodComplete
-	opFail     = bus.MethodFail
-	opTouch    = bus.MethodTouch
-	opRelease  = bus.MethodRelease
-)
 
 // leaseBody is the body of complete, fail, touch and release. Fields a route
 // does not take are refused, by core, with their name.
@@ -111,10 +102,32 @@ type leaseBody struct {
 	Final  bool            `json:"final,omitempty"`
 }
 
-// leaseOp serves POST /job/{id}/complete|fail|touch|release. Replies are
-// core's: complete and release {}, fail the job (retried or failed), touch
-// {"lease_until":ms}.
-func (s *Server) leaseOp(method string) func(http.ResponseWriter, *http.Request) error {
+// holderCall is the core call of one lease holder's route, and the reply
+// the route answers with: core's own.
+type holderCall func(ctx context.Context, op core.LeaseOp) (reply any, err error)
+
+// The lease holder's routes: complete and release answer {}, fail the job
+// (retried or failed), touch {"lease_until":ms}.
+
+func (s *Server) complete(ctx context.Context, op core.LeaseOp) (any, error) {
+	return core.Empty{}, s.core.Complete(ctx, op)
+}
+
+func (s *Server) fail(ctx context.Context, op core.LeaseOp) (any, error) {
+	return s.core.Fail(ctx, op)
+}
+
+func (s *Server) touch(ctx context.Context, op core.LeaseOp) (any, error) {
+	until, err := s.core.Touch(ctx, op)
+	return core.TouchReply{LeaseUntil: until}, err
+}
+
+func (s *Server) release(ctx context.Context, op core.LeaseOp) (any, error) {
+	return core.Empty{}, s.core.Release(ctx, op)
+}
+
+// leaseOp serves POST /job/{id}/complete|fail|touch|release with call.
+func (s *Server) leaseOp(call holderCall) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
 		if err != nil {
@@ -128,8 +141,8 @@ func (s *Server) leaseOp(method string) func(http.ResponseWriter, *http.Request)
 			return badRequest(`lease: missing: send {"lease":"<the token from POST /pop>"}`)
 		}
 		op := core.LeaseOp{ID: id, Lease: body.Lease, Result: body.Result, Error: body.Error, Final: body.Final}
-		var reply json.RawMessage
-		if err := s.call(r.Context(), method, op, &reply); err != nil {
+		reply, err := call(r.Context(), op)
+		if err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, reply)

@@ -22,15 +22,15 @@ type statsReply struct {
 }
 
 func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
-	var st core.Stats
-	if err := s.call(r.Context(), bus.MethodStats, core.Empty{}, &st); err != nil {
+	st, err := s.core.Stats(r.Context())
+	if err != nil {
 		return err
 	}
 	if st.Types == nil {
 		st.Types = map[string]core.StateCounts{}
 	}
 	writeJSON(w, http.StatusOK, statsReply{
-		Stats:         st,
+		Stats:         *st,
 		InactiveCount: st.Inactive, CompleteCount: st.Complete, ActiveCount: st.Active,
 		FailedCount: st.Failed, DelayedCount: st.Delayed, WorkTimeKue: st.WorkTime,
 	})
@@ -38,14 +38,14 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getTypes(w http.ResponseWriter, r *http.Request) error {
-	var reply core.TypesReply
-	if err := s.call(r.Context(), bus.MethodTypes, core.Empty{}, &reply); err != nil {
+	types, err := s.core.Types(r.Context())
+	if err != nil {
 		return err
 	}
-	if reply.Types == nil {
-		reply.Types = []string{}
+	if types == nil {
+		types = []string{}
 	}
-	writeJSON(w, http.StatusOK, reply.Types) // Kue answers a bare array
+	writeJSON(w, http.StatusOK, types) // Kue answers a bare array
 	return nil
 }
 
@@ -54,11 +54,11 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var job core.Job
-	if err := s.call(r.Context(), bus.MethodGet, core.IDRequest{ID: id}, &job); err != nil {
+	job, err := s.core.Get(r.Context(), id)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, &job)
+	writeJSON(w, http.StatusOK, job)
 	return nil
 }
 
@@ -67,14 +67,14 @@ func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var reply core.LogReply
-	if err := s.call(r.Context(), bus.MethodLog, core.IDRequest{ID: id}, &reply); err != nil {
+	lines, err := s.core.Log(r.Context(), id)
+	if err != nil {
 		return err
 	}
-	if reply.Lines == nil {
-		reply.Lines = []string{}
+	if lines == nil {
+		lines = []string{}
 	}
-	writeJSON(w, http.StatusOK, reply.Lines) // Kue answers a bare array
+	writeJSON(w, http.StatusOK, lines) // Kue answers a bare array
 	return nil
 }
 
@@ -90,8 +90,8 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var reply core.JobsReply
-	if err := s.call(r.Context(), bus.MethodRange, req, &reply); err != nil {
+	reply, err := s.core.RangePage(r.Context(), req)
+	if err != nil {
 		return err
 	}
 	if reply.Jobs == nil {

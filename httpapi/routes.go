@@ -31,10 +31,10 @@ func (s *Server) routes() http.Handler {
 	handle("POST /job/{id}/log", s.addLog)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop)
-	handle("POST /job/{id}/complete", s.leaseOp(opComplete))
-	handle("POST /job/{id}/fail", s.leaseOp(opFail))
-	handle("POST /job/{id}/touch", s.leaseOp(opTouch))
-	handle("POST /job/{id}/release", s.leaseOp(opRelease))
+	handle("POST /job/{id}/complete", s.leaseOp(s.complete))
+	handle("POST /job/{id}/fail", s.leaseOp(s.fail))
+	handle("POST /job/{id}/touch", s.leaseOp(s.touch))
+	handle("POST /job/{id}/release", s.leaseOp(s.release))
 	// Live events and the dashboard's page.
 	api.HandleFunc("GET /events", s.events)
 	api.Handle("GET /{$}", s.indexHandler())

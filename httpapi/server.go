@@ -157,7 +157,11 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	client, err := core.NewClient(cfg.Conn, &core.ClientOptions{Prefix: cfg.Prefix, Timeout: cfg.CallTimeout})
+	// Every call the server makes to core goes through this client, which
+	// reports each one to the metrics hook.
+	client, err := core.NewClient(cfg.Conn, &core.ClientOptions{
+		Prefix: cfg.Prefix, Timeout: cfg.CallTimeout, OnCall: cfg.Metrics.RPC,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
 	}
@@ -310,12 +314,4 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("httpapi: shutdown: %w", err)
 	}
 	return nil
-}
-
-// call sends one request to core and reports it to the metrics hook.
-func (s *Server) call(ctx context.Context, method string, req, reply any) error {
-	start := time.Now()
-	err := s.core.Call(ctx, method, req, reply)
-	s.metrics.RPC(method, time.Since(start), err)
-	return err
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -21,7 +20,7 @@ func (s *Server) removeJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.call(r.Context(), bus.MethodRemove, core.IDRequest{ID: id}, nil); err != nil {
+	if err := s.core.Remove(r.Context(), id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, changed{Message: fmt.Sprintf("job %d removed", id)})
@@ -39,11 +38,11 @@ func (s *Server) setState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("state: %v", err)
 	}
-	var job core.Job
-	if err := s.call(r.Context(), bus.MethodSetState, core.SetStateRequest{ID: id, State: state}, &job); err != nil {
+	job, err := s.core.SetState(r.Context(), id, state)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, changed{Message: "updated state", Job: &job})
+	writeJSON(w, http.StatusOK, changed{Message: "updated state", Job: job})
 	return nil
 }
 
@@ -58,11 +57,11 @@ func (s *Server) setPriority(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("priority: %v", err)
 	}
-	var job core.Job
-	if err := s.call(r.Context(), bus.MethodSetPriority, core.SetPriorityRequest{ID: id, Priority: &p}, &job); err != nil {
+	job, err := s.core.SetPriority(r.Context(), id, p)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, changed{Message: "updated priority", Job: &job})
+	writeJSON(w, http.StatusOK, changed{Message: "updated priority", Job: job})
 	return nil
 }
 
@@ -89,7 +88,7 @@ func (s *Server) addLog(w http.ResponseWriter, r *http.Request) error {
 	if req.Line == nil {
 		return badRequest(`line: missing: send {"line":"..."} or a text/plain body`)
 	}
-	if err := s.call(r.Context(), bus.MethodAddLog, core.AddLogRequest{ID: id, Line: *req.Line}, nil); err != nil {
+	if err := s.core.AddLog(r.Context(), id, *req.Line); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, changed{Message: "log line added"})
