@@ -58,11 +58,6 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 // patterns for Subscribe.
 func (c *Client) Subjects() bus.Subjects { return c.subj }
 
-// Call sends any core method's request and decodes its reply.
-func (c *Client) Call(ctx context.Context, method string, req, reply any) error {
-	return c.call(ctx, method, req, reply)
-}
-
 // call sends a core method's request and decodes its reply (nil: none
 // wanted); every typed method is built on it. Its errors name the method
 // and keep the sentinel of their code for errors.Is.

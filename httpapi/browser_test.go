@@ -17,7 +17,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/httpapi"
 )
@@ -219,8 +218,8 @@ func seed(t *testing.T, e *env) {
 	var running core.Job
 	e.ok(http.StatusOK, "POST", "/pop?type=thumbnail", nil, &running)
 	done, total := int64(3), int64(5)
-	require.NoError(t, e.core.Client.Call(t.Context(), bus.MethodProgress,
-		core.LeaseOp{ID: running.ID, Lease: running.Lease, Complete: &done, Total: &total}, nil))
+	require.NoError(t, e.core.Client.Progress(t.Context(),
+		core.LeaseOp{ID: running.ID, Lease: running.Lease, Complete: &done, Total: &total}))
 	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/log", running.ID), `{"line":"resizing to 256x256"}`, nil)
 	var leased core.Job
 	e.ok(http.StatusOK, "POST", "/pop?type=email", nil, &leased)

@@ -63,9 +63,9 @@ func TestLostCalls(t *testing.T) {
 		stalled := watchEvents(t, c, bus.EventStalled, "scan")
 		job, err := c.Client.Create(t.Context(), "scan", nil, nil)
 		require.NoError(t, err)
-		var leased core.JobsReply
-		require.NoError(t, c.Client.Call(t.Context(), bus.MethodLease, core.LeaseRequest{Types: []string{"scan"}, TTL: 1000}, &leased))
-		require.Len(t, leased.Jobs, 1)
+		leased, err := c.Client.Lease(t.Context(), core.LeaseRequest{Types: []string{"scan"}, TTL: 1000})
+		require.NoError(t, err)
+		require.Len(t, leased, 1)
 		clock.Advance(2 * time.Second) // the lease ran out
 		require.NoError(t, c.Service.Stop(t.Context()))
 
@@ -127,9 +127,9 @@ func TestLostCalls(t *testing.T) {
 			jobType := fmt.Sprintf("scan%d", i)
 			job, err := c.Client.Create(t.Context(), jobType, nil, nil)
 			require.NoError(t, err)
-			var leased core.JobsReply
-			require.NoError(t, c.Client.Call(t.Context(), bus.MethodLease, core.LeaseRequest{Types: []string{jobType}, TTL: 1000}, &leased))
-			require.Len(t, leased.Jobs, 1)
+			leased, err := c.Client.Lease(t.Context(), core.LeaseRequest{Types: []string{jobType}, TTL: 1000})
+			require.NoError(t, err)
+			require.Len(t, leased, 1)
 			clock.Advance(2 * time.Second)
 			got := waitFor(t, stalled, "the job's stalled event")
 			require.Equal(t, job.ID, got.ID)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
@@ -23,9 +22,8 @@ func TestWaitingLeasesAreBoundedPerCore(t *testing.T) {
 	got := make(chan []core.Job, 3)
 	wait := func() {
 		go func() {
-			var reply core.JobsReply
-			_ = c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"slow"}, Wait: 60_000}, &reply)
-			got <- reply.Jobs
+			jobs, _ := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"slow"}, Wait: 60_000})
+			got <- jobs
 		}()
 		select {
 		case <-parked:
@@ -37,8 +35,7 @@ func TestWaitingLeasesAreBoundedPerCore(t *testing.T) {
 	wait()
 
 	start := time.Now()
-	var reply core.JobsReply
-	err := c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"slow"}, Wait: 60_000}, &reply)
+	_, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"slow"}, Wait: 60_000})
 	require.ErrorIs(t, err, core.ErrUnavailable)
 	require.ErrorContains(t, err, "wait: 2 leases already wait on this core, its limit")
 	require.Less(t, time.Since(start), 30*time.Second, "at once, not after the wait")

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
@@ -51,14 +50,13 @@ func TestALeaseTooLateForItsAskerLeasesNothing(t *testing.T) {
 	clock := coretest.NewClock(t0)
 	waiting := make(chan struct{}, 4)
 	c := coretest.NewCore(t, service.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
-	reply := make(chan core.JobsReply, 1)
+	reply := make(chan []core.Job, 1)
 	go func() {
-		var r core.JobsReply
-		err := c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"late"}, Wait: 1000}, &r)
+		jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"late"}, Wait: 1000})
 		if err != nil {
 			t.Error(err)
 		}
-		reply <- r
+		reply <- jobs
 	}()
 	<-waiting
 	clock.Advance(time.Second + core.LeaseReplyMargin) // core stalled past the asker's patience
@@ -66,7 +64,7 @@ func TestALeaseTooLateForItsAskerLeasesNothing(t *testing.T) {
 	require.NoError(t, err)
 	select {
 	case r := <-reply:
-		require.Empty(t, r.Jobs, "nothing leased for an asker that gave up")
+		require.Empty(t, r, "nothing leased for an asker that gave up")
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reply to the waiting lease")
 	}

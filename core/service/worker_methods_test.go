@@ -17,14 +17,40 @@ import (
 
 func lease(t *testing.T, c *coretest.Core, req core.LeaseRequest) []core.Job {
 	t.Helper()
-	var reply core.JobsReply
-	require.NoError(t, c.Client.Call(ctx, bus.MethodLease, req, &reply))
-	return reply.Jobs
+	jobs, err := c.Client.Lease(ctx, req)
+	require.NoError(t, err)
+	return jobs
 }
 
+// op makes a lease holder's call by its method's name, through the client's
+// typed method, and stores its reply in reply (a *core.Job for fail, a
+// *core.TouchReply for touch) unless reply is nil.
 func op(t *testing.T, c *coretest.Core, method string, o core.LeaseOp, reply any) error {
 	t.Helper()
-	return c.Client.Call(ctx, method, o, reply)
+	switch method {
+	case bus.MethodComplete:
+		return c.Client.Complete(ctx, o)
+	case bus.MethodFail:
+		job, err := c.Client.Fail(ctx, o)
+		if r, ok := reply.(*core.Job); ok && err == nil {
+			*r = *job
+		}
+		return err
+	case bus.MethodTouch:
+		until, err := c.Client.Touch(ctx, o)
+		if r, ok := reply.(*core.TouchReply); ok {
+			r.LeaseUntil = until
+		}
+		return err
+	case bus.MethodRelease:
+		return c.Client.Release(ctx, o)
+	case bus.MethodRejoin:
+		return c.Client.Rejoin(ctx, o)
+	case bus.MethodProgress:
+		return c.Client.Progress(ctx, o)
+	}
+	t.Fatalf("op: %q is not a lease holder's method", method)
+	return nil
 }
 
 func ptr(n int64) *int64 { return &n }
@@ -72,9 +98,8 @@ func TestLeaseWaitsAndIsWokenByACreate(t *testing.T) {
 	c := coretest.NewCore(t, service.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
 	got := make(chan []core.Job, 1)
 	go func() {
-		var reply core.JobsReply
-		_ = c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"wake"}, Wait: 60_000}, &reply)
-		got <- reply.Jobs
+		jobs, _ := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"wake"}, Wait: 60_000})
+		got <- jobs
 	}()
 	<-parked // the lease found nothing and waits
 	job, err := c.Client.Create(ctx, "wake", nil, nil)
@@ -315,16 +340,15 @@ func TestBatchAppliesEachOpOnItsOwn(t *testing.T) {
 	}
 	jobs := lease(t, c, core.LeaseRequest{Types: []string{"b"}, Max: 4})
 	require.Len(t, jobs, 4)
-	var reply core.BatchReply
-	require.NoError(t, c.Client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: []core.LeaseOp{
+	r, err := c.Client.Batch(ctx, []core.LeaseOp{
 		{Op: core.OpComplete, ID: jobs[0].ID, Lease: jobs[0].Lease, Type: "b"},
 		{Op: core.OpFail, ID: jobs[1].ID, Lease: jobs[1].Lease, Error: "nope"},
 		{Op: core.OpTouch, ID: jobs[2].ID, Lease: jobs[2].Lease},
 		{Op: core.OpComplete, ID: jobs[3].ID, Lease: "stale"},
 		{Op: core.OpComplete, ID: 99999, Lease: "x"},
 		{Op: "explode", ID: jobs[3].ID, Lease: jobs[3].Lease},
-	}}, &reply))
-	r := reply.Results
+	})
+	require.NoError(t, err)
 	require.Len(t, r, 6)
 	require.Nil(t, r[0].Error)
 	require.Equal(t, core.StateComplete, r[0].State)
@@ -450,8 +474,7 @@ func TestALeaseWithItsOwnTTL(t *testing.T) {
 	var touched core.TouchReply
 	require.NoError(t, op(t, c, bus.MethodTouch, core.LeaseOp{ID: j.ID, Lease: j.Lease}, &touched))
 	require.Equal(t, clock.Now().UnixMilli()+5000, touched.LeaseUntil, "a touch extends by the lease's ttl")
-	var reply core.JobsReply
-	err = c.Client.Call(ctx, bus.MethodLease, core.LeaseRequest{Types: []string{"tt"}, TTL: -1}, &reply)
+	_, err = c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"tt"}, TTL: -1})
 	require.ErrorIs(t, err, core.ErrInvalid)
 	require.ErrorContains(t, err, "ttl: -1 ms")
 }
@@ -561,10 +584,10 @@ func TestARetriedFailChangesNothing(t *testing.T) {
 
 	var again core.Job
 	require.NoError(t, op(t, c, bus.MethodFail, fail, &again), "the retry")
-	var batch core.BatchReply
 	fail.Op = core.OpFail
-	require.NoError(t, c.Client.Call(ctx, bus.MethodBatch, core.BatchRequest{Ops: []core.LeaseOp{fail}}, &batch))
-	require.Nil(t, batch.Results[0].Error, "the retry, batched")
+	batch, err := c.Client.Batch(ctx, []core.LeaseOp{fail})
+	require.NoError(t, err)
+	require.Nil(t, batch[0].Error, "the retry, batched")
 	err = op(t, c, bus.MethodComplete, core.LeaseOp{ID: first.ID, Lease: first.Lease}, nil)
 	require.ErrorIs(t, err, core.ErrConflict, "another operation with the spent lease")
 
