@@ -19,7 +19,7 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	data := fs.String("data", "", "the job's data, as `JSON` (default: none)")
 	priority := fs.String("priority", "normal", "the job's `PRIORITY`: low, normal, medium, high, critical, or an integer (lower runs first)")
 	delay := fs.String("delay", "0", "wait this `DURATION` (5s, or milliseconds) before the job may run")
-	attempts := fs.Int("attempts", 1, "how many times (`N`) the job may run before it fails for good")
+	maxAttempts := fs.Int("attempts", 1, "how many times (`N`) the job may run before it fails for good")
 	backoff := fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
 	ttl := fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
 	uniqueKey := fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
@@ -30,7 +30,7 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	sp := core.Spec{Type: pos[0], MaxAttempts: *attempts, UniqueKey: *uniqueKey, RemoveOnComplete: *removeOnComplete}
+	sp := core.Spec{Type: pos[0], MaxAttempts: *maxAttempts, UniqueKey: *uniqueKey, RemoveOnComplete: *removeOnComplete}
 	if *data != "" {
 		if sp.Data, err = parseJSON("data", *data); err != nil {
 			return err
@@ -44,8 +44,8 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	sp.Delay = d.Milliseconds()
-	if *attempts < 1 {
-		return usagef("--attempts: %d is less than 1", *attempts)
+	if *maxAttempts < 1 {
+		return usagef("--attempts: %d is less than 1", *maxAttempts)
 	}
 	if *stallLimit != "" {
 		n, err := strconv.Atoi(*stallLimit)
