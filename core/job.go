@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 
@@ -122,30 +121,15 @@ const (
 	BackoffExponential BackoffType = "exponential"
 )
 
-// Backoff says how long to wait before retrying a failed attempt.
+// Backoff says how long to wait before retrying a failed attempt: fixed
+// waits Delay; exponential waits Delay × 0.5 × (2^attempts − 1) after the
+// attempts-th failed attempt, Kue's formula, rounded; both capped at
+// MaxDelay. A job without a Backoff retries at once. The store computes
+// the wait where it counts the attempt (core/redisstore's
+// lua/includes/attempt_failed.lua, the one place the formula is written).
 type Backoff struct {
 	Type  BackoffType `json:"type"`
 	Delay int64       `json:"delay"` // ms
-}
-
-// After returns the wait in ms before the next attempt, given how many
-// attempts have been made: fixed waits Delay; exponential waits
-// Delay × 0.5 × (2^attempts − 1), Kue's formula, capped at MaxDelay.
-// A nil Backoff retries at once.
-func (b *Backoff) After(attempts int) int64 {
-	if b == nil {
-		return 0
-	}
-	if b.Type == BackoffFixed {
-		return b.Delay
-	}
-	if b.Delay <= 0 || attempts <= 0 {
-		// Without this, 0 × 2^1024 is 0 × +Inf = NaN, and int64(NaN) is
-		// whatever the processor makes of it (MinInt64 on amd64).
-		return 0
-	}
-	wait := math.Round(float64(b.Delay) * 0.5 * (math.Pow(2, float64(attempts)) - 1))
-	return int64(min(wait, MaxDelay))
 }
 
 func (b *Backoff) validate() error {
@@ -273,21 +257,4 @@ type Job struct {
 func (j Job) ForEvent() *Job {
 	j.Data, j.Lease = nil, ""
 	return &j
-}
-
-// Percent turns progress "complete of total" into 0..100, rounded down and
-// clamped: more done than the total counts as 100. complete × 100 is
-// computed in 128 bits, so that no int64 complete can overflow it (in 64
-// bits, 93e15 of 1e17 came out as -91).
-func Percent(complete, total int64) int64 {
-	if total <= 0 || complete <= 0 {
-		return 0
-	}
-	if complete >= total {
-		return 100
-	}
-	hi, lo := bits.Mul64(uint64(complete), 100)
-	// hi < total, since complete < total: the quotient fits, Div64 cannot panic.
-	q, _ := bits.Div64(hi, lo, uint64(total))
-	return int64(q)
 }

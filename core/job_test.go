@@ -28,18 +28,6 @@ func TestPriorityAcceptsNamesAndNumbers(t *testing.T) {
 	}
 }
 
-func TestBackoffFollowsKue(t *testing.T) {
-	fixed := &core.Backoff{Type: core.BackoffFixed, Delay: 1000}
-	exp := &core.Backoff{Type: core.BackoffExponential, Delay: 1000}
-	for attempts, want := range map[int]int64{1: 500, 2: 1500, 3: 3500, 4: 7500} {
-		require.Equal(t, int64(1000), fixed.After(attempts))
-		require.Equal(t, want, exp.After(attempts), "attempts %d", attempts)
-	}
-	require.Equal(t, int64(core.MaxDelay), exp.After(200), "capped, not overflowed")
-	var none *core.Backoff
-	require.Zero(t, none.After(3), "no backoff retries at once")
-}
-
 func TestSpecNormalizeFillsDefaults(t *testing.T) {
 	sp := core.Spec{Type: "email"}
 	require.NoError(t, sp.Normalize(100))

@@ -1,10 +1,36 @@
 // Package redisstore is service.Store on Redis, and the only package of kuebus
 // that imports go-redis.
 //
-// Every state change is one Lua script (scripts.go), whose keys all come in
-// through KEYS and share one hash tag per job type, so the same scripts run
-// on standalone Redis, Sentinel and Cluster. The key schema is in keys.go;
-// reads of ranges, counts and stats are in query.go.
+// Files:
+//
+//	store.go     Store, New, ids, create, get, remove, log, set state and
+//	             priority, promote (the sweep promote and rescue share)
+//	lease.go     lease, the lease holders' operations (Apply), rescue
+//	query.go     ranges, counts, ids and stats: reads, no scripts
+//	keys.go      the key schema: every key, its type and what it holds
+//	scripts.go   loads lua/ (go:embed), resolves includes, ScriptText
+//	calls.go     the typed wrapper of each script: ARGV by name, reply by position
+//	row.go       a job's row: field order read from lua/includes/row.lua,
+//	             decoded by position into core.Job
+//	client.go    client options (retries off) and Dial
+//	lua/*.lua    one script per state change, each opening with its KEYS,
+//	             ARGV, reply and the events the service publishes after it
+//	lua/includes/*.lua  helpers the scripts share ("--@include x.lua")
+//
+// Every state change is one Lua script, whose keys all come in through KEYS
+// and share one hash tag per job type, so the same scripts run on
+// standalone Redis, Sentinel and Cluster. To run a script by hand, write
+// the final texts out and use redis-cli:
+//
+//	go test ./core/redisstore -run TestScriptsLoad -lua.dir=/tmp/lua
+//	redis-cli --eval /tmp/lua/promote_due.lua k:{t}:ready k:{t}:due k:{t}:leases \
+//	    k:{t}:jobs k:{t}:complete k:{t}:failed k:{t}:unique k:{t}:seq k:{t}:stats \
+//	    k:{t}:job:42 , 1700000000000 42
+//
+// One formula, one place: a failed attempt's backoff is computed in
+// lua/includes/attempt_failed.lua, where the attempt is counted (Go would
+// need the attempts first, a round trip); Go passes its cap, core.MaxDelay,
+// as ARGV max_delay.
 //
 // Ids come from one counter, taken in blocks of 1000 per store so that a
 // create costs one round trip; the id → type index lets a request that names
@@ -26,9 +52,10 @@
 // still found and removed.
 //
 // Every script that changes state can run twice without harm (a client
-// retry after a Redis stall, two leaders for a moment): createJobs skips a
-// job whose id is in its type's jobs index already, promote and rescue re-check each candidate, and the
-// operations that end a lease (complete, fail, release, rejoin) keep
-// "<op>:<lease>" on the job as last_lease, so the same operation with the
-// same token answers success and changes nothing (see scripts_lease.go).
+// retry after a Redis stall, two leaders for a moment): create_jobs skips a
+// job whose id is in its type's jobs index already, promote and rescue
+// re-check each candidate, and the operations that end a lease (complete,
+// fail, release, rejoin) keep "<op>:<lease>" on the job as last_lease, so
+// the same operation with the same token answers success and changes
+// nothing (see lua/includes/lease_holder.lua).
 package redisstore

@@ -29,7 +29,7 @@ import (
 //	unique    HASH  unique_key → id of the unfinished job holding it
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs)
-//	job:<id>  HASH  the job's fields (see decode.go)
+//	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)
 //	log:<id>  LIST  the job's log lines
 type keys struct {
 	prefix string
@@ -48,8 +48,8 @@ type typeKeys struct {
 	base string
 }
 
-// Fixed is the per-type part of every script's KEYS, in the order the Lua
-// prelude names them (KEYS[1]..KEYS[9]).
+// fixed is the per-type part of every script's KEYS, in the order
+// lua/includes/type_keys.lua names them (KEYS[1]..KEYS[9]).
 func (t typeKeys) fixed() []string {
 	return []string{t.ready(), t.due(), t.leases(), t.jobs(), t.complete(), t.failed(), t.unique(), t.seq(), t.stats()}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/service"
@@ -27,16 +25,15 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		}
 		got := 0
 		for _, g := range groupEntries(picks) {
-			snaps, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
+			jobs, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
 			if err != nil {
 				return leased, s.fail("lease", err)
 			}
-			for _, h := range snaps {
-				j := decodeJob(h)
+			for _, j := range jobs {
 				j.Lease = token
 				leased = append(leased, j)
 			}
-			got += len(snaps)
+			got += len(jobs)
 		}
 		if got == len(picks) {
 			break // nobody raced us: what was ready is leased
@@ -66,19 +63,9 @@ func groupEntries(entries []entry) []entryGroup {
 	return groups
 }
 
-// leaseScripts maps each operation to its script.
-var leaseScripts = map[core.Op]*redis.Script{
-	core.OpComplete: completeJobs,
-	core.OpFail:     failJobs,
-	core.OpTouch:    touchJobs,
-	core.OpRelease:  releaseJobs,
-	core.OpRejoin:   rejoinJobs,
-	core.OpProgress: progressJobs,
-}
-
 // Apply runs lease holders' operations of one kind: one script per job type.
-func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.LeaseOp) ([]service.Applied, error) {
-	sc, ok := leaseScripts[op]
+func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.LeaseOp) ([]service.Applied, error) {
+	call, ok := holderCalls[op]
 	if !ok {
 		return nil, bus.Errorf(bus.CodeInvalid, "op: %q is not an operation", op)
 	}
@@ -102,26 +89,24 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 	var removed []string
 	for _, t := range order {
 		idx := groups[t]
-		args := make([]leasedArg, len(idx))
+		group := make([]*service.LeaseOp, len(idx))
 		for n, i := range idx {
-			args[n] = leasedArg{id: ops[i].ID, lease: ops[i].Lease, arg: opArg(op, &ops[i]), flag: ops[i].Final}
+			group[n] = &ops[i]
 		}
-		res, err := s.runLeased(ctx, sc, s.keys.ofType(t), now, args)
+		res, err := s.runHeld(ctx, call, s.keys.ofType(t), now, group)
 		if err != nil {
 			return nil, s.fail(string(op), err)
 		}
 		for n, i := range idx {
-			pair := res[n].([]any)
-			switch code := toInt64(pair[0]); code {
+			switch res[n].code {
 			case 0:
 				out[i].Err = core.JobNotFound(ops[i].ID)
 			case -1:
 				out[i].Err = bus.Errorf(bus.CodeConflict, "job %d: lease %q is not the job's current lease (it expired and the job went back, or the job was moved by hand)", ops[i].ID, ops[i].Lease)
 			default:
-				j := decodeJob(row(pair[1].([]any)))
-				out[i].Job = &j
-				out[i].Repeated = code == 4
-				if code == 2 {
+				out[i].Job = &res[n].job
+				out[i].Repeated = res[n].code == 4
+				if op == core.OpComplete && res[n].code == 2 {
 					out[i].Removed = true
 					removed = append(removed, strconv.FormatInt(ops[i].ID, 10))
 				}
@@ -136,24 +121,9 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []core.Lea
 	return out, nil
 }
 
-// opArg is the per-job argument of an operation's script.
-func opArg(op core.Op, o *core.LeaseOp) string {
-	switch op {
-	case core.OpComplete:
-		return string(o.Result)
-	case core.OpFail:
-		return o.Error
-	case core.OpRejoin:
-		return strconv.FormatInt(o.Delay, 10)
-	case core.OpProgress:
-		return strconv.FormatInt(core.Percent(*o.Complete, *o.Total), 10)
-	}
-	return ""
-}
-
 // typesOf returns each op's job type: the one given, or the one on record
 // ("" when the id is unknown), looked up for all in one call.
-func (s *Store) typesOf(ctx context.Context, ops []core.LeaseOp) ([]string, error) {
+func (s *Store) typesOf(ctx context.Context, ops []service.LeaseOp) ([]string, error) {
 	types := make([]string, len(ops))
 	var lookup []int
 	for i, o := range ops {
@@ -185,13 +155,9 @@ func (s *Store) typesOf(ctx context.Context, ops []core.LeaseOp) ([]string, erro
 // limit, else as a failed attempt (see rescueExpired).
 func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([]core.Job, int64, error) {
 	return s.sweep(ctx, now, limit, typeKeys.leases, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
-		next, res, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)
+		next, jobs, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)
 		if err != nil {
 			return 0, nil, s.fail("rescue", err)
-		}
-		jobs := make([]core.Job, len(res))
-		for i, r := range res {
-			jobs[i] = decodeJob(row(r.([]any)[1].([]any)))
 		}
 		return next, jobs, nil
 	})

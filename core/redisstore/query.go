@@ -149,9 +149,9 @@ func (s *Store) Range(ctx context.Context, q core.RangeRequest) ([]core.Job, err
 		return nil, err
 	}
 	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.MapStringStringCmd, len(entries))
+	cmds := make([]*redis.SliceCmd, len(entries))
 	for i, e := range entries {
-		cmds[i] = pipe.HGetAll(ctx, s.keys.ofType(e.jobType).job(memberID(e.member)))
+		cmds[i] = pipe.HMGet(ctx, s.keys.ofType(e.jobType).job(memberID(e.member)), rowWithData...)
 	}
 	if len(entries) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
@@ -160,8 +160,8 @@ func (s *Store) Range(ctx context.Context, q core.RangeRequest) ([]core.Job, err
 	}
 	jobs := make([]core.Job, 0, len(entries))
 	for _, c := range cmds {
-		if h := c.Val(); len(h) > 0 { // removed between the two reads
-			jobs = append(jobs, decodeJob(h))
+		if j, ok := decodeRow(c.Val()); ok { // else removed between the two reads
+			jobs = append(jobs, j)
 		}
 	}
 	return jobs, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // evalUsec is the Redis CPU spent in scripts so far (INFO commandstats).
@@ -54,9 +55,9 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 	}
 	u2 := evalUsec(rdb)
 	for i := 0; i < n; i += 64 {
-		ops := make([]core.LeaseOp, 64)
+		ops := make([]service.LeaseOp, 64)
 		for k := range ops {
-			ops[k] = core.LeaseOp{ID: leased[i+k].ID, Lease: "tok", Type: "c"}
+			ops[k] = service.LeaseOp{ID: leased[i+k].ID, Lease: "tok", Type: "c"}
 		}
 		if _, err := st.Apply(ctx, 3, core.OpComplete, ops); err != nil {
 			b.Fatal(err)

@@ -122,20 +122,20 @@ func (s *Store) typeOf(ctx context.Context, id int64) (typeKeys, string, error) 
 	return s.keys.ofType(t), t, nil
 }
 
-// Get reads one job, data included.
+// Get reads one job, data and result included: its row, by position.
 func (s *Store) Get(ctx context.Context, id int64) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.rdb.HGetAll(ctx, tk.job(id)).Result()
+	vals, err := s.rdb.HMGet(ctx, tk.job(id), rowWithData...).Result()
 	if err != nil {
 		return nil, s.fail("get job", err)
 	}
-	if len(h) == 0 {
+	j, ok := decodeRow(vals)
+	if !ok {
 		return nil, core.JobNotFound(id)
 	}
-	j := decodeJob(h)
 	return &j, nil
 }
 
@@ -164,37 +164,27 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 	if err != nil {
 		return nil, s.fail("reserve ids", err)
 	}
-	ids := make([]int64, 0, len(idx))
-	args := make([]any, 0, 2+10*len(idx))
-	args = append(args, now, jobType)
+	ids := make([]int64, len(idx))
+	group := make([]*core.Spec, len(idx))
 	for n, i := range idx {
-		sp := specs[i]
-		id := first + int64(n)
-		ids = append(ids, id)
-		roc := 0
-		if sp.RemoveOnComplete {
-			roc = 1
-		}
-		args = append(args, id, string(sp.Data), int64(sp.Priority), sp.Delay, sp.MaxAttempts,
-			encodeBackoff(sp.Backoff), sp.TTL, roc, sp.UniqueKey, stallLimit(sp))
+		ids[n], group[n] = first+int64(n), &specs[i]
 	}
-	holders, err := s.runCreateJobs(ctx, jobType, ids, args)
+	res, err := s.runCreateJobs(ctx, now, jobType, ids, group)
 	if err != nil {
 		return nil, s.fail("create jobs", err)
 	}
-	var created []int64
+	var stored []int64
 	var wasted []string // ids allocated for duplicates
 	for n, i := range idx {
-		id := first + int64(n)
-		if holders[n] == 0 {
-			jobs[i] = newJob(id, now, specs[i])
-			created = append(created, id)
+		if res[n].holder == 0 {
+			jobs[i] = res[n].job
+			stored = append(stored, ids[n])
 			continue
 		}
-		wasted = append(wasted, strconv.FormatInt(id, 10))
-		held, err := s.Get(ctx, holders[n])
+		wasted = append(wasted, strconv.FormatInt(ids[n], 10))
+		held, err := s.Get(ctx, res[n].holder)
 		if err != nil {
-			return created, err
+			return stored, err
 		}
 		jobs[i], existing[i] = *held, true
 	}
@@ -202,30 +192,7 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 		// Harmless if it fails: an id whose job does not exist reads as not found.
 		s.rdb.HDel(ctx, s.keys.idType(), wasted...)
 	}
-	return created, nil
-}
-
-// newJob is the job createJobs stored for a spec, built without reading it back.
-func newJob(id, now int64, sp core.Spec) core.Job {
-	j := core.Job{
-		ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
-		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
-		RemoveOnComplete: sp.RemoveOnComplete, UniqueKey: sp.UniqueKey,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay, StallLimit: stallLimit(sp),
-	}
-	if sp.Delay > 0 {
-		j.State = core.StateDelayed
-	}
-	return j
-}
-
-// stallLimit is the spec's stall limit; core fills it in before a create,
-// so the 1 here only guards a caller that did not.
-func stallLimit(sp core.Spec) int {
-	if sp.StallLimit == nil {
-		return 1
-	}
-	return *sp.StallLimit
+	return stored, nil
 }
 
 func (s *Store) rollback(ctx context.Context, ids []int64) {
@@ -257,19 +224,18 @@ func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.runRemoveJob(ctx, tk, id)
+	j, err := s.runRemoveJob(ctx, tk, id)
 	if err != nil {
 		return nil, s.fail("remove job", err)
 	}
-	if h == nil {
+	if j == nil {
 		return nil, core.JobNotFound(id)
 	}
 	// After the job: a crash in between leaves an id that reads as not found.
 	if err := s.rdb.HDel(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Err(); err != nil {
 		return nil, s.fail("remove job id", err)
 	}
-	j := decodeJob(h)
-	return &j, nil
+	return j, nil
 }
 
 // Log returns a job's log lines, oldest first.
@@ -296,15 +262,14 @@ func (s *Store) AddLog(ctx context.Context, id int64, line string) (*core.Job, e
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.runAddLog(ctx, tk, id, line)
+	j, err := s.runAddLog(ctx, tk, id, line)
 	if err != nil {
 		return nil, s.fail("add log", err)
 	}
-	if h == nil {
+	if j == nil {
 		return nil, core.JobNotFound(id)
 	}
-	j := decodeJob(h)
-	return &j, nil
+	return j, nil
 }
 
 // SetState moves a job to a state by hand.
@@ -313,15 +278,14 @@ func (s *Store) SetState(ctx context.Context, now, id int64, state core.State) (
 	if err != nil {
 		return nil, false, err
 	}
-	changed, h, err := s.runSetState(ctx, tk, id, now, string(state))
+	j, changed, err := s.runSetState(ctx, tk, id, now, state)
 	if err != nil {
 		return nil, false, s.fail("set state", err)
 	}
-	if h == nil {
+	if j == nil {
 		return nil, false, core.JobNotFound(id)
 	}
-	j := decodeJob(h)
-	return &j, changed, nil
+	return j, changed, nil
 }
 
 // SetPriority changes a job's priority.
@@ -330,27 +294,22 @@ func (s *Store) SetPriority(ctx context.Context, now, id int64, p core.Priority)
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.runSetPriority(ctx, tk, id, now, int64(p))
+	j, err := s.runSetPriority(ctx, tk, id, now, p)
 	if err != nil {
 		return nil, s.fail("set priority", err)
 	}
-	if h == nil {
+	if j == nil {
 		return nil, core.JobNotFound(id)
 	}
-	j := decodeJob(h)
-	return &j, nil
+	return j, nil
 }
 
 // Promote moves due delayed jobs to inactive, at most limit in all.
 func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, int64, error) {
 	return s.sweep(ctx, now, limit, typeKeys.due, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
-		next, snaps, err := s.runPromoteDue(ctx, tk, ids, now)
+		next, jobs, err := s.runPromoteDue(ctx, tk, now, ids)
 		if err != nil {
 			return 0, nil, s.fail("promote", err)
-		}
-		jobs := make([]core.Job, len(snaps))
-		for i, h := range snaps {
-			jobs[i] = decodeJob(h)
 		}
 		return next, jobs, nil
 	})

@@ -12,8 +12,9 @@
 //
 //	service.go        Config, Service: lifecycle and event publishing
 //	methods.go        the producer and reader methods and their checks
-//	worker_methods.go lease, batch and the lease holders' operations, rescue
+//	worker_methods.go lease, batch and the lease holders' operations (a
+//	                  progress handed to the store as its percent), rescue
 //	batcher.go        creates from concurrent requests share one store call
 //	waitroom.go       lease requests waiting for work, woken by events
-//	store.go          Store: what the service needs of storage
+//	store.go          Store, and LeaseOp: what the service needs of storage
 package service

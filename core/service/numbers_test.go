@@ -69,27 +69,3 @@ func TestProgressOfHugeNumbersIsAPercent(t *testing.T) {
 		require.Equal(t, tc.want, got.Progress, "%d of %d", tc.complete, tc.total)
 	}
 }
-
-func TestPercentIsWithin0And100ForEveryInt64(t *testing.T) {
-	edges := []int64{math.MinInt64, -1, 0, 1, 99, 100, 101, 1 << 53, math.MaxInt64 / 100, math.MaxInt64/100 + 1, math.MaxInt64 - 1, math.MaxInt64}
-	for _, c := range edges {
-		for _, total := range edges {
-			p := core.Percent(c, total)
-			require.True(t, p >= 0 && p <= 100, "%d of %d gave %d", c, total, p)
-		}
-	}
-	require.Equal(t, int64(93), core.Percent(93_000_000_000_000_000, 100_000_000_000_000_000))
-	require.Equal(t, int64(37), core.Percent(3, 8))
-}
-
-// TestExponentialBackoffNeverGoesNegative: with a delay of 0, 2^attempts
-// overflows to +Inf past 1023 attempts, and 0 × Inf is NaN.
-func TestExponentialBackoffNeverGoesNegative(t *testing.T) {
-	zero := &core.Backoff{Type: core.BackoffExponential, Delay: 0}
-	big := &core.Backoff{Type: core.BackoffExponential, Delay: core.MaxDelay}
-	for _, attempts := range []int{0, 1, 62, 63, 64, 1023, 1024, 2000, core.MaxAttempts, math.MaxInt} {
-		require.Zero(t, zero.After(attempts), "attempts %d", attempts)
-		w := big.After(attempts)
-		require.True(t, w >= 0 && w <= core.MaxDelay, "attempts %d gave %d", attempts, w)
-	}
-}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -47,14 +48,30 @@ type LeaseStore interface {
 	// job's own ttl).
 	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error)
 	// Apply runs operations of one kind by lease holders; results are in the
-	// order of ops. Each op is already validated; Arg-like fields are set.
-	Apply(ctx context.Context, now int64, op core.Op, ops []core.LeaseOp) ([]Applied, error)
+	// order of ops. Each op is already validated.
+	Apply(ctx context.Context, now int64, op core.Op, ops []LeaseOp) ([]Applied, error)
 	// Rescue takes back active jobs whose lease ran out, at most limit; next
 	// is the next expiry. A job within its stall limit (its own, or
 	// stallLimit for a job stored without one) goes back to inactive; past
 	// it, the stall is a failed attempt. Each moved job carries the limit it
 	// was judged by, so Stalls > StallLimit tells a failed attempt.
 	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []core.Job, next int64, err error)
+}
+
+// LeaseOp is one lease holder's operation as the Store runs it: a
+// core.LeaseOp the Service has checked, with the arguments of its kind of
+// operation by name. Fields another kind uses are left zero.
+type LeaseOp struct {
+	ID    int64
+	Lease string // the token the holder shows
+	// Type is the job's type when the holder said it (a worker does); ""
+	// makes the Store look it up. A wrong type reads as not found.
+	Type    string
+	Result  json.RawMessage // complete: the handler's result, nil for none
+	Error   string          // fail: the handler's error
+	Final   bool            // fail: no attempt remains, whatever max_attempts says
+	Delay   int64           // rejoin: ms until the job is due again
+	Percent int64           // progress: 0..100
 }
 
 // Applied is what a Store reports for one lease operation.

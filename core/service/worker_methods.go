@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"math/bits"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
@@ -160,9 +161,9 @@ func (s *Service) fitReply(ctx context.Context, jobs []core.Job) []core.Job {
 // attempt used, no stall counted). If Redis fails, they return when their
 // lease runs out.
 func (s *Service) giveBack(ctx context.Context, jobs []core.Job) {
-	ops := make([]core.LeaseOp, len(jobs))
+	ops := make([]LeaseOp, len(jobs))
 	for n, j := range jobs {
-		ops[n] = core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
+		ops[n] = LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
 	}
 	res, err := s.store.Apply(ctx, s.now(), core.OpRelease, ops)
 	if err != nil {
@@ -255,6 +256,40 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 	return nil
 }
 
+// storeOp is a checked operation as the Store runs it: the arguments of its
+// kind by name, a progress as its percent.
+func storeOp(op core.Op, o *core.LeaseOp) LeaseOp {
+	so := LeaseOp{ID: o.ID, Lease: o.Lease, Type: o.Type}
+	switch op {
+	case core.OpComplete:
+		so.Result = o.Result
+	case core.OpFail:
+		so.Error, so.Final = o.Error, o.Final
+	case core.OpRejoin:
+		so.Delay = o.Delay
+	case core.OpProgress:
+		so.Percent = percent(*o.Complete, *o.Total)
+	}
+	return so
+}
+
+// percent turns progress "complete of total" into 0..100, rounded down and
+// clamped: more done than the total counts as 100. complete × 100 is
+// computed in 128 bits, so that no int64 complete can overflow it (in 64
+// bits, 93e15 of 1e17 came out as -91).
+func percent(complete, total int64) int64 {
+	if total <= 0 || complete <= 0 {
+		return 0
+	}
+	if complete >= total {
+		return 100
+	}
+	hi, lo := bits.Mul64(uint64(complete), 100)
+	// hi < total, since complete < total: the quotient fits, Div64 cannot panic.
+	q, _ := bits.Div64(hi, lo, uint64(total))
+	return int64(q)
+}
+
 // single serves one of complete, fail, touch, release, rejoin, progress.
 func (s *Service) single(op core.Op, reply func(*Applied) any) func(context.Context, *core.LeaseOp) (*any, error) {
 	return func(ctx context.Context, o *core.LeaseOp) (*any, error) {
@@ -264,14 +299,15 @@ func (s *Service) single(op core.Op, reply func(*Applied) any) func(context.Cont
 		if err := s.checkOp(op, o); err != nil {
 			return nil, err
 		}
-		res, err := s.store.Apply(ctx, s.now(), op, []core.LeaseOp{*o})
+		ops := []LeaseOp{storeOp(op, o)}
+		res, err := s.store.Apply(ctx, s.now(), op, ops)
 		if err != nil {
 			return nil, err
 		}
 		if res[0].Err != nil {
 			return nil, res[0].Err
 		}
-		s.announceApplied(op, o, &res[0])
+		s.announceApplied(op, &ops[0], &res[0])
 		r := reply(&res[0])
 		return &r, nil
 	}
@@ -311,9 +347,9 @@ func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.Batc
 	}
 	for _, op := range kinds {
 		idx := byOp[op]
-		ops := make([]core.LeaseOp, len(idx))
+		ops := make([]LeaseOp, len(idx))
 		for n, i := range idx {
-			ops[n] = req.Ops[i]
+			ops[n] = storeOp(op, &req.Ops[i])
 		}
 		res, err := s.store.Apply(ctx, s.now(), op, ops)
 		if err != nil {
@@ -338,7 +374,7 @@ func opError(err error) *core.OpError {
 // announceApplied publishes what a lease holder's operation changed. A
 // repeated operation publishes its event again, marked repeated (see
 // Applied.Repeated), with the job as it is now.
-func (s *Service) announceApplied(op core.Op, o *core.LeaseOp, a *Applied) {
+func (s *Service) announceApplied(op core.Op, o *LeaseOp, a *Applied) {
 	job := a.Job
 	mark := func(ev *core.Event) { ev.Repeated = a.Repeated }
 	switch op {

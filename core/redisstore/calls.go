@@ -1,0 +1,261 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// The typed wrapper of each script of lua/: it lays out KEYS and ARGV as the
+// script's header says, and decodes the reply by position. Errors are
+// Redis's, for the caller to word (Store.fail).
+
+// created is what createJobs says of one spec: the job stored, or the id of
+// the unfinished job that holds its unique key.
+type created struct {
+	job    core.Job
+	holder int64
+}
+
+// runCreateJobs stores the jobs of one type and indexes their ids in one
+// round trip: a pipeline of indexIDs then createJobs. A crash between the
+// two leaves ids that read as "not found", never a stored job that cannot
+// be found. A job stored comes back as the script wrote it, with the data
+// of its spec (the script does not echo data, so a bulk's reply stays
+// small).
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]created, error) {
+	tk := s.keys.ofType(jobType)
+	keys := tk.fixed()
+	index := make([]any, 0, 1+len(ids))
+	index = append(index, jobType)
+	args := make([]any, 0, 2+10*len(ids))
+	args = append(args, now, jobType)
+	for n, id := range ids {
+		sp := specs[n]
+		keys = append(keys, tk.job(id))
+		index = append(index, id)
+		args = append(args, id, string(sp.Data), int64(sp.Priority), sp.Delay, sp.MaxAttempts,
+			encodeBackoff(sp.Backoff), sp.TTL, flag(sp.RemoveOnComplete), sp.UniqueKey, stallLimit(sp))
+	}
+	var cmd *redis.Cmd
+	err := s.pipelined(ctx, func(pipe redis.Pipeliner) {
+		indexIDs.EvalSha(ctx, pipe, []string{s.keys.idType(), s.keys.types()}, index...)
+		cmd = createJobs.EvalSha(ctx, pipe, keys, args...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := cmd.Slice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]created, len(res))
+	for n, r := range res {
+		if holder, ok := r.(int64); ok {
+			out[n].holder = holder
+			continue
+		}
+		job, ok := decodeRow(r)
+		if !ok {
+			return nil, fmt.Errorf("create_jobs: job %d: no row", ids[n])
+		}
+		job.Data = specs[n].Data
+		out[n].job = job
+	}
+	return out, nil
+}
+
+// stallLimit is the spec's stall limit; core fills it in before a create,
+// so the 1 here only guards a caller that did not.
+func stallLimit(sp *core.Spec) int {
+	if sp.StallLimit == nil {
+		return 1
+	}
+	return *sp.StallLimit
+}
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runPromoteDue moves the due jobs among ids to ready: the next due time
+// (0: none) and the jobs moved.
+func (s *Store) runPromoteDue(ctx context.Context, tk typeKeys, now int64, ids []int64) (int64, []core.Job, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 1+len(ids))
+	args = append(args, now)
+	for _, id := range ids {
+		keys = append(keys, tk.job(id))
+		args = append(args, id)
+	}
+	res, err := promoteDue.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	return num(res[0]), decodeRows(res[1:]), nil
+}
+
+// decodeRows decodes rows, leaving out any of a job that does not exist.
+func decodeRows(rows []any) []core.Job {
+	jobs := make([]core.Job, 0, len(rows))
+	for _, r := range rows {
+		if j, ok := decodeRow(r); ok {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs
+}
+
+// runRemoveJob deletes a job and its log: the job as it was, nil when there
+// was none.
+func (s *Store) runRemoveJob(ctx context.Context, tk typeKeys, id int64) (*core.Job, error) {
+	res, err := removeJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), id).Slice()
+	return jobOf(res, err)
+}
+
+// jobOf is the job of a script's row reply, nil for {}.
+func jobOf(row []any, err error) (*core.Job, error) {
+	if err != nil {
+		return nil, err
+	}
+	j, ok := decodeRow(row)
+	if !ok {
+		return nil, nil
+	}
+	return &j, nil
+}
+
+// runAddLog appends a line to a job's log: the job, nil when there is none.
+func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id int64, line string) (*core.Job, error) {
+	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines).Slice()
+	return jobOf(res, err)
+}
+
+// runSetState moves a job by hand: the job after, nil when there is none,
+// and whether it changed.
+func (s *Store) runSetState(ctx context.Context, tk typeKeys, id, now int64, state core.State) (*core.Job, bool, error) {
+	res, err := setState.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now, string(state)).Slice()
+	if err != nil || len(res) == 0 {
+		return nil, false, err
+	}
+	job, err := jobOf(res[1].([]any), nil)
+	return job, num(res[0]) == 1, err
+}
+
+// runSetPriority changes a job's priority: the job, nil when there is none.
+func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now int64, p core.Priority) (*core.Job, error) {
+	res, err := setPriority.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now, int64(p)).Slice()
+	return jobOf(res, err)
+}
+
+// runLeaseJobs leases the jobs of ready members of one type under token, for
+// ttl ms each (0: each job's own ttl): the jobs leased, data included,
+// lease token not (the caller sets it).
+func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, members []string) ([]core.Job, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 4+len(members))
+	args = append(args, now, worker, token, ttl)
+	for _, m := range members {
+		keys = append(keys, tk.job(readyID(m)))
+		args = append(args, m)
+	}
+	res, err := leaseJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	return decodeRows(res), nil
+}
+
+// runRescueExpired takes back the jobs among ids whose lease ran out: the
+// next expiry (0: none) and the jobs taken back. The reply's code of each
+// (stall, failed attempt, failed) is not needed here: the job's state, and
+// Stalls against StallLimit, say the same to the service.
+func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, stallLimit int, ids []int64) (int64, []core.Job, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 3+len(ids))
+	args = append(args, now, stallLimit, int64(core.MaxDelay))
+	for _, id := range ids {
+		keys = append(keys, tk.job(id))
+		args = append(args, id)
+	}
+	res, err := rescueExpired.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	jobs := make([]core.Job, 0, len(res)-1)
+	for _, r := range res[1:] {
+		if j, ok := decodeRow(r.([]any)[1]); ok {
+			jobs = append(jobs, j)
+		}
+	}
+	return num(res[0]), jobs, nil
+}
+
+// holderCall is how the script of one kind of lease holder's operation is
+// called (lua/includes/lease_holder.lua): head is what ARGV holds after
+// now, before the jobs; args appends what it holds per job after id and
+// lease, in the order of the script's header.
+type holderCall struct {
+	script *redis.Script
+	head   []any
+	args   func(dst []any, o *service.LeaseOp) []any
+}
+
+var holderCalls = map[core.Op]holderCall{
+	core.OpComplete: {script: completeJobs, args: func(dst []any, o *service.LeaseOp) []any {
+		return append(dst, string(o.Result))
+	}},
+	core.OpFail: {script: failJobs, head: []any{int64(core.MaxDelay)}, args: func(dst []any, o *service.LeaseOp) []any {
+		return append(dst, o.Error, flag(o.Final))
+	}},
+	core.OpTouch:   {script: touchJobs},
+	core.OpRelease: {script: releaseJobs},
+	core.OpRejoin: {script: rejoinJobs, args: func(dst []any, o *service.LeaseOp) []any {
+		return append(dst, o.Delay)
+	}},
+	core.OpProgress: {script: progressJobs, args: func(dst []any, o *service.LeaseOp) []any {
+		return append(dst, o.Percent)
+	}},
+}
+
+// held is what the script of a lease holder's operation says of one job.
+type held struct {
+	// code: 0 no such job, -1 not the job's current lease, 4 a repeat of an
+	// operation done before with this lease; else the operation's own
+	// (complete: 1 done, 2 done and deleted; fail: 1 will retry, 3 failed).
+	code int64
+	job  core.Job // after the operation; zero for 0 and -1
+}
+
+// runHeld runs one kind of lease holder's operation over jobs of one type.
+func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now int64, ops []*service.LeaseOp) ([]held, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 1+len(call.head)+3*len(ops))
+	args = append(args, now)
+	args = append(args, call.head...)
+	for _, o := range ops {
+		keys = append(keys, tk.job(o.ID), tk.log(o.ID))
+		args = append(args, o.ID, o.Lease)
+		if call.args != nil {
+			args = call.args(args, o)
+		}
+	}
+	res, err := call.script.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]held, len(res))
+	for n, r := range res {
+		pair := r.([]any)
+		out[n].code = num(pair[0])
+		out[n].job, _ = decodeRow(pair[1])
+	}
+	return out, nil
+}

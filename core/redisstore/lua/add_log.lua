@@ -1,0 +1,20 @@
+-- add_log: append a line to a job's log, keeping the newest max_lines.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[10]        job:<id>
+-- KEYS[11]        log:<id>
+--
+-- ARGV[1]  line       the log line
+-- ARGV[2]  max_lines  how many lines a log keeps, the newest
+--
+-- Reply: the job's row, or {} when there is no such job (nothing stored).
+-- Events: the service publishes job.log.<id>.<type> with the line.
+--@include row.lua
+
+local row = snapshot(KEYS[10])
+if not row[R.id] then return {} end
+redis.call('RPUSH', KEYS[11], ARGV[1])
+redis.call('LTRIM', KEYS[11], -tonumber(ARGV[2]), -1)
+return row

@@ -1,0 +1,43 @@
+-- The state indexes of a type: how a job enters ready or due, and leaves
+-- the index of the state it is in.
+--@include type_keys.lua
+
+-- put a job at the back of its priority in ready, returning its member
+-- "<seq, 16 digits>:<id>" (the one place that builds it; readyID in Go
+-- reads it)
+local function ready_member(id, priority)
+  local member = string.format('%016d', redis.call('INCR', K_SEQ)) .. ':' .. id
+  redis.call('ZADD', K_READY, priority, member)
+  return member
+end
+local function enter_ready(jobkey, id, priority)
+  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority))
+end
+
+-- a job's member in due: its id zero-padded to 19 digits (the width of the
+-- largest int64), so that jobs due at the same millisecond sort by id, which
+-- is their creation order, not by the text of their ids ("10" < "2").
+-- The one place that builds it; parseIDs and memberID in Go read it.
+local function due_member(id)
+  id = tostring(id)
+  return string.rep('0', 19 - #id) .. id
+end
+local function enter_due(id, at)
+  redis.call('ZADD', K_DUE, at, due_member(id))
+end
+
+-- take a job out of the index of the state it is in
+local function leave(jobkey, id, state)
+  if state == 'inactive' then
+    redis.call('ZREM', K_READY, redis.call('HGET', jobkey, 'rmember'))
+  elseif state == 'delayed' then
+    -- the bare id is the member stored before due_member existed
+    redis.call('ZREM', K_DUE, due_member(id), id)
+  elseif state == 'active' then
+    redis.call('ZREM', K_LEASES, id)
+  elseif state == 'complete' then
+    redis.call('ZREM', K_COMPLETE, id)
+  elseif state == 'failed' then
+    redis.call('ZREM', K_FAILED, id)
+  end
+end

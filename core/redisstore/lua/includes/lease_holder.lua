@@ -1,0 +1,63 @@
+-- What the scripts of a lease holder's operations share (complete, fail,
+-- touch, release, rejoin, progress). Each takes a batch, so that a worker
+-- acknowledging 64 jobs pays one round trip and one script call, and lays
+-- out its KEYS and ARGV alike:
+--
+--   KEYS[1..9]   the type's keys (type_keys.lua)
+--   KEYS[8+2i]   job:<id_i>    KEYS[9+2i]  log:<id_i>
+--   ARGV[1]      now (unix ms)
+--   then, from ARGV[first] on, width values per job: id_i, lease_i, and
+--   the operation's own arguments (named in each script's header)
+--
+-- and replies, per job, {code, row}: code 0 no such job, -1 the lease is
+-- not (or no longer) the job's current one, 4 this very operation was done
+-- before with this lease (a retry: nothing changed), anything else is the
+-- operation's own; the row is the job after the change ({} for 0 and -1).
+--
+-- The operations that end a lease (complete, fail, release, rejoin) store
+-- "<op>:<lease>" as the job's last_lease. A worker that did not hear the
+-- answer sends the same operation again; finding its own mark, each answers
+-- 4 and changes nothing, so acknowledgements can be retried safely. Any
+-- other operation with a lease that is not the current one stays a conflict.
+--@include type_keys.lua
+--@include row.lua
+--@include indexes.lua
+
+local now = tonumber(ARGV[1])
+local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease ends
+
+-- run fn(jobkey, logkey, id, row, args...) for each job whose lease the
+-- caller holds, with the job's row (one HMGET) and its arguments after id
+-- and lease; fn writes its changes in one HSET, sets them in the row, and
+-- returns {code, row}
+local function each(op, first, width, fn)
+  local out = {}
+  for i = 1, (#ARGV - first + 1) / width do
+    local a = first + (i - 1) * width
+    local jobkey, logkey = KEYS[8 + 2 * i], KEYS[9 + 2 * i]
+    local id, lease = ARGV[a], ARGV[a + 1]
+    local row = snapshot(jobkey)
+    mark = op .. ':' .. lease
+    if not row[R.id] then
+      out[i] = {0, {}}
+    elseif lease == '' then
+      out[i] = {-1, {}}
+    elseif row[R.lease] ~= lease then
+      if row[R.last_lease] == mark then out[i] = {4, row} else out[i] = {-1, {}} end
+    else
+      out[i] = fn(jobkey, logkey, id, row, unpack(ARGV, a + 2, a + width - 1))
+    end
+  end
+  return out
+end
+
+-- leave active: the lease is gone (fields set empty, which reads as none)
+local function unlease(id, row)
+  redis.call('ZREM', K_LEASES, id)
+  row[R.lease], row[R.lease_until], row[R.updated_at], row[R.last_lease] = '', '', now, mark
+end
+
+-- back to ready at the end of its priority; the caller's HSET stores it
+local function requeue(id, row)
+  row[R.state], row[R.rmember] = 'inactive', ready_member(id, row[R.priority])
+end

@@ -1,0 +1,40 @@
+-- lease: hand ready jobs of one type to a worker under one lease token.
+-- The candidates (ready members) were read just before; a member another
+-- lease took meanwhile is skipped, so no job is ever handed out twice.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[9+i]       job:<id_i>, the job of member_i
+--
+-- ARGV[1]    now        unix ms
+-- ARGV[2]    worker     the worker's id, "" for none
+-- ARGV[3]    lease      the lease token
+-- ARGV[4]    lease_ttl  ms each lease lasts; 0: each job's own ttl
+-- ARGV[4+i]  member_i   a candidate's member in ready ("<seq>:<id>")
+--
+-- Reply: per job leased, its row followed by its data ("" for none).
+-- Events: the service publishes job.start.<id>.<type> for each job it
+-- hands out.
+--@include type_keys.lua
+--@include row.lua
+
+local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local lease_ttl = tonumber(ARGV[4])
+local out = {}
+for i = 5, #ARGV do
+  if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
+    local jobkey = KEYS[5 + i]
+    local id = string.match(ARGV[i], ':(%d+)$')
+    local ttl = lease_ttl
+    if ttl == 0 then ttl = tonumber(redis.call('HGET', jobkey, 'ttl')) end
+    local until_ = now + ttl
+    redis.call('ZADD', K_LEASES, until_, id)
+    redis.call('HSET', jobkey, 'state', 'active', 'lease', lease, 'lease_until', until_, 'lease_ttl', ttl,
+      'started_at', now, 'updated_at', now, 'worker_id', worker, 'progress', 0)
+    local row = snapshot(jobkey)
+    row[#ROW + 1] = redis.call('HGET', jobkey, 'data') or ''
+    out[#out + 1] = row
+  end
+end
+return out

@@ -1,0 +1,26 @@
+-- progress: record how far each handler has come.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[8+2i]      job:<id_i>
+-- KEYS[9+2i]      log:<id_i>
+--
+-- ARGV[1]  now  unix ms
+-- then 3 values per job i, from ARGV[2 + 3(i-1)]:
+--   id       the job's id
+--   lease    the lease token the worker holds
+--   percent  0..100 (the service computes it from complete and total)
+--
+-- Reply, per job: {code, row} (includes/lease_holder.lua): 1 recorded, or
+-- 0, -1.
+-- Events: the service publishes job.progress.<id>.<type> with the percent.
+--@include type_keys.lua
+--@include row.lua
+--@include lease_holder.lua
+
+return each('progress', 2, 3, function(jobkey, logkey, id, row, percent)
+  redis.call('HSET', jobkey, 'progress', percent, 'updated_at', now)
+  row[R.progress], row[R.updated_at] = percent, now
+  return {1, row}
+end)

@@ -1,0 +1,41 @@
+-- promote_due: move delayed jobs of one type whose time has come to ready,
+-- at the back of their priority. The candidates were read from due just
+-- before; each is checked again here, so a job another promoter moved
+-- meanwhile is skipped, never moved twice (two leaders for a moment).
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[9+i]       job:<id_i>
+--
+-- ARGV[1]    now   unix ms
+-- ARGV[1+i]  id_i  a candidate's id
+--
+-- Reply: {next_due, row...}: the earliest promote_at still in due (unix ms,
+-- 0 when none), then the row of each job moved.
+-- Events: the service publishes job.promotion.<id>.<type> for each job moved.
+--@include type_keys.lua
+--@include row.lua
+--@include indexes.lua
+
+local now = tonumber(ARGV[1])
+local out = {0}
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local member = due_member(id)
+  local due = redis.call('ZSCORE', K_DUE, member)
+  if not due then -- a member stored before due_member existed
+    member = id
+    due = redis.call('ZSCORE', K_DUE, member)
+  end
+  if due and tonumber(due) <= now then
+    local jobkey = KEYS[8 + i]
+    redis.call('ZREM', K_DUE, member)
+    enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+    redis.call('HSET', jobkey, 'updated_at', now)
+    out[#out + 1] = snapshot(jobkey)
+  end
+end
+local head = redis.call('ZRANGE', K_DUE, 0, 0, 'WITHSCORES')
+if head[2] then out[1] = tonumber(head[2]) end
+return out

@@ -1,0 +1,31 @@
+-- rejoin: put jobs back to delayed for a while, without using an attempt.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[8+2i]      job:<id_i>
+-- KEYS[9+2i]      log:<id_i>
+--
+-- ARGV[1]  now  unix ms
+-- then 3 values per job i, from ARGV[2 + 3(i-1)]:
+--   id     the job's id
+--   lease  the lease token the worker holds
+--   delay  ms from now until the job is due again
+--
+-- Reply, per job: {code, row} (includes/lease_holder.lua): 1 delayed, or
+-- 0, -1, 4.
+-- Events: the service publishes job.rejoin.<id>.<type> and queue.due.
+--@include type_keys.lua
+--@include row.lua
+--@include indexes.lua
+--@include lease_holder.lua
+
+return each('rejoin', 2, 3, function(jobkey, logkey, id, row, delay)
+  unlease(id, row)
+  local at = now + tonumber(delay)
+  enter_due(id, at)
+  row[R.state], row[R.promote_at] = 'delayed', at
+  redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now, 'lease', '', 'lease_until', '',
+    'last_lease', mark)
+  return {1, row}
+end)

@@ -1,0 +1,24 @@
+-- set_priority: change a job's priority. An inactive job moves within
+-- ready to the new priority but keeps its member, so among jobs of the new
+-- priority it keeps its place in time.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[10]        job:<id>
+--
+-- ARGV[1]  now       unix ms
+-- ARGV[2]  priority  integer, lower runs first
+--
+-- Reply: the job's row, or {} when there is no such job.
+-- Events: none.
+--@include type_keys.lua
+--@include row.lua
+
+local jobkey = KEYS[10]
+if redis.call('EXISTS', jobkey) == 0 then return {} end
+if redis.call('HGET', jobkey, 'state') == 'inactive' then
+  redis.call('ZADD', K_READY, ARGV[2], redis.call('HGET', jobkey, 'rmember'))
+end
+redis.call('HSET', jobkey, 'priority', ARGV[2], 'updated_at', ARGV[1])
+return snapshot(jobkey)

@@ -1,0 +1,28 @@
+-- touch: extend leases: lease_until = now + the lease's ttl (the one it
+-- was taken with, else the job's).
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[8+2i]      job:<id_i>
+-- KEYS[9+2i]      log:<id_i>
+--
+-- ARGV[1]  now  unix ms
+-- then 2 values per job i, from ARGV[2 + 2(i-1)]:
+--   id     the job's id
+--   lease  the lease token the worker holds
+--
+-- Reply, per job: {code, row} (includes/lease_holder.lua): 1 extended, or
+-- 0, -1 (a touch is never a retry: 4 cannot happen).
+-- Events: none.
+--@include type_keys.lua
+--@include row.lua
+--@include lease_holder.lua
+
+return each('touch', 2, 2, function(jobkey, logkey, id, row)
+  local until_ = now + (tonumber(row[R.lease_ttl]) or tonumber(row[R.ttl]))
+  redis.call('ZADD', K_LEASES, until_, id)
+  redis.call('HSET', jobkey, 'lease_until', until_)
+  row[R.lease_until] = until_
+  return {1, row}
+end)

@@ -1,0 +1,167 @@
+package redisstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// A row is a job's fields by position, as the scripts reply them and as Get
+// reads them. The order is written once, as ROW in lua/includes/row.lua,
+// where the scripts use it; rowFields is read from that file when the
+// package loads, so Go holds no copy of the order that could drift. Go
+// knows, per field name, how to decode it (rowDecoders): a field the Lua
+// list gains without a decoder here stops the package at load.
+//
+// A row may be followed by the job's data, then its result: rowData and
+// rowResult are their positions; rowWithData is the HMGET of all three.
+var (
+	rowFields   = readRowFields()
+	rowDecoders = decodersOf(rowFields)
+	rowData     = len(rowFields)
+	rowResult   = len(rowFields) + 1
+	rowWithData = append(slices.Clone(rowFields), "data", "result")
+)
+
+// readRowFields reads the field names of ROW in lua/includes/row.lua.
+func readRowFields() []string {
+	text, err := luaFiles.ReadFile("lua/includes/row.lua")
+	if err != nil {
+		panic(fmt.Sprintf("redisstore: %v", err))
+	}
+	list := regexp.MustCompile(`(?s)\nlocal ROW = \{(.*?)\}`).FindSubmatch(text)
+	if list == nil {
+		panic("redisstore: lua/includes/row.lua declares no ROW list")
+	}
+	var fields []string
+	for _, m := range regexp.MustCompile(`'(\w+)'`).FindAllSubmatch(list[1], -1) {
+		fields = append(fields, string(m[1]))
+	}
+	return fields
+}
+
+// fieldDecoders decode each field of a row into a Job. A nil decoder marks
+// a field the Job does not carry: lease (the token; only lease hands it
+// out, to the worker that holds it), lease_ttl, rmember and last_lease
+// (bookkeeping of the scripts).
+var fieldDecoders = map[string]func(j *core.Job, v any){
+	"id":           func(j *core.Job, v any) { j.ID = num(v) },
+	"type":         func(j *core.Job, v any) { j.Type = str(v) },
+	"priority":     func(j *core.Job, v any) { j.Priority = core.Priority(num(v)) },
+	"state":        func(j *core.Job, v any) { j.State = core.State(str(v)) },
+	"delay":        func(j *core.Job, v any) { j.Delay = num(v) },
+	"max_attempts": func(j *core.Job, v any) { j.MaxAttempts = int(num(v)) },
+	"attempts":     func(j *core.Job, v any) { j.Attempts = int(num(v)) },
+	"backoff":      func(j *core.Job, v any) { j.Backoff = decodeBackoff(str(v)) },
+	"ttl":          func(j *core.Job, v any) { j.TTL = num(v) },
+	"roc":          func(j *core.Job, v any) { j.RemoveOnComplete = str(v) == "1" },
+	"unique_key":   func(j *core.Job, v any) { j.UniqueKey = str(v) },
+	"progress":     func(j *core.Job, v any) { j.Progress = int(num(v)) },
+	"error":        func(j *core.Job, v any) { j.Error = str(v) },
+	"created_at":   func(j *core.Job, v any) { j.CreatedAt = num(v) },
+	"promote_at":   func(j *core.Job, v any) { j.PromoteAt = num(v) },
+	"started_at":   func(j *core.Job, v any) { j.StartedAt = num(v) },
+	"updated_at":   func(j *core.Job, v any) { j.UpdatedAt = num(v) },
+	"failed_at":    func(j *core.Job, v any) { j.FailedAt = num(v) },
+	"duration":     func(j *core.Job, v any) { j.Duration = num(v) },
+	"worker_id":    func(j *core.Job, v any) { j.WorkerID = str(v) },
+	"stalls":       func(j *core.Job, v any) { j.Stalls = int(num(v)) },
+	"stall_limit":  func(j *core.Job, v any) { j.StallLimit = int(num(v)) },
+	"lease_until":  func(j *core.Job, v any) { j.LeaseUntil = num(v) },
+	"lease":        nil,
+	"lease_ttl":    nil,
+	"rmember":      nil,
+	"last_lease":   nil,
+}
+
+// decodersOf lines the decoders up with the fields, by position.
+func decodersOf(fields []string) []func(*core.Job, any) {
+	out := make([]func(*core.Job, any), len(fields))
+	for i, f := range fields {
+		dec, ok := fieldDecoders[f]
+		if !ok {
+			panic(fmt.Sprintf("redisstore: row field %q (lua/includes/row.lua) has no decoder in row.go", f))
+		}
+		out[i] = dec
+	}
+	return out
+}
+
+// decodeRow turns a row, as a script replies it or HMGET reads it, into a
+// Job: values in rowFields order, then data and result when present. A
+// missing or empty value is the zero value. ok is false for an empty row
+// ({}) or the row of a job that does not exist (no id; ids start at 1).
+func decodeRow(v any) (j core.Job, ok bool) {
+	vals, _ := v.([]any)
+	for i, dec := range rowDecoders {
+		if i < len(vals) && vals[i] != nil && dec != nil {
+			dec(&j, vals[i])
+		}
+	}
+	if len(vals) > rowData {
+		j.Data = raw(vals[rowData])
+	}
+	if len(vals) > rowResult {
+		j.Result = raw(vals[rowResult])
+	}
+	return j, j.ID != 0
+}
+
+// num, str and raw read one value of a row: Lua's numbers come as int64,
+// strings (and numbers Redis stored) as string, missing fields as nil.
+func num(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case string:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func str(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
+}
+
+func raw(v any) json.RawMessage {
+	if s := str(v); s != "" {
+		return json.RawMessage(s)
+	}
+	return nil
+}
+
+// A backoff is stored as "<type>:<delay ms>", "" for none.
+func encodeBackoff(b *core.Backoff) string {
+	if b == nil {
+		return ""
+	}
+	return string(b.Type) + ":" + strconv.FormatInt(b.Delay, 10)
+}
+
+func decodeBackoff(s string) *core.Backoff {
+	if s == "" {
+		return nil
+	}
+	t, d, _ := strings.Cut(s, ":")
+	delay, _ := strconv.ParseInt(d, 10, 64)
+	return &core.Backoff{Type: core.BackoffType(t), Delay: delay}
+}
+
+// readyID is the job id in a ready member "<seq>:<id>".
+func readyID(member string) int64 {
+	_, id, _ := strings.Cut(member, ":")
+	n, _ := strconv.ParseInt(id, 10, 64)
+	return n
+}

@@ -1,0 +1,297 @@
+package redisstore_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// One test per script of a lease: lease, the lease holder's operations
+// (complete, fail, touch, release, rejoin, progress) and rescue_expired.
+
+// TestLeaseTakesTheBestReadyJob: of two ready jobs the better priority is
+// leased, with its data and token, for its own ttl or the lease's.
+func TestLeaseTakesTheBestReadyJob(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := keyspace{
+		"{_}:idtype": map[string]string{"1": "t", "2": "t"},
+		"{_}:types":  []string{"t"},
+		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
+		"{t}:ready":  map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": -5},
+		"{t}:seq":    "2",
+		"{t}:job:1":  jobHash(nil),
+		"{t}:job:2":  jobHash(map[string]string{"id": "2", "priority": "-5", "rmember": "0000000000000002:2", "progress": "7"}),
+	}
+	st.seed(before)
+	jobs, err := st.Lease(ctx, 2000, []string{"t"}, 1, "w", "L", 0)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.Equal(t, int64(2), jobs[0].ID, "priority -5 before 0")
+	require.Equal(t, "L", jobs[0].Lease)
+	require.Equal(t, json.RawMessage(`{"n":1}`), jobs[0].Data)
+	require.Equal(t, int64(3000), jobs[0].LeaseUntil)
+	leased := map[string]string{"state": "active", "lease": "L", "lease_until": "3000", "lease_ttl": "1000",
+		"started_at": "2000", "updated_at": "2000", "worker_id": "w", "progress": "0"}
+	after := before.with(keyspace{
+		"{t}:ready":  map[string]float64{"0000000000000001:1": 0},
+		"{t}:leases": map[string]float64{"2": 3000},
+		"{t}:job:2":  fields(before["{t}:job:2"].(map[string]string), leased),
+	})
+	st.requireKeys(after, "job 2 leased")
+
+	jobs, err = st.Lease(ctx, 2500, []string{"t"}, 5, "w2", "M", 400)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.Equal(t, int64(2900), jobs[0].LeaseUntil, "the lease's own ttl")
+	st.requireKeys(after.with(keyspace{
+		"{t}:ready":  nil,
+		"{t}:leases": map[string]float64{"2": 3000, "1": 2900},
+		"{t}:job:1": jobHash(map[string]string{"state": "active", "lease": "M", "lease_until": "2900", "lease_ttl": "400",
+			"started_at": "2500", "updated_at": "2500", "worker_id": "w2"}),
+	}), "job 1 leased for 400 ms")
+}
+
+func apply(t *testing.T, st *scriptStore, now int64, op core.Op, o service.LeaseOp) service.Applied {
+	t.Helper()
+	res, err := st.Apply(ctx, now, op, []service.LeaseOp{o})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	return res[0]
+}
+
+// TestCompleteEndsTheLeaseOnce: the job is complete with its result,
+// duration and work time; the same complete again is a repeat that changes
+// nothing; another token is a conflict; an unknown id is not found.
+func TestCompleteEndsTheLeaseOnce(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := activeJob(map[string]string{"unique_key": "u"}).with(keyspace{"{t}:unique": map[string]string{"u": "1"}})
+	st.seed(before)
+	res := apply(t, st, 2600, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)})
+	require.NoError(t, res.Err)
+	require.False(t, res.Repeated)
+	require.Equal(t, core.StateComplete, res.Job.State)
+	require.Equal(t, int64(600), res.Job.Duration)
+	require.Equal(t, 1, res.Job.Attempts)
+	require.Equal(t, 100, res.Job.Progress)
+	after := before.with(keyspace{
+		"{t}:unique":   nil,
+		"{t}:leases":   nil,
+		"{t}:complete": map[string]float64{"1": 2600},
+		"{t}:stats":    map[string]string{"work_time": "600"},
+		"{t}:job:1": fields(before["{t}:job:1"].(map[string]string), map[string]string{"state": "complete",
+			"result": `{"ok":1}`, "progress": "100", "duration": "600", "attempts": "1", "updated_at": "2600",
+			"lease": "", "lease_until": "", "last_lease": "complete:L"}),
+	})
+	st.requireKeys(after, "complete")
+
+	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)})
+	require.NoError(t, res.Err)
+	require.True(t, res.Repeated)
+	require.Equal(t, core.StateComplete, res.Job.State)
+	st.requireKeys(after, "a repeat changes nothing")
+
+	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 1, Lease: "X", Type: "t"})
+	require.ErrorIs(t, res.Err, core.ErrConflict)
+	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 5, Lease: "L"})
+	require.ErrorIs(t, res.Err, core.ErrNotFound)
+	st.requireKeys(after, "a conflict and a not found change nothing")
+}
+
+// TestCompleteRemovesARemoveOnCompleteJob: its hash, log and ids go; only
+// the work time stays.
+func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	st.seed(activeJob(map[string]string{"roc": "1"}).with(keyspace{"{t}:log:1": []string{"working"}}))
+	res := apply(t, st, 2500, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	require.NoError(t, res.Err)
+	require.True(t, res.Removed)
+	st.requireKeys(keyspace{
+		"{_}:types": []string{"t"},
+		"{t}:seq":   "1",
+		"{t}:stats": map[string]string{"work_time": "500"},
+	}, "gone but for its work time")
+}
+
+// TestFailWaitsTheBackoffCappedByMaxDelay: a failed attempt with attempts
+// left waits its backoff, Kue's formula, never longer than core.MaxDelay
+// (which Go hands the script), in delayed; with no backoff it is ready at
+// once; the last attempt, or a final fail, fails the job for good.
+func TestFailWaitsTheBackoffCappedByMaxDelay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		backoff  string
+		attempts int // made before this one
+		final    bool
+		state    core.State
+		wait     int64 // ms after now until it is due again
+	}{
+		{"no backoff retries at once", "", 0, false, core.StateInactive, 0},
+		{"fixed waits its delay", "fixed:1000", 1, false, core.StateDelayed, 1000},
+		{"exponential waits half the delay after the first", "exponential:1000", 0, false, core.StateDelayed, 500},
+		{"exponential doubles and more", "exponential:1000", 2, false, core.StateDelayed, 3500},
+		{"exponential is capped at MaxDelay", "exponential:1000", 100, false, core.StateDelayed, core.MaxDelay},
+		{"a delay of 0 never waits, however many attempts", "exponential:0", 5000, false, core.StateInactive, 0},
+		{"a fixed delay is capped too", "fixed:" + strconv.Itoa(core.MaxDelay+1), 0, false, core.StateDelayed, core.MaxDelay},
+		{"final fails for good", "fixed:1000", 0, true, core.StateFailed, 0},
+		{"the last attempt fails for good", "fixed:1000", 9999, false, core.StateFailed, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := newScriptStore(t, redisstore.Config{})
+			attempts := strconv.Itoa(tc.attempts)
+			before := activeJob(map[string]string{"backoff": tc.backoff, "attempts": attempts, "max_attempts": "10000"})
+			st.seed(before)
+			res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: tc.final})
+			require.NoError(t, res.Err)
+			require.Equal(t, tc.state, res.Job.State)
+			require.Equal(t, tc.attempts+1, res.Job.Attempts)
+			require.Equal(t, "boom", res.Job.Error)
+			changed := map[string]string{"state": string(tc.state), "attempts": strconv.Itoa(tc.attempts + 1), "error": "boom",
+				"updated_at": "2500", "lease": "", "lease_until": "", "last_lease": "fail:L"}
+			after := before.with(keyspace{"{t}:leases": nil})
+			switch tc.state {
+			case core.StateDelayed:
+				at := strconv.FormatInt(2500+tc.wait, 10)
+				require.Equal(t, 2500+tc.wait, res.Job.PromoteAt)
+				changed["promote_at"] = at
+				after["{t}:due"] = map[string]float64{"0000000000000000001": float64(2500 + tc.wait)}
+			case core.StateInactive:
+				changed["rmember"] = "0000000000000002:1"
+				after["{t}:ready"] = map[string]float64{"0000000000000002:1": 0}
+				after["{t}:seq"] = "2"
+			case core.StateFailed:
+				changed["failed_at"] = "2500"
+				after["{t}:failed"] = map[string]float64{"1": 2500}
+			}
+			after["{t}:job:1"] = fields(before["{t}:job:1"].(map[string]string), changed)
+			st.requireKeys(after, tc.name)
+		})
+	}
+}
+
+// TestTouchExtendsByTheLeaseTTL: by the ttl the lease was taken with, else
+// the job's.
+func TestTouchExtendsByTheLeaseTTL(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := activeJob(map[string]string{"lease_ttl": "400"})
+	st.seed(before)
+	res := apply(t, st, 2800, core.OpTouch, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	require.NoError(t, res.Err)
+	require.Equal(t, int64(3200), res.Job.LeaseUntil)
+	st.requireKeys(before.with(keyspace{
+		"{t}:leases": map[string]float64{"1": 3200},
+		"{t}:job:1":  fields(before["{t}:job:1"].(map[string]string), map[string]string{"lease_until": "3200"}),
+	}), "extended by 400 ms")
+
+	st.rdb.HDel(ctx, st.prefix+":{t}:job:1", "lease_ttl")
+	res = apply(t, st, 2900, core.OpTouch, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	require.NoError(t, res.Err)
+	require.Equal(t, int64(3900), res.Job.LeaseUntil, "the job's ttl, 1000 ms")
+}
+
+// TestReleaseRequeuesWithoutUsingAnAttempt: back at the end of ready.
+func TestReleaseRequeuesWithoutUsingAnAttempt(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := activeJob(nil)
+	st.seed(before)
+	res := apply(t, st, 2500, core.OpRelease, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	require.NoError(t, res.Err)
+	require.Equal(t, core.StateInactive, res.Job.State)
+	require.Zero(t, res.Job.Attempts)
+	st.requireKeys(before.with(keyspace{
+		"{t}:leases": nil,
+		"{t}:ready":  map[string]float64{"0000000000000002:1": 0},
+		"{t}:seq":    "2",
+		"{t}:job:1": fields(before["{t}:job:1"].(map[string]string), map[string]string{"state": "inactive",
+			"rmember": "0000000000000002:1", "updated_at": "2500", "lease": "", "lease_until": "", "last_lease": "release:L"}),
+	}), "ready again")
+}
+
+// TestRejoinDelaysWithoutUsingAnAttempt: due again after its delay.
+func TestRejoinDelaysWithoutUsingAnAttempt(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := activeJob(nil)
+	st.seed(before)
+	res := apply(t, st, 2500, core.OpRejoin, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Delay: 700})
+	require.NoError(t, res.Err)
+	require.Equal(t, core.StateDelayed, res.Job.State)
+	require.Equal(t, int64(3200), res.Job.PromoteAt)
+	st.requireKeys(before.with(keyspace{
+		"{t}:leases": nil,
+		"{t}:due":    map[string]float64{"0000000000000000001": 3200},
+		"{t}:job:1": fields(before["{t}:job:1"].(map[string]string), map[string]string{"state": "delayed",
+			"promote_at": "3200", "updated_at": "2500", "lease": "", "lease_until": "", "last_lease": "rejoin:L"}),
+	}), "due in 700 ms")
+}
+
+// TestProgressStoresThePercent the service computed; the lease stays.
+func TestProgressStoresThePercent(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := activeJob(nil)
+	st.seed(before)
+	res := apply(t, st, 2500, core.OpProgress, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Percent: 42})
+	require.NoError(t, res.Err)
+	require.Equal(t, 42, res.Job.Progress)
+	st.requireKeys(before.with(keyspace{
+		"{t}:job:1": fields(before["{t}:job:1"].(map[string]string), map[string]string{"progress": "42", "updated_at": "2500"}),
+	}), "42%")
+}
+
+// TestRescueExpiredJudgesEachStall: of three leased jobs, one within its
+// stall limit goes back to ready, one past it is a failed attempt that
+// waits its backoff, and one whose lease has not run out stays and is the
+// next expiry.
+func TestRescueExpiredJudgesEachStall(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	active := activeJob(nil)["{t}:job:1"].(map[string]string)
+	job := func(id string, more map[string]string) map[string]string {
+		return fields(active, fields(map[string]string{"id": id}, more))
+	}
+	before := keyspace{
+		"{_}:idtype": map[string]string{"1": "t", "2": "t", "3": "t"},
+		"{_}:types":  []string{"t"},
+		"{t}:jobs":   map[string]float64{"1": 1, "2": 2, "3": 3},
+		"{t}:leases": map[string]float64{"1": 3000, "2": 3000, "3": 9000},
+		"{t}:seq":    "3",
+		"{t}:job:1":  job("1", nil),
+		"{t}:job:2":  job("2", map[string]string{"stalls": "1", "backoff": "fixed:1000"}),
+		"{t}:job:3":  job("3", nil),
+	}
+	st.seed(before)
+	moved, next, err := st.Rescue(ctx, 3000, 10, 5)
+	require.NoError(t, err)
+	require.Equal(t, int64(9000), next)
+	require.Len(t, moved, 2)
+	require.Equal(t, core.StateInactive, moved[0].State)
+	require.Equal(t, 1, moved[0].Stalls)
+	require.Equal(t, core.StateDelayed, moved[1].State)
+	require.Equal(t, "lease expired: ran past its ttl of 1000 ms", moved[1].Error)
+	require.Equal(t, 2, moved[1].Stalls)
+	require.Equal(t, 1, moved[1].StallLimit, "the job's own limit, not the node's 5")
+	st.requireKeys(before.with(keyspace{
+		"{t}:leases": map[string]float64{"3": 9000},
+		"{t}:ready":  map[string]float64{"0000000000000004:1": 0},
+		"{t}:seq":    "4",
+		"{t}:due":    map[string]float64{"0000000000000000002": 4000},
+		"{t}:job:1": job("1", map[string]string{"state": "inactive", "stalls": "1", "rmember": "0000000000000004:1",
+			"updated_at": "3000", "lease": "", "lease_until": ""}),
+		"{t}:job:2": job("2", map[string]string{"state": "delayed", "stalls": "2", "backoff": "fixed:1000", "attempts": "1",
+			"error": "lease expired: ran past its ttl of 1000 ms", "promote_at": "4000", "updated_at": "3000",
+			"lease": "", "lease_until": "", "last_lease": ""}),
+	}), "one stall, one failed attempt, one still leased")
+}
