@@ -14,9 +14,9 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/redisproc"
 	"github.com/kuebus/kuebus/promoter"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // `kuebus dev` is the one-node case of `kuebus node`: its flags make a

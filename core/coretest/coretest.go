@@ -20,9 +20,9 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // redisURL is the Redis the tests of this binary use, set by Main.
