@@ -288,6 +288,10 @@ func (c *Config) NeedsConn() bool {
 	return c.Has(RoleCore) || c.Has(RolePromoter) || c.Has(RoleHTTP)
 }
 
+// FillDefaults fills in the defaults of the sections the roles use, as
+// Load does, for a config built in code (kuebus dev, the bench, tests).
+func (c *Config) FillDefaults() { c.withDefaults() }
+
 // withDefaults fills in the defaults of the sections the roles use.
 func (c *Config) withDefaults() {
 	if c.RedisPrefix == "" {
