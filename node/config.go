@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,8 +46,8 @@ type Config struct {
 }
 
 // ConfigError is a failure the config caused: a field cluster-config's
-// Validate refuses, or one only the node can judge (the HTTP bind rule, a
-// file that is not there, a URL go-redis cannot read). `kuebus node` exits
+// Validate refuses, or one only the node can judge (a file external NATS
+// needs that is not there, a URL go-redis cannot read). `kuebus node` exits
 // with a usage error for it.
 type ConfigError struct {
 	// Err names the field: "config: http.listen ...".
@@ -59,35 +58,19 @@ func (e *ConfigError) Error() string { return "node: " + e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Check checks cfg, a config with cluster-config's defaults filled in
-// (Load's), as Start would before it starts anything: cluster-config's
-// Validate, the HTTP API's bind rule, and the files external NATS needs.
+// (Load's), as Start does before it starts anything: cluster-config's
+// Validate (which applies the HTTP rules, bind rule included), and the
+// files external NATS needs.
 // Every error is a *ConfigError.
 func Check(cfg *clusterconfig.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return &ConfigError{Err: err}
-	}
-	if err := checkHTTP(cfg); err != nil {
-		return err
 	}
 	if x := cfg.NATS.External; x != nil && cfg.NeedsConn() {
 		subj, _ := bus.NewSubjects(cfg.Prefix) // validated above
 		if _, err := externalNATSOptions(x, subj); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// checkHTTP applies the HTTP API's bind rule (httpapi.CheckBind) to the
-// config, naming the fields: an address other machines reach needs
-// credentials.
-func checkHTTP(cfg *clusterconfig.Config) error {
-	if !cfg.Has(clusterconfig.RoleHTTP) {
-		return nil
-	}
-	auth := httpAuth(cfg.HTTP)
-	if err := httpapi.CheckBind(cfg.HTTP.Listen, auth.Enabled(), cfg.HTTP.InsecureBind); errors.Is(err, httpapi.ErrInsecureBind) {
-		return configErrorf("config: http.listen %s: other machines can reach it and there is no auth: set http.token or http.basic, or http.insecure_bind: true", cfg.HTTP.Listen)
 	}
 	return nil
 }

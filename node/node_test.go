@@ -119,7 +119,7 @@ func TestStartRefusesWhatTheConfigGetsWrong(t *testing.T) {
 		{"a field Validate refuses", func(c *clusterconfig.Config) { c.RedisPrefix = "a{b" }, false,
 			`node: config: redis_prefix: "a{b" must not contain braces or spaces`},
 		{"an HTTP API open to other machines without auth", func(c *clusterconfig.Config) { c.HTTP.Listen = "0.0.0.0:0" }, false,
-			"node: config: http.listen 0.0.0.0:0: other machines can reach it and there is no auth"},
+			`node: config: http.listen: "0.0.0.0:0" reaches other machines and there is no auth`},
 		{"a Redis section beside a managed Redis", func(c *clusterconfig.Config) { c.Redis.URL = "redis://127.0.0.1:1" }, true,
 			"node: config: redis: the node manages its own redis-server"},
 		{"a Redis URL go-redis cannot read", func(c *clusterconfig.Config) { c.Redis.URL = "redis://127.0.0.1:6379/notadb" }, false,

@@ -204,17 +204,7 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 		}},
 		Memberlist: clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
 		Redis:      clusterconfig.Redis{URL: redisURL},
-		HTTP: clusterconfig.HTTP{
-			Listen:       c.httpListen,
-			Token:        c.http.token,
-			Basic:        c.http.basic,
-			MetricsToken: c.http.metricsToken,
-			MetricsOpen:  c.http.metricsOpen,
-			InsecureBind: c.http.insecureBind,
-			TLSCert:      c.http.tlsCert,
-			TLSKey:       c.http.tlsKey,
-			SessionTTL:   c.http.sessionTTL,
-		},
+		HTTP:       c.http.section(c.httpListen),
 		// dev logs with its own logger, which keeps --log-level exactly;
 		// the config names the nearest level at or below it.
 		Log: clusterconfig.Log{Level: levelName(c.logLevel), Format: "text"},
