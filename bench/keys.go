@@ -11,33 +11,30 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/kuebus/kuebus/core/redisstore"
 )
-
-// scanCount is the COUNT hint of each SCAN, and the size of each DEL.
-const scanCount = 1000
 
 // keyspace is the bench's part of the Redis: it names the job types and
 // deletes exactly what the bench wrote, and it reads the server's command
-// counts.
+// counts. The key names are redisstore's; it asks redisstore to delete.
 //
 // With its own core (own), everything lives under "<prefix>:", the core's
 // key prefix. Against a running deployment, the job types are
 // "<prefix>-<name>"; their keys carry the hash tag {<type>} under the
 // deployment's key prefix, which clean learns from the keys it finds.
 type keyspace struct {
-	rdb    *redis.Client
+	redis  *redisstore.Redis
 	prefix string
 	own    bool
 
 	mu     sync.Mutex
-	ids    []string        // not own: job ids created since the last clean
+	ids    []int64         // not own: job ids created since the last clean
 	types  map[string]bool // not own: the job types handed out
 	stores map[string]bool // not own: deployment key prefixes seen holding them
 }
 
-func newKeyspace(rdb *redis.Client, prefix string, own bool) *keyspace {
-	return &keyspace{rdb: rdb, prefix: prefix, own: own, types: map[string]bool{}, stores: map[string]bool{}}
+func newKeyspace(r *redisstore.Redis, prefix string, own bool) *keyspace {
+	return &keyspace{redis: r, prefix: prefix, own: own, types: map[string]bool{}, stores: map[string]bool{}}
 }
 
 // jobType is the job type of a phase.
@@ -59,9 +56,7 @@ func (k *keyspace) created(ids ...int64) {
 		return
 	}
 	k.mu.Lock()
-	for _, id := range ids {
-		k.ids = append(k.ids, strconv.FormatInt(id, 10))
-	}
+	k.ids = append(k.ids, ids...)
 	k.mu.Unlock()
 }
 
@@ -71,39 +66,22 @@ func (k *keyspace) created(ids ...int64) {
 // hand out that block a second time.
 func (k *keyspace) clean(ctx context.Context, final bool) error {
 	if k.own {
-		keep := ""
-		if !final {
-			keep = k.prefix + ":{_}:ids" // redisstore's keys.go
-		}
-		_, err := k.scanDel(ctx, k.prefix+":*", keep)
-		return err
+		return k.redis.DropStore(ctx, k.prefix, !final)
 	}
-	// Keys of type T are <store prefix>:{T}:<name>, and the bench's types
-	// all start with its prefix, which no one else uses.
-	found, err := k.scanDel(ctx, "*:{"+k.prefix+"-*}:*", "")
+	// The bench's types all start with its prefix, which no one else uses.
+	found, err := k.redis.DropTypes(ctx, k.prefix+"-*")
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, key := range found {
-		if i := strings.Index(key, ":{"); i > 0 {
-			k.stores[key[:i]] = true
-		}
+	for _, store := range found {
+		k.stores[store] = true
 	}
 	if err != nil {
 		return err
 	}
 	types := slices.Sorted(maps.Keys(k.types))
 	for store := range k.stores {
-		// The global keys of redisstore (keys.go): the id → type index and
-		// the set of types.
-		for ids := range slices.Chunk(k.ids, scanCount) {
-			if err := k.rdb.HDel(ctx, store+":{_}:idtype", ids...).Err(); err != nil {
-				return fmt.Errorf("drop the bench's job ids: %w", err)
-			}
-		}
-		if len(types) > 0 {
-			if err := k.rdb.SRem(ctx, store+":{_}:types", types).Err(); err != nil {
-				return fmt.Errorf("drop the bench's job types: %w", err)
-			}
+		if err := k.redis.ForgetJobs(ctx, store, k.ids, types); err != nil {
+			return err
 		}
 	}
 	if len(k.stores) > 0 {
@@ -112,36 +90,13 @@ func (k *keyspace) clean(ctx context.Context, final bool) error {
 	return nil
 }
 
-// scanDel deletes the keys matching pattern but keep, and returns them.
-func (k *keyspace) scanDel(ctx context.Context, pattern, keep string) ([]string, error) {
-	var all []string
-	var cursor uint64
-	for {
-		keys, next, err := k.rdb.Scan(ctx, cursor, pattern, scanCount).Result()
-		if err != nil {
-			return all, fmt.Errorf("scan %s: %w", pattern, err)
-		}
-		keys = slices.DeleteFunc(keys, func(key string) bool { return key == keep })
-		if len(keys) > 0 {
-			if err := k.rdb.Del(ctx, keys...).Err(); err != nil {
-				return all, fmt.Errorf("delete keys %s: %w", pattern, err)
-			}
-			all = append(all, keys...)
-		}
-		if next == 0 {
-			return all, nil
-		}
-		cursor = next
-	}
-}
-
 // commandCalls is the number of commands the Redis server has run: the sum
 // of calls= over INFO commandstats, which counts commands run by scripts
 // too (Redis 7).
 func (k *keyspace) commandCalls(ctx context.Context) (int64, error) {
-	info, err := k.rdb.Info(ctx, "commandstats").Result()
+	info, err := k.redis.Info(ctx, "commandstats")
 	if err != nil {
-		return 0, fmt.Errorf("INFO commandstats: %w", err)
+		return 0, err
 	}
 	return sumCalls(info)
 }
@@ -149,9 +104,9 @@ func (k *keyspace) commandCalls(ctx context.Context) (int64, error) {
 // redisCPU is the CPU time the Redis server has used, in seconds:
 // used_cpu_user + used_cpu_sys of INFO cpu.
 func (k *keyspace) redisCPU(ctx context.Context) (float64, error) {
-	info, err := k.rdb.Info(ctx, "cpu").Result()
+	info, err := k.redis.Info(ctx, "cpu")
 	if err != nil {
-		return 0, fmt.Errorf("INFO cpu: %w", err)
+		return 0, err
 	}
 	var total float64
 	for line := range strings.Lines(info) {
@@ -196,7 +151,7 @@ func sumCalls(info string) (int64, error) {
 
 // redisVersion is the server's redis_version, "" when unknown.
 func (k *keyspace) redisVersion(ctx context.Context) string {
-	info, err := k.rdb.Info(ctx, "server").Result()
+	info, err := k.redis.Info(ctx, "server")
 	if err != nil {
 		return ""
 	}

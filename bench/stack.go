@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/bus"
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
-	"github.com/kuebus/kuebus/core/service"
-	"github.com/kuebus/kuebus/promoter"
+	"github.com/kuebus/kuebus/node"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // Timeouts of the set-up and take-down.
@@ -26,8 +24,9 @@ const (
 	stopTimeout = 10 * time.Second
 )
 
-// stack is what the bench runs against: its own queue (own) or a running
-// deployment's. A nil field was not started.
+// stack is what the bench runs against: its own queue (own), a node as
+// `kuebus dev` runs one, or a running deployment's. A nil field was not
+// started.
 type stack struct {
 	own         bool
 	log         *slog.Logger
@@ -36,18 +35,11 @@ type stack struct {
 	natsAddr    string // for the header: the URL without credentials
 	redisAddr   string // host:port, no credentials
 	redisOrigin string // who runs that Redis, for the header
+	managed     bool   // the bench's node started that Redis, and stops it
 
-	redis *redisproc.Server // only when the bench started it
-	rdb   *redis.Client
+	node  *node.Node        // only with its own queue
+	redis *redisstore.Redis // the bench's own connection: server stats, its keys
 	keys  *keyspace
-
-	nats     *bus.Embedded // only with its own core
-	coreConn *nats.Conn
-	svc      *service.Service
-	loopConn *nats.Conn
-	stopLoop context.CancelFunc
-	loop     sync.WaitGroup // owns the promote and rescue loops' goroutines
-	loopErr  error          // set by the promote loop's goroutine before it ends
 
 	conn   *nats.Conn   // the producers'
 	client *core.Client // on conn
@@ -67,43 +59,28 @@ func start(ctx context.Context, cfg Config) (*stack, error) {
 }
 
 func (s *stack) setUp(ctx context.Context, cfg Config) error {
-	redisURL := cfg.RedisURL
+	s.natsURL, s.natsOpts = cfg.NATSURL, cfg.NATSOptions
 	s.redisOrigin = "given"
-	if redisURL == "" {
-		var err error
-		// run.sh's Redis: no RDB snapshots, no AOF, hz 10.
-		s.redis, err = redisproc.Start(ctx, redisproc.Options{Logger: s.log, ExtraArgs: []string{"--hz", "10"}})
-		if errors.Is(err, redisproc.ErrNotInstalled) {
-			return errors.New("bench: redis-server is not installed: install it (apt-get install -y redis-server), or give a Redis URL")
-		}
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		redisURL = s.redis.URL()
-		s.redisOrigin = "started by the bench: no persistence, hz 10"
-	}
-	opts, err := redisstore.ParseURL(redisURL)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	s.redisAddr = opts.Addr
-	s.rdb = redis.NewClient(opts)
-	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
-	err = s.rdb.Ping(pingCtx).Err()
-	cancel()
-	if err != nil {
-		return fmt.Errorf("bench: Redis at %s does not answer: %w", s.redisAddr, err)
-	}
-	s.keys = newKeyspace(s.rdb, cfg.KeyPrefix, s.own)
-
-	s.natsURL = cfg.NATSURL
-	s.natsOpts = cfg.NATSOptions
-	if s.own {
-		if err := s.startCore(ctx, cfg); err != nil {
+	if cfg.RedisURL != "" {
+		if err := s.openRedis(ctx, cfg.RedisURL); err != nil {
 			return err
 		}
 	}
+	if s.own {
+		if err := s.startNode(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	if s.managed {
+		if err := s.openRedis(ctx, s.node.Info().RedisURL); err != nil {
+			return err
+		}
+		s.redisOrigin = "started by the bench: no persistence, hz 10"
+	}
+	s.keys = newKeyspace(s.redis, cfg.KeyPrefix, s.own)
+
 	s.natsAddr = redactedURL(s.natsURL)
+	var err error
 	if s.conn, err = s.connect("kuebus-bench-producer"); err != nil {
 		return err
 	}
@@ -114,7 +91,7 @@ func (s *stack) setUp(ctx context.Context, cfg Config) error {
 		return err
 	}
 	// A core answers: a count of a type of the bench's own is one ZCARD.
-	pingCtx, cancel = context.WithTimeout(ctx, pingTimeout)
+	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
 	_, err = s.client.Count(pingCtx, "", s.keys.jobType("ping"))
 	cancel()
 	if err != nil {
@@ -123,44 +100,58 @@ func (s *stack) setUp(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// startCore starts embedded NATS, a core on the bench's key prefix and the
-// promote and rescue loops, each on its own connection, as `kuebus dev` does.
-func (s *stack) startCore(ctx context.Context, cfg Config) error {
+// openRedis opens the bench's own connection to Redis and checks that it
+// answers.
+func (s *stack) openRedis(ctx context.Context, url string) error {
 	var err error
-	if s.nats, err = bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1"}); err != nil {
+	if s.redis, err = redisstore.Open(redisstore.Conn{URL: url}); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	s.natsURL = s.nats.ClientURL()
-	store, err := redisstore.New(redisstore.Config{Client: s.rdb, Prefix: cfg.KeyPrefix})
+	s.redisAddr = s.redis.Addr()
+	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+	err = s.redis.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("bench: Redis at %s does not answer: %w", s.redisAddr, err)
+	}
+	return nil
+}
+
+// startNode starts the bench's own queue as `kuebus dev` runs one: a node
+// of one with embedded NATS, a core on the bench's key prefix and the
+// promoter (promote and rescue loops), on cfg.RedisURL or on a throwaway
+// redis-server of its own. Core and the loops sit beside the embedded
+// server and reach it in process; producers and the worker stand for
+// other processes and use TCP.
+func (s *stack) startNode(ctx context.Context, cfg Config) error {
+	nc := node.Config{
+		Node: &clusterconfig.Config{
+			Name:            "bench",
+			Roles:           []string{clusterconfig.RoleNATS, clusterconfig.RoleCore, clusterconfig.RolePromoter},
+			Prefix:          cfg.Prefix,
+			RedisPrefix:     cfg.KeyPrefix,
+			ShutdownTimeout: stopTimeout,
+			NATS:            clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
+			Memberlist:      clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
+			Redis:           clusterconfig.Redis{URL: cfg.RedisURL},
+		},
+		Logger: s.log,
+		Alone:  true,
+	}
+	if cfg.RedisURL == "" {
+		// run.sh's Redis: no RDB snapshots, no AOF, hz 10.
+		nc.ManagedRedis = &redisproc.Options{Logger: s.log, ExtraArgs: []string{"--hz", "10"}}
+		s.managed = true
+	}
+	var err error
+	s.node, err = node.Start(ctx, nc)
+	if errors.Is(err, redisproc.ErrNotInstalled) {
+		return errors.New("bench: redis-server is not installed: install it (apt-get install -y redis-server), or give a Redis URL")
+	}
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	// Core and the loops sit beside the embedded server and reach it in
-	// process, as in `kuebus dev`; producers and the worker stand for other
-	// processes and use TCP.
-	if s.coreConn, err = s.connect("kuebus-bench-core", s.nats.InProcess()); err != nil {
-		return err
-	}
-	s.svc, err = service.New(service.Config{Store: store, Conn: s.coreConn, Subjects: s.subj, Logger: s.log, ShutdownTimeout: stopTimeout})
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	if s.loopConn, err = s.connect("kuebus-bench-promoter", s.nats.InProcess()); err != nil {
-		return err
-	}
-	client, err := core.NewClient(s.loopConn, &core.ClientOptions{Prefix: cfg.Prefix})
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopLoop = stop
-	s.loop.Go(func() {
-		s.loopErr = promoter.RunLoop(loopCtx, promoter.LoopConfig{Core: client, Logger: s.log})
-	})
-	// As in `kuebus dev`, which rescues expired leases beside promoting.
-	s.loop.Go(func() {
-		_ = promoter.RunRescueLoop(loopCtx, promoter.RescueConfig{Core: client, Logger: s.log})
-	})
+	s.natsURL = s.node.Info().NATSURL
 	return nil
 }
 
@@ -173,46 +164,33 @@ func (s *stack) connect(name string, opts ...nats.Option) (*nats.Conn, error) {
 }
 
 // stop takes down what start set up, in an order where nothing still
-// running depends on what is stopped: the loops, core, the bench's
-// keys (nothing writes them any more), the connections, Redis, NATS.
+// running depends on what is stopped: the producers' connections, the
+// bench's node (in node's order), the bench's keys (nothing writes them
+// any more), the bench's Redis connection.
 func (s *stack) stop() error {
 	var errs []error
-	if s.stopLoop != nil {
-		s.stopLoop()
-		s.loop.Wait()
-		if s.loopErr != nil {
-			errs = append(errs, fmt.Errorf("bench: promote loop: %w", s.loopErr))
-		}
-	}
-	if s.svc != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-		if err := s.svc.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("bench: stop core: %w", err))
-		}
-		cancel()
-	}
-	if s.keys != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		errs = append(errs, s.keys.clean(ctx, true))
-		cancel()
-	}
-	for _, nc := range []*nats.Conn{s.listen, s.conn, s.loopConn, s.coreConn} {
+	for _, nc := range []*nats.Conn{s.listen, s.conn} {
 		if nc != nil {
 			nc.Close()
 		}
 	}
-	if s.rdb != nil {
-		if err := s.rdb.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("bench: close Redis client: %w", err))
-		}
-	}
-	if s.redis != nil {
-		if err := s.redis.Stop(); err != nil {
+	if s.node != nil {
+		if err := s.node.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("bench: %w", err))
 		}
 	}
-	if s.nats != nil {
-		s.nats.Shutdown()
+	// A Redis the bench's node started is gone with its keys (it keeps no
+	// data); in any other, delete them once no core of the bench's holds a
+	// block of ids.
+	if s.keys != nil && !s.managed {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		errs = append(errs, s.keys.clean(ctx, true))
+		cancel()
+	}
+	if s.redis != nil {
+		if err := s.redis.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bench: close Redis client: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

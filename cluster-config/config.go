@@ -1,11 +1,14 @@
 // Package clusterconfig is the configuration of one `kuebus node`: its
 // types, and Load, which reads a YAML file, applies KUEBUS_* environment
 // variables over it, fills in defaults and validates the result. It opens
-// no connection: the command wires what the config describes.
+// no connection: package node assembles what the config describes.
 //
 // Every listener defaults to loopback, and Validate refuses one that other
 // machines reach without authentication (NATS users or token, route
-// credentials, the gossip key) unless its section says insecure: true.
+// credentials, the gossip key, the HTTP API's token or basic auth) unless
+// its section says insecure: true (insecure_bind for HTTP). The HTTP
+// section's rules are written once, in HTTP.Check, which `kuebus dev`
+// applies to its --http-* flags too.
 //
 // The folder also holds the ready-made configs (node-a.yaml ... and
 // examples/), which the package's tests load, so they cannot drift from
@@ -287,6 +290,10 @@ func (c *Config) Has(role string) bool { return slices.Contains(c.Roles, role) }
 func (c *Config) NeedsConn() bool {
 	return c.Has(RoleCore) || c.Has(RolePromoter) || c.Has(RoleHTTP)
 }
+
+// FillDefaults fills in the defaults of the sections the roles use, as
+// Load does, for a config built in code (kuebus dev, the bench, tests).
+func (c *Config) FillDefaults() { c.withDefaults() }
 
 // withDefaults fills in the defaults of the sections the roles use.
 func (c *Config) withDefaults() {

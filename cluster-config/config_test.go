@@ -29,9 +29,10 @@ func TestTheShippedConfigsLoad(t *testing.T) {
 	require.NoError(t, err)
 	files = append(files, examples...)
 	require.Len(t, files, 6)
-	// The examples bind wider than loopback and take their gossip key from
-	// the environment, as their comments say.
-	secrets := env(map[string]string{"KUEBUS_MEMBERLIST_SECRET_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="})
+	// The examples bind wider than loopback and take their gossip key (and
+	// the HTTP API's token) from the environment, as their comments say.
+	secrets := env(map[string]string{"KUEBUS_MEMBERLIST_SECRET_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"KUEBUS_HTTP_TOKEN": "t0ken"})
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			t.Parallel()

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus/bustest"
+
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 )
 
@@ -14,11 +16,21 @@ func TestHTTPTLSAndSessions(t *testing.T) {
 	const node = "name: a\nroles: [http]\nnats: {external: {urls: [nats://n:4222]}}\n"
 	const key = "a2t1ZWJ1cyBzZXNzaW9uIGtleSBvZiAzMiBieXRlcyE=" // 32 bytes
 
-	c, err := clusterconfig.Parse([]byte(node+"http: {listen: '127.0.0.1:8443', tls_cert: config.go, tls_key: load.go}\n"), "node.yaml",
+	pki := bustest.NewPKI(t)
+	c, err := clusterconfig.Parse([]byte(node+"http: {listen: '127.0.0.1:8443', tls_cert: "+pki.Cert+", tls_key: "+pki.Key+"}\n"), "node.yaml",
 		env(map[string]string{"KUEBUS_HTTP_SESSION_KEY": key}))
 	require.NoError(t, err)
-	require.Equal(t, "config.go", c.HTTP.TLSCert)
-	require.Equal(t, "load.go", c.HTTP.TLSKey)
+	require.Equal(t, pki.Cert, c.HTTP.TLSCert)
+	require.Equal(t, pki.Key, c.HTTP.TLSKey)
+
+	_, err = clusterconfig.Parse([]byte(node+"http: {listen: '127.0.0.1:8443', tls_cert: config.go, tls_key: load.go}\n"), "node.yaml", nil)
+	require.EqualError(t, err, "config: http.tls_cert: is no PEM pair with http.tls_key: tls: failed to find any PEM data in certificate input",
+		"files that are no PEM pair are refused before anything starts")
+
+	_, err = clusterconfig.Parse([]byte(node+"http: {listen: '0.0.0.0:8080'}\n"), "node.yaml", nil)
+	require.EqualError(t, err, `config: http.listen: "0.0.0.0:8080" reaches other machines and there is no auth: set http.token or http.basic, or allow it with http.insecure_bind`)
+	_, err = clusterconfig.Parse([]byte(node+"http: {listen: '0.0.0.0:8080', insecure_bind: true}\n"), "node.yaml", nil)
+	require.NoError(t, err, "allowed on purpose")
 	require.Equal(t, key, c.HTTP.SessionKey)
 	require.Equal(t, clusterconfig.HTTPSessionTTLDefault, c.HTTP.SessionTTL)
 	require.Equal(t, 12*time.Hour, c.HTTP.SessionTTL)

@@ -1,6 +1,7 @@
 package clusterconfig
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/httpapi"
 )
 
 // Validate checks the config as Load leaves it (with defaults) and
@@ -315,32 +317,63 @@ func (v *validator) redis() {
 func (v *validator) http() {
 	h := v.c.HTTP
 	v.hostPort("http.listen", h.Listen, true)
+	h.Check(func(field string) string { return "http." + field }, func(field, msg string) { v.fail("http."+field, "%s", msg) })
+}
+
+// Check applies the rules of an HTTP section, the one place they are
+// written: Validate calls it for the http role, and `kuebus dev` for its
+// --http-* flags, which fill an HTTP section. The bind rule itself is the
+// HTTP API's (httpapi.CheckBind); Check names the fields it involves.
+//
+// name turns a field's YAML name ("basic") into the caller's word for it
+// ("http.basic", "--http-basic"); fail gets each problem, with the field
+// it is about, in order. A Listen of "" (dev serving no HTTP) skips the
+// bind rule; Listen's own form is the caller's to check.
+func (h HTTP) Check(name func(field string) string, fail func(field, msg string)) {
 	if h.Basic != "" {
 		if user, pass, ok := strings.Cut(h.Basic, ":"); !ok || user == "" || pass == "" {
-			v.fail("http.basic", "expected USER:PASSWORD")
+			fail("basic", "expected USER:PASSWORD")
 		}
 	}
 	if h.MetricsOpen && h.MetricsToken != "" {
-		v.fail("http.metrics_open", "contradicts http.metrics_token: give one")
+		fail("metrics_open", "contradicts "+name("metrics_token")+": give one")
 	}
+	tlsFiles := true
 	if (h.TLSCert == "") != (h.TLSKey == "") {
-		v.fail("http.tls_cert", "and http.tls_key go together: give both files or neither")
+		fail("tls_cert", "and "+name("tls_key")+" go together: give both files or neither")
+		tlsFiles = false
 	}
-	for _, f := range []struct{ path, file string }{{"http.tls_cert", h.TLSCert}, {"http.tls_key", h.TLSKey}} {
+	for _, f := range []struct{ field, file string }{{"tls_cert", h.TLSCert}, {"tls_key", h.TLSKey}} {
 		if f.file == "" {
 			continue
 		}
 		if _, err := os.Stat(f.file); err != nil {
-			v.fail(f.path, "%v", err)
+			fail(f.field, err.Error())
+			tlsFiles = false
+		}
+	}
+	if tlsFiles && h.TLSCert != "" {
+		// Loaded here so that files that are no PEM pair are refused
+		// before NATS and Redis start, not after.
+		if _, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey); err != nil {
+			fail("tls_cert", "is no PEM pair with "+name("tls_key")+": "+err.Error())
 		}
 	}
 	if h.SessionKey != "" {
 		if key, err := base64.StdEncoding.DecodeString(h.SessionKey); err != nil || len(key) < HTTPSessionKeyMinBytes {
-			v.fail("http.session_key", "must be base64 of %d or more random bytes (openssl rand -base64 32)", HTTPSessionKeyMinBytes)
+			fail("session_key", fmt.Sprintf("must be base64 of %d or more random bytes (openssl rand -base64 32)", HTTPSessionKeyMinBytes))
 		}
 	}
 	if h.SessionTTL < time.Second {
-		v.fail("http.session_ttl", "%v: must be at least 1s", h.SessionTTL)
+		fail("session_ttl", fmt.Sprintf("%v: must be at least 1s", h.SessionTTL))
+	}
+	if h.Listen == "" {
+		return
+	}
+	auth := h.Token != "" || h.Basic != ""
+	if err := httpapi.CheckBind(h.Listen, auth, h.InsecureBind); errors.Is(err, httpapi.ErrInsecureBind) {
+		fail("listen", fmt.Sprintf("%q reaches other machines and there is no auth: set %s or %s, or allow it with %s",
+			h.Listen, name("token"), name("basic"), name("insecure_bind")))
 	}
 }
 

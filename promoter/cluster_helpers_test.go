@@ -8,17 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/coretest"
-	"github.com/kuebus/kuebus/core/redisstore"
-	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -36,24 +35,28 @@ type cluster struct {
 	nodes  []*clusterNode
 }
 
-// clusterNode is one node as `kuebus node` with every role runs it: an
-// embedded NATS server routed to the cluster's, a core on it, and a
-// promoter node in the ring.
+// clusterNode is one node as `kuebus node` with every role but http runs
+// it (package node): an embedded NATS server routed to the cluster's, a
+// core on it, and a promoter node in the ring.
 type clusterNode struct {
 	name   string
-	nats   *bus.Embedded
-	conn   *nats.Conn // the core's own connection, for publish barriers
-	svc    *service.Service
-	node   *promoter.Node
+	node   *node.Node
 	client *core.Client // a client over TCP to this node's NATS server
 	moved  atomic.Int64 // jobs this node's loops moved while it led
 
 	// terms receives OnTerm's reports with the time they were made.
-	terms  chan termEvent
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
+	terms chan termEvent
+	once  sync.Once
 }
+
+// nats is the node's embedded NATS server.
+func (n *clusterNode) nats() *bus.Embedded { return n.node.NATS() }
+
+// conn is the core's own connection, for publish barriers.
+func (n *clusterNode) conn() *nats.Conn { return n.node.CoreConn() }
+
+// ring is the node's promoter member.
+func (n *clusterNode) ring() *promoter.Node { return n.node.Promoter() }
 
 type termEvent struct {
 	leading bool
@@ -76,71 +79,62 @@ type nodeOpts struct {
 func (c *cluster) add(name string, o nodeOpts) *clusterNode {
 	t := c.t
 	t.Helper()
-	ecfg := bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ServerName: name, ClusterName: "kuebus-test", ClusterListen: "127.0.0.1:-1"}
+	embedded := &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0", ClusterName: "kuebus-test", ClusterListen: "127.0.0.1:0"}
 	var seeds []string
 	if len(c.nodes) > 0 {
 		first := c.nodes[0]
-		ecfg.Routes = []string{"nats-route://" + first.nats.ClusterAddr().String()}
+		embedded.Routes = []string{"nats-route://" + first.nats().ClusterAddr().String()}
 		if !o.alone {
-			seeds = []string{first.node.Addr()}
+			seeds = []string{first.ring().Addr()}
 		}
 	}
-	ns, err := bus.StartEmbedded(ecfg)
-	require.NoError(t, err)
-	t.Cleanup(ns.Shutdown)
-
-	store, err := redisstore.New(redisstore.Config{Client: c.rdb, Prefix: c.prefix})
-	require.NoError(t, err)
-	n := &clusterNode{name: name, nats: ns, terms: make(chan termEvent, 100), done: make(chan error, 1)}
-	n.conn = bustest.ConnectInProcess(t, ns)
-	n.svc, err = service.New(service.Config{Store: store, Conn: n.conn})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.svc.Stop(context.Background()) })
-	n.client, err = core.NewClient(bustest.Connect(t, ns.ClientURL()), nil)
-	require.NoError(t, err)
-
-	conn := bustest.ConnectInProcess(t, ns)
-	leaderCore, err := core.NewClient(conn, nil)
-	require.NoError(t, err)
-	n.node, err = promoter.New(promoter.NodeConfig{
-		Name:       name,
-		Bind:       "127.0.0.1:0",
-		Seeds:      seeds,
-		Memberlist: memberlist.DefaultLocalConfig(),
-		Conn:       conn,
-		Core:       countingCore{leaderCore, &n.moved},
-		Loop:       promoter.LoopConfig{Limit: o.limit},
-		JoinRetry:  50 * time.Millisecond,
-		OnTerm: func(leading bool) {
-			n.terms <- termEvent{leading: leading, at: time.Now()}
+	n := &clusterNode{name: name, terms: make(chan termEvent, 100)}
+	var err error
+	n.node, err = node.Start(t.Context(), node.Config{
+		Node: &clusterconfig.Config{
+			Name:        name,
+			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore, clusterconfig.RolePromoter},
+			RedisPrefix: c.prefix,
+			NATS:        clusterconfig.NATS{Embedded: embedded},
+			Memberlist:  clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal, Seeds: seeds},
+			Redis:       clusterconfig.Redis{URL: coretest.RedisURL(t)},
+		},
+		Promoter: func(pc *promoter.NodeConfig) {
+			leaderCore, err := core.NewClient(pc.Conn, nil)
+			require.NoError(t, err)
+			pc.Core = countingCore{leaderCore, &n.moved}
+			pc.Loop = promoter.LoopConfig{Limit: o.limit}
+			pc.JoinRetry = 50 * time.Millisecond
+			pc.OnTerm = func(leading bool) {
+				n.terms <- termEvent{leading: leading, at: time.Now()}
+			}
 		},
 	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
-	go func() { n.done <- n.node.Run(ctx) }()
 	t.Cleanup(func() { n.stop(t) })
+	require.NoError(t, err)
+	n.client, err = core.NewClient(bustest.Connect(t, n.nats().ClientURL()), nil)
+	require.NoError(t, err)
 	c.nodes = append(c.nodes, n)
 	return n
 }
 
-// stop cancels the node's Run and requires it to return nil: a graceful
-// stop, with Leave, unless the node was crashed first.
+// stop stops the node as `kuebus node` does on SIGTERM, and requires a
+// clean stop: its promoter leaves the ring (unless the node was crashed
+// first), then its core and NATS server stop.
 func (n *clusterNode) stop(t *testing.T) {
 	n.once.Do(func() {
-		n.cancel()
-		require.NoError(t, waitFor(t, n.done, n.name+"'s Run to return"))
-		waitMemberlistGone(t, n.node)
+		require.NoError(t, n.node.Stop())
+		if ring := n.ring(); ring != nil {
+			waitMemberlistGone(t, ring)
+		}
 	})
 }
 
 // crash stops the node as kill -9 would: its memberlist vanishes without a
 // leave message, its loops stop, and its core and NATS server go away.
 func (n *clusterNode) crash(t *testing.T) {
-	promoter.Crash(n.node)
+	promoter.Crash(n.ring())
 	n.stop(t)
-	require.NoError(t, n.svc.Stop(context.Background()))
-	n.nats.Shutdown()
 }
 
 // waitRouted waits until every NATS server has a route to every other.
@@ -148,7 +142,7 @@ func (c *cluster) waitRouted(nodes ...*clusterNode) {
 	c.t.Helper()
 	require.Eventually(c.t, func() bool {
 		for _, n := range nodes {
-			if n.nats.NumRoutes() < len(nodes)-1 {
+			if n.nats().NumRoutes() < len(nodes)-1 {
 				return false
 			}
 		}
@@ -162,7 +156,7 @@ func (c *cluster) waitLeader(leader string, nodes ...*clusterNode) {
 	c.t.Helper()
 	require.Eventually(c.t, func() bool {
 		for _, n := range nodes {
-			st := n.node.Status()
+			st := n.ring().Status()
 			alive := 0
 			for _, m := range st.Members {
 				if m.State == promoter.MemberAlive {

@@ -72,7 +72,7 @@ func TestFailoverAfterTheLeaderCrashes(t *testing.T) {
 	c.waitLeader("node-a", na, nb, nc)
 	require.True(t, na.nextTerm(t, waitTimeout).leading)
 	requireNoTermChange(t, nb, nc)
-	watch := watchRing(t, nb.client, "report", na.conn, nb.conn, nc.conn)
+	watch := watchRing(t, nb.client, "report", na.conn(), nb.conn(), nc.conn())
 	leaders := leaderEvents(t, nb.client)
 
 	// Jobs falling due over the next 1.5 s: all of them while the ring
@@ -102,7 +102,7 @@ func TestFailoverAfterTheLeaderCrashes(t *testing.T) {
 	c.waitLeader("node-b", nb, nc)
 
 	watch.waitCount(t, jobs, waitTimeout)
-	watch.barrier(t, nb.client.Subjects(), "report", nb.conn, nc.conn)
+	watch.barrier(t, nb.client.Subjects(), "report", nb.conn(), nc.conn())
 	byID, total := watch.snapshot()
 	require.Len(t, byID, jobs)
 	require.Equal(t, jobs, total, "some job was promoted twice")
@@ -149,15 +149,15 @@ func TestHandoverOnLeaveTakesUnderASecond(t *testing.T) {
 	require.Equal(t, "node-b", waitFor(t, leaders, "queue.leader naming node-b").Leader)
 	c.waitLeader("node-b", nb, nc)
 
-	st := nb.node.Status()
+	st := nb.ring().Status()
 	require.Equal(t, []promoter.Member{
 		{Name: "node-a", Addr: st.Members[0].Addr, State: promoter.MemberGone},
-		{Name: "node-b", Addr: nb.node.Addr(), State: promoter.MemberAlive},
-		{Name: "node-c", Addr: nc.node.Addr(), State: promoter.MemberAlive},
+		{Name: "node-b", Addr: nb.ring().Addr(), State: promoter.MemberAlive},
+		{Name: "node-c", Addr: nc.ring().Addr(), State: promoter.MemberAlive},
 	}, st.Members)
 
 	// The new leader promotes.
-	watch := watchRing(t, nc.client, "email", nb.conn, nc.conn)
+	watch := watchRing(t, nc.client, "email", nb.conn(), nc.conn())
 	job, err := nc.client.Create(t.Context(), "email", nil, &core.CreateOpts{Delay: 50 * time.Millisecond})
 	require.NoError(t, err)
 	watch.waitCount(t, 1, waitTimeout)
@@ -179,9 +179,9 @@ func TestTwoLeadersPromoteEachJobExactlyOnce(t *testing.T) {
 	c.waitRouted(nx, ny)
 	require.True(t, nx.nextTerm(t, waitTimeout).leading)
 	require.True(t, ny.nextTerm(t, waitTimeout).leading)
-	require.Equal(t, "node-x", nx.node.Status().Leader)
-	require.Equal(t, "node-y", ny.node.Status().Leader)
-	watch := watchRing(t, nx.client, "bulk", nx.conn, ny.conn)
+	require.Equal(t, "node-x", nx.ring().Status().Leader)
+	require.Equal(t, "node-y", ny.ring().Status().Leader)
+	watch := watchRing(t, nx.client, "bulk", nx.conn(), ny.conn())
 
 	// 10,000 jobs, all due at the same moment, shortly after they exist.
 	const jobs = 10_000
@@ -205,7 +205,7 @@ func TestTwoLeadersPromoteEachJobExactlyOnce(t *testing.T) {
 		n, err := nx.client.Count(context.Background(), core.StateDelayed, "bulk")
 		return err == nil && n == 0
 	}, clusterWait, 20*time.Millisecond, "delayed jobs remain")
-	watch.barrier(t, nx.client.Subjects(), "bulk", nx.conn, ny.conn)
+	watch.barrier(t, nx.client.Subjects(), "bulk", nx.conn(), ny.conn())
 
 	byID, total := watch.snapshot()
 	t.Logf("node-x moved %d jobs, node-y %d", nx.moved.Load(), ny.moved.Load())
@@ -226,7 +226,7 @@ func TestTwoLeadersPromoteEachJobExactlyOnce(t *testing.T) {
 // clientConn is the NATS connection of the node's test client.
 func clientConn(t *testing.T, n *clusterNode) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(n.nats.ClientURL())
+	nc, err := nats.Connect(n.nats().ClientURL())
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	return nc

@@ -7,10 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/kuebus/kuebus/bench"
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core/redisstore"
 )
 
 // runBench runs package bench: the figures that stand beside
@@ -43,7 +42,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return usagef("--nats-url needs --redis-url: the Redis of the core serving there, to count its commands and delete the bench's keys")
 	}
 	if cfg.RedisURL != "" {
-		if _, err := redis.ParseURL(cfg.RedisURL); err != nil {
+		if err := redisstore.CheckURL(cfg.RedisURL); err != nil {
 			return usagef("--redis-url: %v", err)
 		}
 	}

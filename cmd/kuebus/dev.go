@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,18 +12,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/kuebus/kuebus/bus"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // `kuebus dev` is the one-node case of `kuebus node`: its flags make a
-// node config (nodeConfig), which runs through node's wiring; dev's own
-// part is the redis-server child, started before the node and stopped
-// after it, and its ready line.
+// node config (nodeConfig), which runs through package node like any
+// other, with a redis-server child the node manages unless --redis-url;
+// dev's own parts are its flags, the child's password and its ready line.
 
 // Defaults of `kuebus dev`.
 const (
@@ -34,8 +35,6 @@ const (
 	// devRedisPasswordFile, in the redis-server child's data folder, holds
 	// its password (mode 0600).
 	devRedisPasswordFile = "password"
-	// redisPingTimeout bounds the check that Redis answers at start.
-	redisPingTimeout = 5 * time.Second
 )
 
 // devConfig is `kuebus dev`'s command line, checked.
@@ -94,7 +93,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 		return cfg, err
 	}
 	if cfg.redisURL != "" {
-		if _, err := redis.ParseURL(cfg.redisURL); err != nil {
+		if err := redisstore.CheckURL(cfg.redisURL); err != nil {
 			return cfg, usagef("--redis-url: %v", err)
 		}
 	}
@@ -135,7 +134,8 @@ func withReadyHook(ctx context.Context, fn func(devInfo)) context.Context {
 }
 
 // runDev runs the queue in one process until ctx ends: a node of one,
-// with NATS embedded and, unless --redis-url, a redis-server child.
+// with NATS embedded and, unless --redis-url, a redis-server child the node
+// manages.
 func runDev(ctx context.Context, e *env, args []string) error {
 	cfg, err := parseDevFlags(e, args)
 	if err != nil {
@@ -145,70 +145,35 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	// go-redis prints its own retries to stderr with the standard logger;
 	// they are details of errors that reach us anyway. The setting is
 	// process-wide, which this process is.
-	redis.SetLogger(redisLogger{log.With("component", "go-redis")})
+	redisstore.SetLogger(log.With("component", "go-redis"))
 
-	// The redis-server child, before the node: its URL is the node's
-	// redis.url.
-	redisURL := cfg.redisURL
-	var child *redisproc.Server
-	if redisURL == "" {
+	nc := node.Config{Node: cfg.nodeConfig(cfg.redisURL), Logger: log, Alone: true}
+	if cfg.redisURL == "" {
 		// The child has a password of its own, kept beside its data, so
 		// that nobody else on this machine can use it: it listens on a
 		// loopback port that every local user reaches.
 		dir := filepath.Join(cfg.dataDir, "redis")
-		var password string
-		if password, err = redisproc.LoadOrCreatePassword(filepath.Join(dir, devRedisPasswordFile)); err != nil {
+		password, err := redisproc.LoadOrCreatePassword(filepath.Join(dir, devRedisPasswordFile))
+		if err != nil {
 			return fmt.Errorf("dev: %w", err)
 		}
-		child, err = redisproc.Start(ctx, redisproc.Options{
-			Dir:        dir,
-			AppendOnly: true,
-			Password:   password,
-			Logger:     log,
-		})
-		switch {
-		case errors.Is(err, redisproc.ErrNotInstalled):
-			return errors.New("dev: redis-server is not installed: install it (apt-get install -y redis-server, or brew install redis on macOS), or give --redis-url")
-		case err != nil && ctx.Err() != nil:
-			return nil // interrupted while starting
-		case err != nil:
-			return fmt.Errorf("dev: %w", err)
-		}
-		redisURL = child.URL()
+		nc.ManagedRedis = &redisproc.Options{Dir: dir, AppendOnly: true, Password: password, Logger: log}
 	}
-
-	runErr := runDevNode(ctx, cfg, redisURL, log)
-
-	// The child after the node, whose core was its only client: SIGTERM
-	// makes it flush its AOF and exit.
-	var stopErr error
-	if child != nil {
-		if err := child.Stop(); err != nil {
-			stopErr = fmt.Errorf("dev: %w", err)
-		}
-	}
-	if err := errors.Join(runErr, stopErr); err != nil {
-		return err
-	}
-	log.Info("kuebus dev stopped")
-	return nil
-}
-
-// runDevNode runs the node dev's flags describe until ctx ends.
-func runDevNode(ctx context.Context, cfg devConfig, redisURL string, log *slog.Logger) error {
-	nc := cfg.nodeConfig(redisURL)
-	if err := nc.Validate(); err != nil {
-		return usagef("dev: %v", err)
-	}
-	n := &node{cfg: nc, log: log, cmd: "dev", alone: true}
-	n.ready = func(ctx context.Context, i nodeInfo) {
-		info := devInfo{NATSURL: i.NATSURL, RedisURL: redisURL, DataDir: cfg.dataDir, HTTPURL: i.HTTPURL}
+	err = runUntilStopped(ctx, "dev", nc, func(i node.Info) {
+		info := devInfo{NATSURL: i.NATSURL, RedisURL: cmp.Or(i.RedisURL, cfg.redisURL), DataDir: cfg.dataDir, HTTPURL: i.HTTPURL}
 		log.Info("kuebus dev ready", "nats_url", info.NATSURL, "redis", redactURL(info.RedisURL), "data_dir", info.DataDir, "http_url", info.HTTPURL)
 		if hook, ok := ctx.Value(readyHookKey{}).(func(devInfo)); ok {
 			hook(info)
 		}
+	})
+	switch {
+	case errors.Is(err, redisproc.ErrNotInstalled):
+		return errors.New("dev: redis-server is not installed: install it (apt-get install -y redis-server, or brew install redis on macOS), or give --redis-url")
+	case err != nil:
+		return err
 	}
-	return n.run(ctx)
+	log.Info("kuebus dev stopped")
+	return nil
 }
 
 // devNodeName is the name of dev's node: in the ring, which it leads
@@ -239,17 +204,7 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 		}},
 		Memberlist: clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
 		Redis:      clusterconfig.Redis{URL: redisURL},
-		HTTP: clusterconfig.HTTP{
-			Listen:       c.httpListen,
-			Token:        c.http.token,
-			Basic:        c.http.basic,
-			MetricsToken: c.http.metricsToken,
-			MetricsOpen:  c.http.metricsOpen,
-			InsecureBind: c.http.insecureBind,
-			TLSCert:      c.http.tlsCert,
-			TLSKey:       c.http.tlsKey,
-			SessionTTL:   c.http.sessionTTL,
-		},
+		HTTP:       c.http.section(c.httpListen),
 		// dev logs with its own logger, which keeps --log-level exactly;
 		// the config names the nearest level at or below it.
 		Log: clusterconfig.Log{Level: levelName(c.logLevel), Format: "text"},
@@ -268,11 +223,4 @@ func levelName(l slog.Level) string {
 		return "info"
 	}
 	return "debug"
-}
-
-// redisLogger sends go-redis's log lines to slog at debug level.
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, args ...any) {
-	l.log.DebugContext(ctx, fmt.Sprintf(format, args...))
 }

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"crypto/tls"
-	"errors"
 	"flag"
 	"os"
 	"strings"
 	"time"
 
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/httpapi"
 )
 
@@ -39,47 +38,39 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.sessionTTL, "http-session-ttl", httpapi.SessionTTLDefault, "how long a dashboard login lasts, a `DURATION`")
 }
 
-// check fills secrets from the environment and applies the bind rule to
-// listen ("" serves no HTTP).
+// check fills secrets from the environment and applies the HTTP rules
+// (clusterconfig.HTTP.Check, the bind rule included unless listen is "")
+// to the section the flags describe, naming the flags.
 func (f *httpFlags) check(listen string) error {
 	f.token = cmpOrEnv(f.token, envHTTPToken)
 	f.basic = cmpOrEnv(f.basic, envHTTPBasic)
 	f.metricsToken = cmpOrEnv(f.metricsToken, envHTTPMetricsToken)
-	if f.basic != "" && !strings.Contains(f.basic, ":") {
-		return usagef("--http-basic: expected USER:PASSWORD")
-	}
-	if f.metricsOpen && f.metricsToken != "" {
-		return usagef("--http-metrics-open and --http-metrics-token contradict each other: give one")
-	}
-	if (f.tlsCert == "") != (f.tlsKey == "") {
-		return usagef("--http-tls-cert and --http-tls-key go together: give both files or neither")
-	}
-	for _, file := range []struct{ flag, path string }{{"http-tls-cert", f.tlsCert}, {"http-tls-key", f.tlsKey}} {
-		if file.path == "" {
-			continue
+	var first error
+	f.section(listen).Check(httpFlag, func(field, msg string) {
+		if first == nil {
+			first = usagef("%s: %s", httpFlag(field), msg)
 		}
-		if _, err := os.Stat(file.path); err != nil {
-			return usagef("--%s: %v", file.flag, err)
-		}
+	})
+	return first
+}
+
+// httpFlag is the flag of an HTTP section's field: tls_cert is
+// --http-tls-cert.
+func httpFlag(field string) string { return "--http-" + strings.ReplaceAll(field, "_", "-") }
+
+// section is the node config's HTTP section the flags describe.
+func (f *httpFlags) section(listen string) clusterconfig.HTTP {
+	return clusterconfig.HTTP{
+		Listen:       listen,
+		Token:        f.token,
+		Basic:        f.basic,
+		MetricsToken: f.metricsToken,
+		MetricsOpen:  f.metricsOpen,
+		InsecureBind: f.insecureBind,
+		TLSCert:      f.tlsCert,
+		TLSKey:       f.tlsKey,
+		SessionTTL:   f.sessionTTL,
 	}
-	if f.tlsCert != "" {
-		// Loaded here too so that a file that is no PEM pair is refused
-		// before NATS and Redis start, not after.
-		if _, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey); err != nil {
-			return usagef("--http-tls-cert, --http-tls-key: %v", err)
-		}
-	}
-	if f.sessionTTL < time.Second {
-		return usagef("--http-session-ttl: %s is shorter than 1s", f.sessionTTL)
-	}
-	if listen == "" {
-		return nil
-	}
-	auth := f.auth()
-	if err := httpapi.CheckBind(listen, auth.Enabled(), f.insecureBind); errors.Is(err, httpapi.ErrInsecureBind) {
-		return usagef("--http-listen %s: other machines can reach it and there is no auth: set --http-token or --http-basic, or pass --http-insecure-bind", listen)
-	}
-	return nil
 }
 
 func cmpOrEnv(v, env string) string {
@@ -87,9 +78,4 @@ func cmpOrEnv(v, env string) string {
 		return v
 	}
 	return os.Getenv(env)
-}
-
-func (f *httpFlags) auth() httpapi.Auth {
-	user, pass, _ := strings.Cut(f.basic, ":")
-	return httpapi.Auth{Token: f.token, User: user, Password: pass}
 }

@@ -81,12 +81,12 @@ func TestDevHTTPFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--http-listen", "0.0.0.0:0"}, "--http-listen 0.0.0.0:0: other machines can reach it and there is no auth: set --http-token or --http-basic, or pass --http-insecure-bind"},
+		{[]string{"--http-listen", "0.0.0.0:0"}, `--http-listen: "0.0.0.0:0" reaches other machines and there is no auth: set --http-token or --http-basic, or allow it with --http-insecure-bind`},
 		{[]string{"--http-basic", "ada"}, "--http-basic: expected USER:PASSWORD"},
-		{[]string{"--http-metrics-open", "--http-metrics-token", "x"}, "--http-metrics-open and --http-metrics-token contradict each other: give one"},
-		{[]string{"--http-tls-cert", "cert.pem"}, "--http-tls-cert and --http-tls-key go together: give both files or neither"},
+		{[]string{"--http-metrics-open", "--http-metrics-token", "x"}, "--http-metrics-open: contradicts --http-metrics-token: give one"},
+		{[]string{"--http-tls-cert", "cert.pem"}, "--http-tls-cert: and --http-tls-key go together: give both files or neither"},
 		{[]string{"--http-tls-cert", "/nonexistent/cert.pem", "--http-tls-key", "dev.go"}, "--http-tls-cert: stat /nonexistent/cert.pem: no such file or directory"},
-		{[]string{"--http-session-ttl", "-5m"}, "--http-session-ttl: -5m0s is shorter than 1s"},
+		{[]string{"--http-session-ttl", "-5m"}, "--http-session-ttl: -5m0s: must be at least 1s"},
 	} {
 		r := kuebus(t, append([]string{"dev"}, tc.args...)...)
 		require.Equal(t, exitUsage, r.code, r.stderr)
@@ -102,5 +102,5 @@ func TestDevRefusesFilesThatAreNoTLSPair(t *testing.T) {
 	r := kuebus(t, "dev", "--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--http-tls-cert", "dev.go", "--http-tls-key", "dev.go")
 	require.Equal(t, exitUsage, r.code, r.stderr)
-	require.Equal(t, "kuebus: --http-tls-cert, --http-tls-key: tls: failed to find any PEM data in certificate input\n", r.stderr)
+	require.Equal(t, "kuebus: --http-tls-cert: is no PEM pair with --http-tls-key: tls: failed to find any PEM data in certificate input\n", r.stderr)
 }

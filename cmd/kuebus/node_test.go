@@ -153,7 +153,7 @@ func TestNodeConfigErrors(t *testing.T) {
 			`typo.yaml:4: unknown field "embeded" in nats (known: embedded, external)`},
 		{"a missing file", []string{"--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml: no such file"},
 		{"an HTTP API open to other machines", []string{"--config", write("open.yaml", "name: a\nroles: [nats, http]\nhttp: {listen: '0.0.0.0:8080'}\n")},
-			"http.listen 0.0.0.0:8080: other machines can reach it and there is no auth: set http.token or http.basic"},
+			`http.listen: "0.0.0.0:8080" reaches other machines and there is no auth: set http.token or http.basic`},
 		{"a NATS listener open to other machines", []string{"--config", write("nats.yaml", "name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222'}}\n")},
 			`nats.embedded.listen: "0.0.0.0:4222" reaches other machines, and the server would take any client: lock it with nats.embedded.users or nats.embedded.token, or set nats.embedded.insecure: true`},
 		{"a ring open to other machines", []string{"--config", write("ring.yaml", "name: a\nroles: [nats, promoter]\nmemberlist: {bind: '0.0.0.0:7946'}\n")},

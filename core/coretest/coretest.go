@@ -1,7 +1,10 @@
 // Package coretest gives tests a real Redis and a real core: Main starts one
 // redis-server per test binary (unless TEST_REDIS_URL names one), NewStore
-// gives each test its own key prefix, and NewCore runs the whole stack,
-// embedded NATS, store and service, behind a client.
+// gives each test its own key prefix, and NewCore runs a node (package
+// node: embedded NATS, store and service) behind a client.
+//
+// A test helper, it may use go-redis itself, to seed and inspect Redis
+// (NewRedis); production code reaches Redis only through core/redisstore.
 package coretest
 
 import (
@@ -19,10 +22,12 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // redisURL is the Redis the tests of this binary use, set by Main.
@@ -132,33 +137,52 @@ func NewStore(t testing.TB) (*redisstore.Store, *redis.Client) {
 
 // Core is a running core for one test.
 type Core struct {
+	// Node runs NATS and core, as `kuebus node` with roles nats and core
+	// would.
+	Node    *node.Node
 	NATS    *bustest.Server
 	Store   *redisstore.Store
-	Redis   *redis.Client
+	Redis   *redis.Client // a client of the test's own, to seed and inspect
 	Service *service.Service
 	Client  *core.Client
 }
 
-// NewCore starts embedded NATS, a store under its own prefix and a core
-// service, and returns a client connected to them. cfg may set the clock and
-// limits; Store, Conn and Subjects are filled in. Everything stops when the
-// test ends.
+// NewCore starts a node with embedded NATS and a core on a store under a
+// key prefix of its own, and returns a client connected to it over TCP.
+// cfg may set the clock, limits and hooks and the subject prefix; Store
+// and Conn are the node's. Everything stops when the test ends.
 func NewCore(t testing.TB, cfg service.Config) *Core {
 	t.Helper()
-	ns := bustest.NewServer(t)
-	st, rdb := NewStore(t)
-	// Core sits beside its NATS server, as in `kuebus dev`: in process.
-	cfg.Store, cfg.Conn = st, bustest.ConnectInProcess(t, ns.Embedded)
-	svc, err := service.New(cfg)
+	rdb := NewRedis(t)
+	n, err := node.Start(context.Background(), node.Config{
+		Node: &clusterconfig.Config{
+			Name:        "coretest",
+			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore},
+			Prefix:      cfg.Subjects.Prefix(),
+			RedisPrefix: Prefix(t, rdb),
+			NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
+			Redis:       clusterconfig.Redis{URL: RedisURL(t)},
+		},
+		Service: func(c *service.Config) {
+			store, conn := c.Store, c.Conn
+			*c = cfg
+			c.Store, c.Conn = store, conn
+		},
+	})
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("coretest: stop the node: %v", err)
+		}
+	})
 	if err != nil {
 		t.Fatalf("coretest: %v", err)
 	}
-	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
+	ns := &bustest.Server{Embedded: n.NATS(), Conn: bustest.Connect(t, n.NATS().ClientURL())}
 	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
 	if err != nil {
 		t.Fatalf("coretest: %v", err)
 	}
-	return &Core{NATS: ns, Store: st, Redis: rdb, Service: svc, Client: client}
+	return &Core{Node: n, NATS: ns, Store: n.Store(), Redis: rdb, Service: n.Service(), Client: client}
 }
 
 // Clock is a settable clock for service.Config.Now, safe for concurrent use.

@@ -1,7 +1,12 @@
 package redisstore
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -58,4 +63,104 @@ func Dial(url string) (*redis.Client, error) {
 		return nil, err
 	}
 	return redis.NewClient(opts), nil
+}
+
+// scanCount is the COUNT hint of each SCAN, and the size of each DEL or
+// HDEL, in the bench's deletes.
+const scanCount = 1000
+
+// Info is the text of INFO section: the bench reads the server's command
+// counts, CPU time and version from it.
+func (r *Redis) Info(ctx context.Context, section string) (string, error) {
+	info, err := r.rdb.Info(ctx, section).Result()
+	if err != nil {
+		return "", fmt.Errorf("redisstore: INFO %s: %w", section, err)
+	}
+	return info, nil
+}
+
+// DropStore deletes every key of the store with this key prefix. keepIDs
+// keeps the id counter, which must outlive every core of the store that
+// still runs (see doc.go); only a store no core serves may lose it. Not
+// for Redis Cluster: SCAN reads one node.
+func (r *Redis) DropStore(ctx context.Context, prefix string, keepIDs bool) error {
+	keep := ""
+	if keepIDs {
+		keep = keys{prefix: prefix}.ids()
+	}
+	_, err := r.scanDel(ctx, prefix+":*", keep)
+	return err
+}
+
+// DropTypes deletes the keys of the job types that match typeGlob (a SCAN
+// pattern, e.g. "kbench-*"), in every store of this Redis, and returns the
+// key prefixes of the stores that held some. Their ids and the type names
+// stay in those stores' global indexes: ForgetJobs drops them.
+func (r *Redis) DropTypes(ctx context.Context, typeGlob string) ([]string, error) {
+	// A type's keys are <store prefix>:{<type>}:<name> (keys.go).
+	found, err := r.scanDel(ctx, "*:{"+typeGlob+"}:*", "")
+	var stores []string
+	for _, key := range found {
+		if i := strings.Index(key, ":{"); i > 0 && !slices.Contains(stores, key[:i]) {
+			stores = append(stores, key[:i])
+		}
+	}
+	return stores, err
+}
+
+// ForgetJobs drops jobs' ids and types from the global indexes of the store
+// with this key prefix (the id → type index and the set of types), once
+// DropTypes deleted their keys.
+func (r *Redis) ForgetJobs(ctx context.Context, prefix string, ids []int64, types []string) error {
+	k := keys{prefix: prefix}
+	for chunk := range slices.Chunk(ids, scanCount) {
+		fields := make([]string, len(chunk))
+		for i, id := range chunk {
+			fields[i] = strconv.FormatInt(id, 10)
+		}
+		if err := r.rdb.HDel(ctx, k.idType(), fields...).Err(); err != nil {
+			return fmt.Errorf("redisstore: drop job ids of %s: %w", prefix, err)
+		}
+	}
+	if len(types) > 0 {
+		if err := r.rdb.SRem(ctx, k.types(), types).Err(); err != nil {
+			return fmt.Errorf("redisstore: drop job types of %s: %w", prefix, err)
+		}
+	}
+	return nil
+}
+
+// scanDel deletes the keys matching pattern but keep, and returns them.
+func (r *Redis) scanDel(ctx context.Context, pattern, keep string) ([]string, error) {
+	var all []string
+	var cursor uint64
+	for {
+		keys, next, err := r.rdb.Scan(ctx, cursor, pattern, scanCount).Result()
+		if err != nil {
+			return all, fmt.Errorf("redisstore: scan %s: %w", pattern, err)
+		}
+		keys = slices.DeleteFunc(keys, func(key string) bool { return key == keep })
+		if len(keys) > 0 {
+			if err := r.rdb.Del(ctx, keys...).Err(); err != nil {
+				return all, fmt.Errorf("redisstore: delete keys %s: %w", pattern, err)
+			}
+			all = append(all, keys...)
+		}
+		if next == 0 {
+			return all, nil
+		}
+		cursor = next
+	}
+}
+
+// SetLogger sends go-redis's own log lines (its retries, pool troubles) to
+// log at debug level instead of the standard logger's stderr: they are
+// details of errors that reach the caller anyway. The setting is
+// process-wide; only a command sets it.
+func SetLogger(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, args ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, args...))
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/redisproc"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // TestRedisDownIsUnavailableAndCoreRecovers stops the Redis under a running

@@ -19,9 +19,19 @@
 //     port, and making sure a parent that dies does not leave redis-server
 //     running (Linux).
 //
-// It exists because two users need exactly that: `kuebus dev`, which runs
-// its own Redis with its data and AOF under the dev data directory, and the
-// test suites, which start a throwaway Redis when TEST_REDIS_URL is unset and
-// need to take it down and bring it back to test outages. Talking to Redis is
-// left to the packages that use it.
+// It lives beside package node, which is what runs it: a node's managed
+// Redis, which `kuebus dev` keeps with its data and AOF under the dev data
+// directory and `kuebus bench` throws away. The test suites use it too,
+// directly, to start a throwaway Redis when TEST_REDIS_URL is unset and to
+// take it down and bring it back to test outages. Talking to Redis is left
+// to the packages that use it.
+//
+// Files:
+//
+//   - redisproc.go: Options, Start, Server (stop, kill, restart), the
+//     readiness probe and the output tail
+//   - password.go: LoadOrCreatePassword
+//   - procattr_linux.go, procattr_other.go: the child dies with its parent
+//     (Linux), nothing elsewhere
+//   - redisproc_test.go, password_test.go
 package redisproc

@@ -1,0 +1,57 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// startCore connects to Redis, checks that it answers, and serves core.
+func (n *Node) startCore(ctx context.Context) error {
+	var err error
+	if n.redis, err = redisstore.Open(redisConn(n.cfg.Redis)); err != nil {
+		return configErrorf("config: redis.url: %v", err)
+	}
+	if n.store, err = n.redis.Store(redisstore.Config{Prefix: n.cfg.RedisPrefix}); err != nil {
+		return configErrorf("config: redis_prefix: %v", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
+	err = n.redis.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("node: Redis at %s does not answer: %w", n.redis, err)
+	}
+	if n.coreConn, err = n.connect("core"); err != nil {
+		return err
+	}
+	cfg := service.Config{
+		Store:           n.store,
+		Conn:            n.coreConn,
+		Subjects:        n.subj,
+		Logger:          n.log,
+		ShutdownTimeout: n.cfg.ShutdownTimeout,
+		StallLimit:      n.cfg.StallLimit,
+	}
+	if n.opts.Service != nil {
+		n.opts.Service(&cfg)
+	}
+	if n.svc, err = service.New(cfg); err != nil {
+		return fmt.Errorf("node: core: %w", err)
+	}
+	return nil
+}
+
+// redisConn is the config's Redis section in redisstore's terms.
+func redisConn(r clusterconfig.Redis) redisstore.Conn {
+	c := redisstore.Conn{URL: r.URL}
+	if s := r.Sentinel; s != nil {
+		c.Sentinel = &redisstore.Sentinel{Master: s.Master, Addrs: s.Addrs, Password: s.Password}
+	}
+	if cl := r.Cluster; cl != nil {
+		c.Cluster = &redisstore.Cluster{Addrs: cl.Addrs, Password: cl.Password}
+	}
+	return c
+}
