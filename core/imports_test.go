@@ -8,23 +8,57 @@ import (
 	"testing"
 )
 
-// TestImportRules enforces who may import what (STYLE §1): go-redis only in
-// core/redisstore (and the test helpers built on it), nothing imports cmd, bus imports none of
-// the queue's packages, and the worker and promoter reach Redis only
-// through core over the bus.
+const (
+	module  = "github.com/kuebus/kuebus"
+	goRedis = "github.com/redis/go-redis"
+)
+
+// room is what one package of the module may not depend on, directly or
+// through others.
+type room struct {
+	// never lists module-relative paths (a path also forbids the packages
+	// below it) and outside modules the package must not depend on.
+	never []string
+	// redis allows the package to import go-redis itself. Only the store
+	// has it; test helpers (names ending in "test") may seed and inspect
+	// Redis in tests.
+	redis bool
+}
+
+// client is what every package that speaks to core over the bus may not
+// reach: the service, the store, Redis.
+var client = []string{"core/service", "core/redisstore", goRedis}
+
+// rooms gives every package of the module its rule, by path or by the
+// nearest parent path. A package with no rule fails the test: whoever adds
+// a package decides what it may import.
+var rooms = map[string]room{
+	"bus":             {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
+	"bus/bustest":     {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
+	"core":            {never: append([]string{"worker", "promoter", "httpapi", "node"}, client...)},
+	"core/service":    {never: []string{"core/redisstore", "worker", "promoter", "httpapi", "node", goRedis}},
+	"core/redisstore": {never: []string{"worker", "promoter", "httpapi", "node"}, redis: true},
+	"core/coretest":   {redis: true},
+	"worker":          {never: append([]string{"promoter", "httpapi", "node"}, client...)},
+	"promoter":        {never: append([]string{"worker", "httpapi", "node"}, client...)},
+	"httpapi":         {never: append([]string{"worker", "promoter", "node"}, client...)},
+	"node":            {},
+	"bench":           {},
+	"cluster-config":  {never: []string{"core/redisstore", "core/service", "node", "worker", "promoter", goRedis}},
+	"cmd":             {},
+}
+
+// TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only
+// core/redisstore imports go-redis; a client (core, worker, promoter,
+// httpapi) compiles neither the service nor the store nor go-redis; bus
+// knows nothing of the queue; nothing imports cmd.
 func TestImportRules(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps=false", "-json", "github.com/kuebus/kuebus/...").Output()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	const mod = "github.com/kuebus/kuebus/"
-	forbidden := map[string][]string{
-		"bus":      {mod + "core", mod + "worker", mod + "promoter", "github.com/redis/go-redis"},
-		"core":     {"github.com/redis/go-redis", mod + "core/redisstore", mod + "worker", mod + "promoter"},
-		"worker":   {"github.com/redis/go-redis", mod + "core/redisstore", mod + "promoter"},
-		"promoter": {"github.com/redis/go-redis", mod + "core/redisstore", mod + "worker"},
-	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
 	for {
 		var pkg struct {
 			ImportPath string
@@ -36,34 +70,71 @@ func TestImportRules(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		rel := strings.TrimPrefix(pkg.ImportPath, mod)
-		if strings.HasSuffix(rel, "test") { // bustest, coretest: test helpers
-			continue
-		}
-		// go-redis only in redisstore: the others that reach Redis (node,
-		// bench, cmd) do it through redisstore's functions.
-		if rel != "core/redisstore" {
-			for _, imp := range pkg.Imports {
-				if strings.HasPrefix(imp, "github.com/redis/go-redis") {
-					t.Errorf("%s imports %s: only core/redisstore may", rel, imp)
-				}
-			}
-		}
-		rules, ok := forbidden[rel]
+		seen++
+		rel := strings.TrimPrefix(strings.TrimPrefix(pkg.ImportPath, module), "/")
+		rule, ok := ruleOf(rel)
 		if !ok {
-			rules = forbidden[strings.SplitN(rel, "/", 2)[0]]
-		}
-		if rel == "core/redisstore" { // it owns Redis
+			t.Errorf("%s has no rule in rooms: say what it may import", rel)
 			continue
+		}
+		helper := strings.HasSuffix(rel, "test")
+		for _, imp := range pkg.Imports {
+			if under(imp, goRedis) && !rule.redis && !helper {
+				t.Errorf("%s imports %s: only core/redisstore talks to Redis", rel, imp)
+			}
 		}
 		for _, dep := range pkg.Deps {
-			for _, bad := range rules {
-				if dep == bad || strings.HasPrefix(dep, bad+"/") {
-					t.Errorf("%s imports %s (directly or not), which STYLE §1 forbids", rel, dep)
+			if under(dep, module+"/cmd") {
+				t.Errorf("%s depends on %s: nothing imports cmd", rel, dep)
+			}
+			for _, bad := range rule.never {
+				if !strings.HasPrefix(bad, "github.com/") {
+					bad = module + "/" + bad
+				}
+				if under(dep, bad) {
+					t.Errorf("%s depends on %s (directly or not), which its room forbids", rel, dep)
 				}
 			}
-			if strings.HasPrefix(dep, mod+"cmd") {
-				t.Errorf("%s imports %s: nothing imports cmd", rel, dep)
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("go list gave %d packages: the module's listing failed", seen)
+	}
+}
+
+// ruleOf finds the rule of a package: its own or its nearest parent's.
+func ruleOf(rel string) (room, bool) {
+	for p := rel; ; {
+		if r, ok := rooms[p]; ok {
+			return r, true
+		}
+		i := strings.LastIndex(p, "/")
+		if i < 0 {
+			return room{}, false
+		}
+		p = p[:i]
+	}
+}
+
+// under says whether path is pkg or a package below it.
+func under(path, pkg string) bool {
+	return path == pkg || strings.HasPrefix(path, pkg+"/")
+}
+
+// TestAClientCompilesNeitherServiceNorRedis is the check, as a user
+// would run it: go list -deps of the worker holds neither the service nor
+// go-redis.
+func TestAClientCompilesNeitherServiceNorRedis(t *testing.T) {
+	for _, pkg := range []string{"worker", "core", "promoter", "httpapi"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for dep := range strings.FieldsSeq(string(out)) {
+			for _, bad := range []string{module + "/core/service", module + "/core/redisstore", goRedis} {
+				if under(dep, bad) {
+					t.Errorf("go list -deps ./%s holds %s", pkg, dep)
+				}
 			}
 		}
 	}
