@@ -18,15 +18,15 @@ import (
 
 	"github.com/kuebus/kuebus/bench"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/promoter"
 )
 
 // small is a run that takes seconds, not minutes.
 func small(t *testing.T) bench.Config {
 	return bench.Config{
-		RedisURL:        coretest.RedisURL(t),
+		RedisURL:        nodetest.RedisURL(t),
 		KeyPrefix:       "kbench-test-" + randomHex(),
 		N:               500,
 		Producers:       4,
@@ -120,7 +120,7 @@ func sentinel(t *testing.T, rdb *redis.Client) func() {
 }
 
 func TestRunWithItsOwnCorePrintsEveryFigureAndLeavesNoKey(t *testing.T) {
-	rdb := coretest.NewRedis(t)
+	rdb := nodetest.NewRedis(t)
 	untouched := sentinel(t, rdb)
 	cfg := small(t)
 
@@ -134,7 +134,7 @@ func TestRunWithItsOwnCorePrintsEveryFigureAndLeavesNoKey(t *testing.T) {
 }
 
 func TestRunAgainstADeploymentCleansUpByJobType(t *testing.T) {
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	untouched := sentinel(t, c.Redis)
 	// The deployment's own promoter moves the delayed jobs.
 	ctx, stop := context.WithCancel(t.Context())

@@ -38,7 +38,7 @@ var rooms = map[string]room{
 	"core":            {never: append([]string{"worker", "promoter", "httpapi", "node"}, client...)},
 	"core/service":    {never: []string{"core/redisstore", "worker", "promoter", "httpapi", "node", goRedis}},
 	"core/redisstore": {never: []string{"worker", "promoter", "httpapi", "node"}, redis: true},
-	"core/coretest":   {redis: true},
+	"node/nodetest":   {redis: true},
 	"worker":          {never: append([]string{"promoter", "httpapi", "node"}, client...)},
 	"promoter":        {never: append([]string{"worker", "httpapi", "node"}, client...)},
 	"httpapi":         {never: append([]string{"worker", "promoter", "node"}, client...)},

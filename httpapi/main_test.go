@@ -17,14 +17,14 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestMain runs the tests against a real Redis and checks for leaked
-// goroutines (coretest.Main).
-func TestMain(m *testing.M) { os.Exit(coretest.Main(m)) }
+// goroutines (nodetest.Main).
+func TestMain(m *testing.M) { os.Exit(nodetest.Main(m)) }
 
 // waitTimeout bounds every wait on a signal; generous for slow machines.
 const waitTimeout = 15 * time.Second
@@ -33,7 +33,7 @@ const waitTimeout = 15 * time.Second
 // behind httptest.
 type env struct {
 	t    *testing.T
-	core *coretest.Core
+	core *nodetest.Core
 	srv  *httpapi.Server
 	url  string
 	// header is sent with every request of do.
@@ -51,14 +51,14 @@ func newEnv(t *testing.T, cfg httpapi.Config, coreCfg ...service.Config) *env {
 	if len(coreCfg) > 0 {
 		cc = coreCfg[0]
 	}
-	return newEnvWith(t, cc, func(*coretest.Core) httpapi.Config { return cfg })
+	return newEnvWith(t, cc, func(*nodetest.Core) httpapi.Config { return cfg })
 }
 
 // newEnvWith is newEnv for a config that needs the running core. Each of
 // setup runs on the server before it serves (to set its clock, say).
-func newEnvWith(t *testing.T, cc service.Config, config func(*coretest.Core) httpapi.Config, setup ...func(*httpapi.Server)) *env {
+func newEnvWith(t *testing.T, cc service.Config, config func(*nodetest.Core) httpapi.Config, setup ...func(*httpapi.Server)) *env {
 	t.Helper()
-	c := coretest.NewCore(t, cc)
+	c := nodetest.NewCore(t, cc)
 	cfg := config(c)
 	cfg.Conn = bustest.Connect(t, c.NATS.ClientURL())
 	srv, err := httpapi.New(cfg)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
 	"github.com/kuebus/kuebus/httpapi/prom"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // metricsEnv is an env whose server feeds a Prometheus exporter.
@@ -21,7 +21,7 @@ func metricsEnv(t *testing.T, node string, leader bool) *env {
 	t.Helper()
 	// The exporter needs a client before the server exists; any client of
 	// the same core will do, so it gets one of its own.
-	return newEnvWith(t, service.Config{}, func(c *coretest.Core) httpapi.Config {
+	return newEnvWith(t, service.Config{}, func(c *nodetest.Core) httpapi.Config {
 		exp, err := prom.New(prom.Config{Stats: c.Client, Node: node, Leader: leader})
 		require.NoError(t, err)
 		return httpapi.Config{Metrics: exp, MetricsHandler: exp.Handler()}

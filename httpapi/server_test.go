@@ -11,9 +11,9 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestServeStopsWithOpenStreams runs the server as a binary does: Serve
@@ -21,7 +21,7 @@ import (
 // clean stop must end them.
 func TestServeStopsWithOpenStreams(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	srv, err := httpapi.New(httpapi.Config{Conn: bustest.Connect(t, c.NATS.ClientURL()), ShutdownTimeout: waitTimeout})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -40,7 +40,7 @@ func (c *fakeClock) advance(d time.Duration) {
 // newClockedEnv is newEnv with the server's clock set to clk.
 func newClockedEnv(t *testing.T, cfg httpapi.Config, clk *fakeClock) *env {
 	t.Helper()
-	return newEnvWith(t, service.Config{}, func(*coretest.Core) httpapi.Config { return cfg },
+	return newEnvWith(t, service.Config{}, func(*nodetest.Core) httpapi.Config { return cfg },
 		func(s *httpapi.Server) { httpapi.SetClock(s, clk.now) })
 }
 

@@ -14,16 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus/bustest"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/httpapi"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 func TestTLS(t *testing.T) {
 	t.Parallel()
 	pki := bustest.NewPKI(t)
 	certFile, keyFile, pool := pki.Cert, pki.Key, pki.Pool(t)
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	conn := bustest.Connect(t, c.NATS.ClientURL())
 
 	t.Run("it serves HTTPS, refuses plain HTTP and marks the cookie Secure", func(t *testing.T) {

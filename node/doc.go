@@ -39,5 +39,5 @@
 //   - http.go: the HTTP API
 //   - ring.go: the promoter's member of the ring
 //   - stop.go: Stop and its order
-//   - node_test.go, main_test.go: nodes on the test Redis (coretest)
+//   - node_test.go, main_test.go: nodes on the test Redis (nodetest)
 package node

@@ -15,8 +15,8 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/node"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/node/redisproc"
 )
 
@@ -37,7 +37,7 @@ func devLike(t *testing.T, redisURL string) *clusterconfig.Config {
 		Redis:      clusterconfig.Redis{URL: redisURL},
 	}
 	if redisURL != "" {
-		cfg.RedisPrefix = coretest.Prefix(t, coretest.NewRedis(t))
+		cfg.RedisPrefix = nodetest.Prefix(t, nodetest.NewRedis(t))
 	}
 	return cfg
 }
@@ -54,7 +54,7 @@ func waitNoMemberlist(t *testing.T) {
 }
 
 func TestANodeWithEveryRoleServesAndStops(t *testing.T) {
-	cfg := devLike(t, coretest.RedisURL(t))
+	cfg := devLike(t, nodetest.RedisURL(t))
 	n, err := node.Start(t.Context(), node.Config{Node: cfg, Alone: true})
 	require.NoError(t, err)
 	info := n.Info()
@@ -126,7 +126,7 @@ func TestStartRefusesWhatTheConfigGetsWrong(t *testing.T) {
 			"node: config: redis.url:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := devLike(t, coretest.RedisURL(t))
+			cfg := devLike(t, nodetest.RedisURL(t))
 			cfg.Roles = []string{clusterconfig.RoleNATS, clusterconfig.RoleCore, clusterconfig.RoleHTTP}
 			var managed *redisproc.Options
 			if tc.managed {

@@ -16,8 +16,8 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/node"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -64,8 +64,8 @@ type termEvent struct {
 }
 
 func newCluster(t *testing.T) *cluster {
-	rdb := coretest.NewRedis(t)
-	return &cluster{t: t, rdb: rdb, prefix: coretest.Prefix(t, rdb)}
+	rdb := nodetest.NewRedis(t)
+	return &cluster{t: t, rdb: rdb, prefix: nodetest.Prefix(t, rdb)}
 }
 
 // nodeOpts varies a node; the zero value joins the cluster's first node.
@@ -97,7 +97,7 @@ func (c *cluster) add(name string, o nodeOpts) *clusterNode {
 			RedisPrefix: c.prefix,
 			NATS:        clusterconfig.NATS{Embedded: embedded},
 			Memberlist:  clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal, Seeds: seeds},
-			Redis:       clusterconfig.Redis{URL: coretest.RedisURL(t)},
+			Redis:       clusterconfig.Redis{URL: nodetest.RedisURL(t)},
 		},
 		Promoter: func(pc *promoter.NodeConfig) {
 			leaderCore, err := core.NewClient(pc.Conn, nil)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -27,7 +27,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("promotes a delayed job on time, sleeping rather than spinning meanwhile", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, service.Config{})
+		c := nodetest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		rec := newRecorder()
 		startLoop(t, promoter.LoopConfig{Core: c.Client, OnPromote: rec.hook})
@@ -44,7 +44,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("wakes early when core announces a job due before the end of its sleep", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, service.Config{})
+		c := nodetest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		rec := newRecorder()
 		startLoop(t, promoter.LoopConfig{Core: c.Client, MaxSleep: time.Minute, OnPromote: rec.hook})
@@ -63,8 +63,8 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("calls again at once while a call moves a full batch", func(t *testing.T) {
 		t.Parallel()
-		clock := coretest.NewClock(time.Now())
-		c := coretest.NewCore(t, service.Config{Now: clock.Now})
+		clock := nodetest.NewClock(time.Now())
+		c := nodetest.NewCore(t, service.Config{Now: clock.Now})
 		specs := make([]core.Spec, 250)
 		for i := range specs {
 			specs[i] = core.Spec{Type: "report", Delay: 1}
@@ -92,7 +92,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("returns nil promptly when its context ends", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, service.Config{})
+		c := nodetest.NewCore(t, service.Config{})
 		rec := newRecorder()
 		l := startLoop(t, promoter.LoopConfig{Core: c.Client, MaxSleep: time.Minute, OnPromote: rec.hook})
 		waitFor(t, rec.replies, "the first promote call")
@@ -104,7 +104,7 @@ func TestRunLoop(t *testing.T) {
 
 	t.Run("keeps retrying while core is down and promotes again through a new core", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, service.Config{})
+		c := nodetest.NewCore(t, service.Config{})
 		warns := make(chan slog.Record, 100)
 		rec := newRecorder()
 		l := startLoop(t, promoter.LoopConfig{
@@ -223,7 +223,7 @@ type arrival struct {
 // watchPromotions reports every promotion event of jobType. It subscribes on
 // the client's connection, so a job created through the client after it
 // returns has its events delivered.
-func watchPromotions(t *testing.T, c *coretest.Core, jobType string) <-chan arrival {
+func watchPromotions(t *testing.T, c *nodetest.Core, jobType string) <-chan arrival {
 	t.Helper()
 	ch := make(chan arrival, 1000)
 	sub, err := c.Client.Subscribe(c.Client.Subjects().JobEventsOf(bus.EventPromotion, jobType), func(ev *core.Event) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -40,7 +40,7 @@ func TestLostCalls(t *testing.T) {
 
 	t.Run("a promote call lost with a dying core is made again after the call timeout", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, service.Config{})
+		c := nodetest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		job, err := c.Client.Create(t.Context(), "email", nil, &core.CreateOpts{Delay: time.Millisecond})
 		require.NoError(t, err)
@@ -58,8 +58,8 @@ func TestLostCalls(t *testing.T) {
 
 	t.Run("a rescue call lost with a dying core is made again after the call timeout", func(t *testing.T) {
 		t.Parallel()
-		clock := coretest.NewClock(time.Now())
-		c := coretest.NewCore(t, service.Config{Now: clock.Now})
+		clock := nodetest.NewClock(time.Now())
+		c := nodetest.NewCore(t, service.Config{Now: clock.Now})
 		stalled := watchEvents(t, c, bus.EventStalled, "scan")
 		job, err := c.Client.Create(t.Context(), "scan", nil, nil)
 		require.NoError(t, err)
@@ -84,7 +84,7 @@ func TestLostCalls(t *testing.T) {
 
 	t.Run("the promote loop keeps promoting while a black hole beside core swallows calls", func(t *testing.T) {
 		t.Parallel()
-		c := coretest.NewCore(t, service.Config{})
+		c := nodetest.NewCore(t, service.Config{})
 		promoted := watchPromotions(t, c, "email")
 		hole := newBlackHole(t, c, bus.MethodPromote)
 		warns := make(chan slog.Record, 1000)
@@ -109,8 +109,8 @@ func TestLostCalls(t *testing.T) {
 
 	t.Run("the rescue loop keeps rescuing while a black hole beside core swallows calls", func(t *testing.T) {
 		t.Parallel()
-		clock := coretest.NewClock(time.Now())
-		c := coretest.NewCore(t, service.Config{Now: clock.Now})
+		clock := nodetest.NewClock(time.Now())
+		c := nodetest.NewCore(t, service.Config{Now: clock.Now})
 		stalled := watchEvents(t, c, bus.EventStalled, "")
 		hole := newBlackHole(t, c, bus.MethodRescue)
 		startRescueLoop(t, promoter.RescueConfig{
@@ -176,7 +176,7 @@ type blackHole struct {
 
 // newBlackHole joins core's queue group on method's subject, on a connection
 // of core's side, and returns once the server routes calls to it.
-func newBlackHole(t *testing.T, c *coretest.Core, method string) *blackHole {
+func newBlackHole(t *testing.T, c *nodetest.Core, method string) *blackHole {
 	t.Helper()
 	h := &blackHole{calls: make(chan struct{}, 1000)}
 	sub, err := c.NATS.Conn.QueueSubscribe(c.Client.Subjects().Core(method), bus.CoreQueueGroup, func(*nats.Msg) {
@@ -202,7 +202,7 @@ func (h *blackHole) close(t *testing.T) {
 
 // restartCore starts a new core service on c's store and NATS server, the
 // one that answers after the first died; cfg may set its clock.
-func restartCore(t *testing.T, c *coretest.Core, cfg service.Config) {
+func restartCore(t *testing.T, c *nodetest.Core, cfg service.Config) {
 	t.Helper()
 	cfg.Store, cfg.Conn = c.Store, c.NATS.Conn
 	svc, err := service.New(cfg)
@@ -218,7 +218,7 @@ func startRescueLoop(t *testing.T, cfg promoter.RescueConfig) {
 }
 
 // watchEvents reports every event of one kind on jobs of jobType.
-func watchEvents(t *testing.T, c *coretest.Core, event, jobType string) <-chan *core.Event {
+func watchEvents(t *testing.T, c *nodetest.Core, event, jobType string) <-chan *core.Event {
 	t.Helper()
 	ch := make(chan *core.Event, 1000)
 	sub, err := c.Client.Subscribe(c.Client.Subjects().JobEventsOf(event, jobType), func(ev *core.Event) {

@@ -10,15 +10,15 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/worker"
 )
 
 // BenchmarkProcessC64 runs b.N no-op jobs, enqueued beforehand, through one
 // worker with concurrency 64: peerbench's process_c64.
 func BenchmarkProcessC64(b *testing.B) {
-	c := coretest.NewCore(b, service.Config{})
+	c := nodetest.NewCore(b, service.Config{})
 	specs := make([]core.Spec, 0, 1000)
 	for i := 0; i < b.N; i++ {
 		specs = append(specs, core.Spec{Type: "bench"})

@@ -10,8 +10,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/promoter"
 	"github.com/kuebus/kuebus/worker"
 )
@@ -20,10 +20,10 @@ var ctx = context.Background()
 
 // stack is a core with the promote and rescue loops running, as `kuebus
 // dev` runs them.
-func stack(t *testing.T) *coretest.Core {
+func stack(t *testing.T) *nodetest.Core {
 	t.Helper()
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	loopCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -37,7 +37,7 @@ func stack(t *testing.T) *coretest.Core {
 }
 
 // newWorker returns a worker on its own connection to the stack's NATS.
-func newWorker(t *testing.T, c *coretest.Core, cfg worker.Config) *worker.Worker {
+func newWorker(t *testing.T, c *nodetest.Core, cfg worker.Config) *worker.Worker {
 	t.Helper()
 	cfg.Conn = bustest.Connect(t, c.NATS.ClientURL())
 	w, err := worker.New(cfg)
@@ -68,7 +68,7 @@ func run(t *testing.T, w *worker.Worker) (stop func() error) {
 	return stop
 }
 
-func await(t *testing.T, c *coretest.Core, id int64) *core.Job {
+func await(t *testing.T, c *nodetest.Core, id int64) *core.Job {
 	t.Helper()
 	waitCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -77,7 +77,7 @@ func await(t *testing.T, c *coretest.Core, id int64) *core.Job {
 	return job
 }
 
-func create(t *testing.T, c *coretest.Core, typ string, data any, opts *core.CreateOpts) *core.Job {
+func create(t *testing.T, c *nodetest.Core, typ string, data any, opts *core.CreateOpts) *core.Job {
 	t.Helper()
 	job, err := c.Client.Create(ctx, typ, data, opts)
 	require.NoError(t, err)

@@ -4,12 +4,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childWorker()) // the worker process of the SIGKILL test
 	}
-	os.Exit(coretest.Main(m))
+	os.Exit(nodetest.Main(m))
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/worker"
 )
 
@@ -29,7 +29,7 @@ type cores struct {
 
 func newCores(t *testing.T) *cores {
 	t.Parallel()
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	return &cores{t: t, ns: bustest.NewServer(t), store: st}
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestJobLsListsTheWholeWindowOfLargeJobs: three jobs of 400 KB do not fit
@@ -21,7 +21,7 @@ func TestJobLsListsTheWholeWindowOfLargeJobs(t *testing.T) {
 		t.Skip("integration test: starts NATS and uses Redis")
 	}
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	data := json.RawMessage(`"` + strings.Repeat("x", 400<<10) + `"`)
 	var want []string
 	for range 4 {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus/bustest"
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 func TestDevServesHTTP(t *testing.T) {
@@ -18,8 +18,8 @@ func TestDevServesHTTP(t *testing.T) {
 		t.Skip("integration test: starts NATS and uses Redis")
 	}
 	t.Parallel()
-	rdb := coretest.NewRedis(t)
-	dev := startDev(t, "--redis-url", coretest.RedisURL(t), "--redis-prefix", coretest.Prefix(t, rdb),
+	rdb := nodetest.NewRedis(t)
+	dev := startDev(t, "--redis-url", nodetest.RedisURL(t), "--redis-prefix", nodetest.Prefix(t, rdb),
 		"--nats-listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--http-token", "tok", "--http-metrics-open")
 	require.True(t, strings.HasPrefix(dev.info.HTTPURL, "http://127.0.0.1:"), dev.info.HTTPURL)
 	require.Contains(t, dev.stderr.String(), "http_url="+dev.info.HTTPURL)
@@ -58,8 +58,8 @@ func TestDevServesHTTPS(t *testing.T) {
 	t.Parallel()
 	pki := bustest.NewPKI(t)
 	certFile, keyFile, pool := pki.Cert, pki.Key, pki.Pool(t)
-	rdb := coretest.NewRedis(t)
-	dev := startDev(t, "--redis-url", coretest.RedisURL(t), "--redis-prefix", coretest.Prefix(t, rdb),
+	rdb := nodetest.NewRedis(t)
+	dev := startDev(t, "--redis-url", nodetest.RedisURL(t), "--redis-prefix", nodetest.Prefix(t, rdb),
 		"--nats-listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--http-token", "tok",
 		"--http-tls-cert", certFile, "--http-tls-key", keyFile)
 	require.True(t, strings.HasPrefix(dev.info.HTTPURL, "https://127.0.0.1:"), dev.info.HTTPURL)

@@ -19,7 +19,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 func TestDev(t *testing.T) {
@@ -209,11 +209,11 @@ func TestDevWithRedisURL(t *testing.T) {
 		t.Skip("integration test: needs Redis")
 	}
 	t.Parallel()
-	rdb := coretest.NewRedis(t)
-	prefix := coretest.Prefix(t, rdb)
+	rdb := nodetest.NewRedis(t)
+	prefix := nodetest.Prefix(t, rdb)
 	dataDir := t.TempDir()
-	dev := startDev(t, "--redis-url", coretest.RedisURL(t), "--redis-prefix", prefix, "--nats-listen", "127.0.0.1:0", "--data-dir", dataDir)
-	require.Equal(t, coretest.RedisURL(t), dev.info.RedisURL)
+	dev := startDev(t, "--redis-url", nodetest.RedisURL(t), "--redis-prefix", prefix, "--nats-listen", "127.0.0.1:0", "--data-dir", dataDir)
+	require.Equal(t, nodetest.RedisURL(t), dev.info.RedisURL)
 
 	r := kuebus(t, "job", "create", "email", "--nats-url", dev.info.NATSURL)
 	require.Equal(t, 0, r.code, r.stderr)

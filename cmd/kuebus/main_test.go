@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestMain gives the --redis-url test a shared Redis and checks for leaked
-// goroutines (see coretest.Main for its ignore list). The `kuebus dev` tests
+// goroutines (see nodetest.Main for its ignore list). The `kuebus dev` tests
 // start their own redis-server child, as the command does.
-func TestMain(m *testing.M) { os.Exit(coretest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(nodetest.Main(m)) }
 
 // waitTimeout bounds every wait on a signal; generous for slow machines.
 const waitTimeout = 15 * time.Second

@@ -13,7 +13,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 func TestDevLockedWithAToken(t *testing.T) {
@@ -21,10 +21,10 @@ func TestDevLockedWithAToken(t *testing.T) {
 		t.Skip("integration test: starts NATS, core and the promoter on a real Redis")
 	}
 	t.Parallel()
-	rdb := coretest.NewRedis(t)
-	prefix := coretest.Prefix(t, rdb)
+	rdb := nodetest.NewRedis(t)
+	prefix := nodetest.Prefix(t, rdb)
 	dev := startDev(t, "--nats-token", "s3cret", "--nats-listen", "127.0.0.1:0",
-		"--redis-url", coretest.RedisURL(t), "--redis-prefix", prefix, "--data-dir", t.TempDir())
+		"--redis-url", nodetest.RedisURL(t), "--redis-prefix", prefix, "--data-dir", t.TempDir())
 
 	r := kuebus(t, "stats", "--nats-url", dev.info.NATSURL)
 	require.Equal(t, exitFailure, r.code, r.stderr)
@@ -87,7 +87,7 @@ func TestNodeLockedWithUsers(t *testing.T) {
 		t.Skip("integration test: starts NATS, memberlist and core on a real Redis")
 	}
 	t.Parallel()
-	rdb := coretest.NewRedis(t)
+	rdb := nodetest.NewRedis(t)
 	n := startNode(t, fmt.Sprintf(`name: locked
 roles: [nats, core, promoter]
 prefix: acme
@@ -105,7 +105,7 @@ memberlist:
   preset: local
   secret_key: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
 log: {format: text}
-`, coretest.Prefix(t, rdb), coretest.RedisURL(t)))
+`, nodetest.Prefix(t, rdb), nodetest.RedisURL(t)))
 	url := n.info.NATSURL
 	as := func(user, password string, args ...string) result {
 		t.Helper()
@@ -160,7 +160,7 @@ func TestNodeServesNATSOverTLS(t *testing.T) {
 		t.Skip("integration test: starts NATS and core on a real Redis")
 	}
 	t.Parallel()
-	rdb := coretest.NewRedis(t)
+	rdb := nodetest.NewRedis(t)
 	pki := bustest.NewPKI(t)
 	n := startNode(t, fmt.Sprintf(`name: tls
 roles: [nats, core]
@@ -172,7 +172,7 @@ nats:
     token: s3cret
     tls: {cert: %q, key: %q}
 log: {format: text}
-`, coretest.Prefix(t, rdb), coretest.RedisURL(t), pki.Cert, pki.Key))
+`, nodetest.Prefix(t, rdb), nodetest.RedisURL(t), pki.Cert, pki.Key))
 	require.True(t, strings.HasPrefix(n.info.NATSURL, "tls://"), n.info.NATSURL)
 
 	// Core, beside the server, reaches it in-process without TLS; a
@@ -191,10 +191,10 @@ func TestDevAndTheCLIShareTheTokenVariable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts NATS and core on a real Redis")
 	}
-	rdb := coretest.NewRedis(t)
+	rdb := nodetest.NewRedis(t)
 	t.Setenv(envNATSToken, "from-env")
-	dev := startDev(t, "--nats-listen", "127.0.0.1:0", "--redis-url", coretest.RedisURL(t),
-		"--redis-prefix", coretest.Prefix(t, rdb), "--data-dir", t.TempDir())
+	dev := startDev(t, "--nats-listen", "127.0.0.1:0", "--redis-url", nodetest.RedisURL(t),
+		"--redis-prefix", nodetest.Prefix(t, rdb), "--data-dir", t.TempDir())
 	r := kuebus(t, "stats", "--nats-url", dev.info.NATSURL)
 	require.Equal(t, 0, r.code, r.stderr)
 	r = kuebus(t, "stats", "--nats-url", dev.info.NATSURL, "--nats-token", "wrong")

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus/bustest"
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestNodesShareHTTPSessions runs two http nodes with TLS and one
@@ -25,12 +25,12 @@ func TestNodesShareHTTPSessions(t *testing.T) {
 	t.Parallel()
 	pki := bustest.NewPKI(t)
 	certFile, keyFile, pool := pki.Cert, pki.Key, pki.Pool(t)
-	rdb := coretest.NewRedis(t)
+	rdb := nodetest.NewRedis(t)
 	key := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32)))
 	common := fmt.Sprintf(`redis_prefix: %s
 redis: {url: %q}
 http: {listen: '127.0.0.1:0', token: s3cret, tls_cert: %q, tls_key: %q, session_key: %q}
-`, coretest.Prefix(t, rdb), coretest.RedisURL(t), certFile, keyFile, key)
+`, nodetest.Prefix(t, rdb), nodetest.RedisURL(t), certFile, keyFile, key)
 	a := startNode(t, common+"name: node-a\nroles: [nats, core, http]\nnats: {embedded: {listen: '127.0.0.1:0'}}\n")
 	b := startNode(t, common+fmt.Sprintf("name: node-b\nroles: [http]\nnats: {external: {urls: [%q]}}\n", a.info.NATSURL))
 	require.True(t, strings.HasPrefix(a.info.HTTPURL, "https://127.0.0.1:"), a.info.HTTPURL)

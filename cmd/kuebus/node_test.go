@@ -16,7 +16,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/promoter"
 )
 
@@ -52,10 +52,10 @@ func TestNode(t *testing.T) {
 		t.Skip("integration test: starts NATS, memberlist and core on a real Redis")
 	}
 	t.Parallel()
-	rdb := coretest.NewRedis(t)
-	redisPrefix := coretest.Prefix(t, rdb)
+	rdb := nodetest.NewRedis(t)
+	redisPrefix := nodetest.Prefix(t, rdb)
 	common := fmt.Sprintf("prefix: acme\nredis_prefix: %s\nredis: {url: %q}\nlog: {level: debug, format: text}\n",
-		redisPrefix, coretest.RedisURL(t))
+		redisPrefix, nodetest.RedisURL(t))
 
 	// node-a embeds NATS and serves HTTP; node-b connects to node-a's NATS
 	// as an external server and joins node-a's ring.

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestCreatingAnIDAgainChangesNothing runs a create a second time with the
@@ -18,8 +18,8 @@ import (
 // leased job stays leased.
 func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	t.Parallel()
-	_, rdb := coretest.NewStore(t)
-	prefix := coretest.Prefix(t, rdb)
+	_, rdb := nodetest.NewStore(t)
+	prefix := nodetest.Prefix(t, rdb)
 	ctx := context.Background()
 	newStore := func() *redisstore.Store {
 		st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})

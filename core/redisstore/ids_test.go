@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestIDsArePositiveAndUniqueAcrossBlocksAndStores creates jobs one by one
@@ -16,8 +16,8 @@ import (
 // on one counter (two cores): every id is positive and none repeats.
 func TestIDsArePositiveAndUniqueAcrossBlocksAndStores(t *testing.T) {
 	t.Parallel()
-	first, rdb := coretest.NewStore(t)
-	prefix := coretest.Prefix(t, rdb)
+	first, rdb := nodetest.NewStore(t)
+	prefix := nodetest.Prefix(t, rdb)
 	a, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})
 	require.NoError(t, err)
 	b, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})

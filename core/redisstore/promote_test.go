@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestTwoPromotersMoveEachJobOnce runs two promoters at once over the same
@@ -16,7 +16,7 @@ import (
 // once, because every move is re-checked inside one script.
 func TestTwoPromotersMoveEachJobOnce(t *testing.T) {
 	t.Parallel()
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
 	const n = 3000
 	specs := make([]core.Spec, 0, 1000)
@@ -67,7 +67,7 @@ func TestTwoPromotersMoveEachJobOnce(t *testing.T) {
 // TestPromoteIsNeverEarly checks the boundary in the script itself.
 func TestPromoteIsNeverEarly(t *testing.T) {
 	t.Parallel()
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
 	jobs, _, err := st.Create(ctx, 5000, []core.Spec{{Type: "x", Delay: 250, MaxAttempts: 1, TTL: 1}})
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestPromoteIsNeverEarly(t *testing.T) {
 // order of their ids ("1", "10", "11", ..., "2").
 func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 	t.Parallel()
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
 	specs := make([]core.Spec, 20)
 	for i := range specs {
@@ -137,7 +137,7 @@ func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 // (remove, set_state) takes the job's padded member out of due.
 func TestDelayedJobsLeaveTheDueIndex(t *testing.T) {
 	t.Parallel()
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{
 		{Type: "leave", Delay: 100, MaxAttempts: 1, TTL: 1000},

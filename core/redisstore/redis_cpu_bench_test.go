@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // evalUsec is the Redis CPU spent in scripts so far (INFO commandstats).
@@ -30,7 +30,7 @@ func evalUsec(rdb *redis.Client) float64 {
 // job in each step of its life: create (bulk), lease (64 at a time) and
 // complete (64 per batch). It is what bounds throughput on a shared box.
 func BenchmarkRedisCPUPerJob(b *testing.B) {
-	st, rdb := coretest.NewStore(b)
+	st, rdb := nodetest.NewStore(b)
 	ctx := context.Background()
 	n := max(b.N/64*64, 64)
 	specs := make([]core.Spec, 0, 1000)

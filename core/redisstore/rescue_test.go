@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestRescueJudgesEachJobByItsStallLimit runs rescueExpired through its
@@ -18,8 +18,8 @@ import (
 // a limit (before the field existed) is judged by the node's.
 func TestRescueJudgesEachJobByItsStallLimit(t *testing.T) {
 	t.Parallel()
-	_, rdb := coretest.NewStore(t)
-	prefix := coretest.Prefix(t, rdb)
+	_, rdb := nodetest.NewStore(t)
+	prefix := nodetest.Prefix(t, rdb)
 	st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // One test per script of lua/ that is not a lease holder's (those are in
@@ -235,7 +235,7 @@ func TestSetPriorityMovesAReadyJobAndKeepsItsMember(t *testing.T) {
 // decode alike, field for field, but for the token only lease hands out.
 func TestALeasedJobIsTheStoredJobWithItsToken(t *testing.T) {
 	t.Parallel()
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Data: json.RawMessage(`[1]`), MaxAttempts: 2, TTL: 5}})
 	require.NoError(t, err)
 	leased, err := st.Lease(ctx, 1100, []string{"t"}, 1, "w", "tok", 0)

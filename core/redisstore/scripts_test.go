@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 var luaDir = flag.String("lua.dir", "", "write each script's final text (includes resolved) to this folder, for redis-cli --eval")
@@ -21,7 +21,7 @@ var luaDir = flag.String("lua.dir", "", "write each script's final text (include
 // -lua.dir it also writes each script's final text to that folder.
 func TestScriptsLoad(t *testing.T) {
 	t.Parallel()
-	_, rdb := coretest.NewStore(t)
+	_, rdb := nodetest.NewStore(t)
 	files, err := filepath.Glob("lua/*.lua")
 	require.NoError(t, err)
 	var want []string

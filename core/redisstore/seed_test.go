@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // The script tests seed keys, run one script through the store, and compare
@@ -35,8 +35,8 @@ type scriptStore struct {
 
 func newScriptStore(t *testing.T, cfg redisstore.Config) *scriptStore {
 	t.Helper()
-	_, rdb := coretest.NewStore(t)
-	cfg.Client, cfg.Prefix = rdb, coretest.Prefix(t, rdb)
+	_, rdb := nodetest.NewStore(t)
+	cfg.Client, cfg.Prefix = rdb, nodetest.Prefix(t, rdb)
 	st, err := redisstore.New(cfg)
 	require.NoError(t, err)
 	return &scriptStore{Store: st, t: t, rdb: rdb, prefix: cfg.Prefix}

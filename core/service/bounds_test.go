@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestWaitingLeasesAreBoundedPerCore: with MaxWaitingLeases waiting, one
@@ -18,7 +18,7 @@ import (
 func TestWaitingLeasesAreBoundedPerCore(t *testing.T) {
 	t.Parallel()
 	parked := make(chan struct{}, 10)
-	c := coretest.NewCore(t, service.Config{MaxWaitingLeases: 2, OnLeaseWait: func([]string) { parked <- struct{}{} }})
+	c := nodetest.NewCore(t, service.Config{MaxWaitingLeases: 2, OnLeaseWait: func([]string) { parked <- struct{}{} }})
 	got := make(chan []core.Job, 3)
 	wait := func() {
 		go func() {
@@ -60,7 +60,7 @@ func TestWaitingLeasesAreBoundedPerCore(t *testing.T) {
 
 func TestNegativeMaxWaitingLeasesIsRefused(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	_, err := service.New(service.Config{Store: c.Store, Conn: c.NATS.Conn, MaxWaitingLeases: -1})
 	require.ErrorContains(t, err, "MaxWaitingLeases: -1 is negative")
 }

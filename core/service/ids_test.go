@@ -12,8 +12,8 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestIDsArePagedTypeByType: pages of a given size, type after type, and
@@ -95,7 +95,7 @@ func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 	ns, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", MaxPayload: maxPayload})
 	require.NoError(t, err)
 	t.Cleanup(ns.Shutdown)
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	svc, err := service.New(service.Config{Store: st, Conn: bustest.Connect(t, ns.ClientURL())})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
@@ -136,7 +136,7 @@ func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 // where to go on, instead of refusing the whole reply.
 func TestARangeOfLargeJobsComesInPartsThatFit(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	data := json.RawMessage(`"` + strings.Repeat("x", 400<<10) + `"`)
 	var want []int64
 	for range 3 {

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kuebus/kuebus/core/coretest"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(coretest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(nodetest.Main(m)) }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestSameMillisecondDelayedJobsRunInCreationOrder: 20 jobs of one
@@ -47,9 +47,9 @@ func TestSameMillisecondDelayedJobsRunInCreationOrder(t *testing.T) {
 // reply nobody reads would sit leased until their ttl and count a stall.
 func TestALeaseTooLateForItsAskerLeasesNothing(t *testing.T) {
 	t.Parallel()
-	clock := coretest.NewClock(t0)
+	clock := nodetest.NewClock(t0)
 	waiting := make(chan struct{}, 4)
-	c := coretest.NewCore(t, service.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
+	c := nodetest.NewCore(t, service.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
 	reply := make(chan []core.Job, 1)
 	go func() {
 		jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"late"}, Wait: 1000})

@@ -8,8 +8,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // panickyStore panics on Get, as a bug anywhere below a method would.
@@ -22,7 +22,7 @@ func (panickyStore) Get(context.Context, int64) (*core.Job, error) { panic("a bu
 func TestAPanicBelowAMethodDoesNotStopCore(t *testing.T) {
 	t.Parallel()
 	ns := bustest.NewServer(t)
-	st, _ := coretest.NewStore(t)
+	st, _ := nodetest.NewStore(t)
 	svc, err := service.New(service.Config{Store: panickyStore{st}, Conn: bustest.Connect(t, ns.ClientURL())})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })

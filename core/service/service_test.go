@@ -13,21 +13,21 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func newCore(t *testing.T) (*coretest.Core, *coretest.Clock) {
+func newCore(t *testing.T) (*nodetest.Core, *nodetest.Clock) {
 	t.Helper()
 	t.Parallel()
-	clock := coretest.NewClock(t0)
-	return coretest.NewCore(t, service.Config{Now: clock.Now, MaxDataBytes: 4096}), clock
+	clock := nodetest.NewClock(t0)
+	return nodetest.NewCore(t, service.Config{Now: clock.Now, MaxDataBytes: 4096}), clock
 }
 
 // events collects the events on a subject pattern, in order.
-func events(t *testing.T, c *coretest.Core, pattern string) <-chan *core.Event {
+func events(t *testing.T, c *nodetest.Core, pattern string) <-chan *core.Event {
 	t.Helper()
 	ch := make(chan *core.Event, 1000)
 	sub, err := c.Client.Subscribe(pattern, func(ev *core.Event) { ch <- ev })
@@ -144,7 +144,7 @@ func TestPriorityThenFIFO(t *testing.T) {
 	require.Equal(t, []int64{crit, high, normal1, normal2, low2, low1}, ids)
 }
 
-func rangeIDs(t *testing.T, c *coretest.Core, req core.RangeRequest) []int64 {
+func rangeIDs(t *testing.T, c *nodetest.Core, req core.RangeRequest) []int64 {
 	t.Helper()
 	jobs, err := c.Client.Range(ctx, req)
 	require.NoError(t, err)
@@ -442,7 +442,7 @@ func TestDelayedJobsAreDueNoEarlierThanTheirDelayFromTheCall(t *testing.T) {
 	clock := t0.Add(400 * time.Microsecond) // mid-millisecond
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	set := func(at time.Time) { mu.Lock(); clock = at; mu.Unlock() }
-	c := coretest.NewCore(t, service.Config{Now: now})
+	c := nodetest.NewCore(t, service.Config{Now: now})
 	callStart := now()
 	job, err := c.Client.Create(ctx, "x", nil, &core.CreateOpts{Delay: 5 * time.Millisecond})
 	require.NoError(t, err)

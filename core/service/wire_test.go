@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus/bustest"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestAPlainNATSClientCanUseTheQueue speaks the protocol the way any
@@ -19,7 +19,7 @@ import (
 // bodies are the ones docs/protocol.md shows.
 func TestAPlainNATSClientCanUseTheQueue(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	nc := bustest.Connect(t, c.NATS.ClientURL())
 	events := make(chan *nats.Msg, 16)
 	sub, err := nc.ChanSubscribe("job.>", events)

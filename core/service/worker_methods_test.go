@@ -11,11 +11,11 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/core/coretest"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
-func lease(t *testing.T, c *coretest.Core, req core.LeaseRequest) []core.Job {
+func lease(t *testing.T, c *nodetest.Core, req core.LeaseRequest) []core.Job {
 	t.Helper()
 	jobs, err := c.Client.Lease(ctx, req)
 	require.NoError(t, err)
@@ -25,7 +25,7 @@ func lease(t *testing.T, c *coretest.Core, req core.LeaseRequest) []core.Job {
 // op makes a lease holder's call by its method's name, through the client's
 // typed method, and stores its reply in reply (a *core.Job for fail, a
 // *core.TouchReply for touch) unless reply is nil.
-func op(t *testing.T, c *coretest.Core, method string, o core.LeaseOp, reply any) error {
+func op(t *testing.T, c *nodetest.Core, method string, o core.LeaseOp, reply any) error {
 	t.Helper()
 	switch method {
 	case bus.MethodComplete:
@@ -95,7 +95,7 @@ func TestLeaseByPriorityThenFIFOAcrossTypes(t *testing.T) {
 func TestLeaseWaitsAndIsWokenByACreate(t *testing.T) {
 	t.Parallel()
 	parked := make(chan struct{}, 10)
-	c := coretest.NewCore(t, service.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
+	c := nodetest.NewCore(t, service.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
 	got := make(chan []core.Job, 1)
 	go func() {
 		jobs, _ := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"wake"}, Wait: 60_000})
@@ -390,7 +390,7 @@ func TestWorkerMethodsRefuseBadInput(t *testing.T) {
 		t.Run(tc.method+" "+tc.body, func(t *testing.T) {
 			err := raw.CallRaw(ctx, subj.Core(tc.method), []byte(tc.body), nil)
 			require.Error(t, err)
-			require.Equal(t, bus.Code(tc.code), coretest.ErrCode(err), err.Error())
+			require.Equal(t, bus.Code(tc.code), nodetest.ErrCode(err), err.Error())
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -448,7 +448,7 @@ func TestARerunByHandStartsItsStallsAfresh(t *testing.T) {
 // one reply are released at once instead of stranded leased to no one.
 func TestALeaseReplyNeverOutgrowsAMessage(t *testing.T) {
 	t.Parallel()
-	c := coretest.NewCore(t, service.Config{})
+	c := nodetest.NewCore(t, service.Config{})
 	big := `"` + strings.Repeat("x", 400<<10) + `"`
 	for range 3 {
 		_, err := c.Client.CreateSpec(ctx, core.Spec{Type: "big", Data: json.RawMessage(big)})

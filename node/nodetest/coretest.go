@@ -1,11 +1,11 @@
-// Package coretest gives tests a real Redis and a real core: Main starts one
+// Package nodetest gives tests a real Redis and a real core: Main starts one
 // redis-server per test binary (unless TEST_REDIS_URL names one), NewStore
 // gives each test its own key prefix, and NewCore runs a node (package
 // node: embedded NATS, store and service) behind a client.
 //
 // A test helper, it may use go-redis itself, to seed and inspect Redis
 // (NewRedis); production code reaches Redis only through core/redisstore.
-package coretest
+package nodetest
 
 import (
 	"context"
@@ -39,7 +39,7 @@ var redisURL string
 // silently skips its Redis tests proves nothing. After the tests it checks
 // that no goroutine was left running. Use it as
 //
-//	func TestMain(m *testing.M) { os.Exit(coretest.Main(m)) }
+//	func TestMain(m *testing.M) { os.Exit(nodetest.Main(m)) }
 func Main(m *testing.M) int {
 	redisURL = os.Getenv("TEST_REDIS_URL")
 	var srv *redisproc.Server
@@ -47,7 +47,7 @@ func Main(m *testing.M) int {
 		var err error
 		srv, err = redisproc.Start(context.Background(), redisproc.Options{})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "coretest: no TEST_REDIS_URL and cannot start redis-server: %v\n", err)
+			fmt.Fprintf(os.Stderr, "nodetest: no TEST_REDIS_URL and cannot start redis-server: %v\n", err)
 			return 1
 		}
 		redisURL = srv.URL()
@@ -55,12 +55,12 @@ func Main(m *testing.M) int {
 	code := m.Run()
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "coretest: stop redis-server: %v\n", err)
+			fmt.Fprintf(os.Stderr, "nodetest: stop redis-server: %v\n", err)
 		}
 	}
 	if code == 0 {
 		if err := goleak.Find(LeakIgnores()...); err != nil {
-			fmt.Fprintf(os.Stderr, "coretest: goroutines left behind: %v\n", err)
+			fmt.Fprintf(os.Stderr, "nodetest: goroutines left behind: %v\n", err)
 			return 1
 		}
 	}
@@ -79,7 +79,7 @@ func LeakIgnores() []goleak.Option {
 func RedisURL(t testing.TB) string {
 	t.Helper()
 	if redisURL == "" {
-		t.Fatal("coretest: no Redis: call coretest.Main from TestMain")
+		t.Fatal("nodetest: no Redis: call nodetest.Main from TestMain")
 	}
 	return redisURL
 }
@@ -89,13 +89,13 @@ func NewRedis(t testing.TB) *redis.Client {
 	t.Helper()
 	rdb, err := redisstore.Dial(RedisURL(t))
 	if err != nil {
-		t.Fatalf("coretest: %v", err)
+		t.Fatalf("nodetest: %v", err)
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("coretest: Redis at %s does not answer: %v", RedisURL(t), err)
+		t.Fatalf("nodetest: Redis at %s does not answer: %v", RedisURL(t), err)
 	}
 	return rdb
 }
@@ -130,7 +130,7 @@ func NewStore(t testing.TB) (*redisstore.Store, *redis.Client) {
 	rdb := NewRedis(t)
 	st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: Prefix(t, rdb)})
 	if err != nil {
-		t.Fatalf("coretest: %v", err)
+		t.Fatalf("nodetest: %v", err)
 	}
 	return st, rdb
 }
@@ -156,7 +156,7 @@ func NewCore(t testing.TB, cfg service.Config) *Core {
 	rdb := NewRedis(t)
 	n, err := node.Start(context.Background(), node.Config{
 		Node: &clusterconfig.Config{
-			Name:        "coretest",
+			Name:        "nodetest",
 			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore},
 			Prefix:      cfg.Subjects.Prefix(),
 			RedisPrefix: Prefix(t, rdb),
@@ -171,16 +171,16 @@ func NewCore(t testing.TB, cfg service.Config) *Core {
 	})
 	t.Cleanup(func() {
 		if err := n.Stop(); err != nil {
-			t.Errorf("coretest: stop the node: %v", err)
+			t.Errorf("nodetest: stop the node: %v", err)
 		}
 	})
 	if err != nil {
-		t.Fatalf("coretest: %v", err)
+		t.Fatalf("nodetest: %v", err)
 	}
 	ns := &bustest.Server{Embedded: n.NATS(), Conn: bustest.Connect(t, n.NATS().ClientURL())}
 	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
 	if err != nil {
-		t.Fatalf("coretest: %v", err)
+		t.Fatalf("nodetest: %v", err)
 	}
 	return &Core{Node: n, NATS: ns, Store: n.Store(), Redis: rdb, Service: n.Service(), Client: client}
 }
