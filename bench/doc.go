@@ -23,13 +23,13 @@
 // # What it runs against
 //
 // With no NATS URL, the bench runs the whole queue in its own process, as
-// `kuebus dev` does: embedded NATS on a free loopback port, a core service
-// and the promote and rescue loops. Its Redis is the one given, or a throwaway
-// redis-server it starts (no RDB, no AOF, hz 10: run.sh's settings) and
-// stops. Every key it writes is under a key prefix of its own,
-// "kbench-<random>" by default, and that prefix is deleted (SCAN + DEL)
-// between phases and at the end; nothing else in the Redis is touched, and
-// the bench never flushes a database.
+// `kuebus dev` does: a node (package node) of embedded NATS on a free
+// loopback port, a core service and the promote and rescue loops. Its Redis
+// is the one given, or a throwaway redis-server the node starts (no RDB, no
+// AOF, hz 10: run.sh's settings) and stops. Every key it writes is under a
+// key prefix of its own, "kbench-<random>" by default, and that prefix is
+// deleted (SCAN + DEL) between phases and at the end; nothing else in the
+// Redis is touched, and the bench never flushes a database.
 //
 // With a NATS URL, it drives the core and promoter already serving there,
 // which keep their keys under their own prefix. Then the Redis URL is
@@ -42,4 +42,15 @@
 // INFO commandstats counts every command of the Redis server, the bench's
 // own reads included (a handful per phase) and, against a shared Redis,
 // other clients' too.
+//
+// Files:
+//
+//	doc.go      this comment
+//	bench.go    Config, the phases, Run, the header and the report's lines
+//	stack.go    what the bench runs against: its own node, or a running
+//	            deployment; set up and taken down in order
+//	keys.go     the bench's keys: job types, the clean-up between phases,
+//	            INFO commandstats and cpu of the Redis server
+//	enqueue.go  the enqueue phases: one by one, concurrent, in bulks
+//	process.go  the phases that run jobs: process, latency, delayed
 package bench

@@ -25,4 +25,21 @@
 //
 // The types of the requests and replies themselves live in core, which owns
 // what they mean; bus only moves bytes and error codes.
+//
+// Files:
+//
+//	doc.go            this comment
+//	subjects.go       Subjects and every subject, queue group, service and
+//	                  header name; ValidToken
+//	codec.go          Encode and Decode: strict JSON, errors naming the field
+//	errors.go         Code, Error and the sentinels per code, CodeOf
+//	rpc.go            Server, Handle and HandleWaiting; Client and its calls
+//	conn.go           Connect and its defaults, DefaultURL
+//	denied.go         ErrPermissionDenied: a call the server refused ends at
+//	                  once instead of at its timeout
+//	auth.go           Auth: a client's credentials and TLS files as options
+//	embedded.go       EmbeddedConfig, StartEmbedded, Embedded, in-process URLs
+//	embedded_auth.go  a locked server's users, token, routes and TLS; the
+//	                  in-process users of the node's own parts
+//	permissions.go    Role and the NATS permissions of each role
 package bus

@@ -1,18 +1,3 @@
-// Package clusterconfig is the configuration of one `kuebus node`: its
-// types, and Load, which reads a YAML file, applies KUEBUS_* environment
-// variables over it, fills in defaults and validates the result. It opens
-// no connection: package node assembles what the config describes.
-//
-// Every listener defaults to loopback, and Validate refuses one that other
-// machines reach without authentication (NATS users or token, route
-// credentials, the gossip key, the HTTP API's token or basic auth) unless
-// its section says insecure: true (insecure_bind for HTTP). The HTTP
-// section's rules are written once, in HTTP.Check, which `kuebus dev`
-// applies to its --http-* flags too.
-//
-// The folder also holds the ready-made configs (node-a.yaml ... and
-// examples/), which the package's tests load, so they cannot drift from
-// the code; README.md describes every field and variable.
 package clusterconfig
 
 import (

@@ -8,17 +8,18 @@
 // producer or a worker that imports core compiles neither the service nor
 // go-redis.
 //
-// Layout:
+// Files:
 //
-//	job.go           Job, Spec, State, Priority, Backoff and their validation
-//	jsoncheck.go     CheckJSON: the checks of job data and results as JSON
-//	wire.go          request and reply bodies, the event body, wire limits
-//	lease.go         what a worker sends and gets: lease, batch and lease ops
-//	errors.go        the sentinels and the errors both sides word alike
-//	client.go        Client: the calls of producers and readers (and the
-//	                 promoter's promote), event subscriptions, Await
-//	client_worker.go Client: the calls of workers (lease, the lease holder's
-//	                 operations, batch) and the promoter's rescue
+//	doc.go            this comment
+//	job.go            Job, Spec, State, Priority, Backoff and their validation
+//	jsoncheck.go      CheckJSON: the checks of job data and results as JSON
+//	wire.go           request and reply bodies, the event body, wire limits
+//	lease.go          what a worker sends and gets: lease, batch and lease ops
+//	errors.go         the sentinels and the errors both sides word alike
+//	client.go         Client: the calls of producers and readers (and the
+//	                  promoter's promote), event subscriptions, Await
+//	client_worker.go  Client: the calls of workers (lease, the lease holder's
+//	                  operations, batch) and the promoter's rescue
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -28,4 +28,21 @@
 // event as "something changed, read again", never as the state itself, so a
 // missed event only delays the view until the next one. A stream that falls
 // behind gets a "lagged" event telling it to re-read everything.
+//
+// Files:
+//
+//	doc.go      this comment
+//	server.go   Config, New, Server: Start, Handler, Close, Run, Serve, TLS
+//	routes.go   every route, the JSON 404 and 405, cross-origin refusal
+//	read.go     GET /stats, /job/types, /job/{id}, its log, /jobs/... ranges
+//	create.go   POST /job: one job or many, in Kue's body
+//	write.go    remove a job, set its state or priority, add a log line
+//	lease.go    POST /pop and a lease holder's complete, fail, touch, release
+//	respond.go  error codes to HTTP statuses, the error body, JSON bodies
+//	auth.go     Auth, CheckBind, the check of every request, login, logout
+//	session.go  the signed, expiring session cookie
+//	limit.go    the failed-login limit per client address
+//	events.go   GET /events: NATS events to server-sent events, per stream
+//	ui.go       the dashboard's files (ui/, go:embed) and security headers
+//	metrics.go  Metrics, the hook a metrics backend implements; its no-op
 package httpapi

@@ -31,13 +31,14 @@
 //
 // Files:
 //
-//   - config.go: Config, ConfigError, Check (Validate, the HTTP bind rule,
-//     external NATS's files)
-//   - node.go: Node, Start, Info and the parts a test may reach
-//   - nats.go: embedded or external NATS, and the parts' connections
-//   - core.go: Redis and the core service
-//   - http.go: the HTTP API
-//   - ring.go: the promoter's member of the ring
-//   - stop.go: Stop and its order
-//   - node_test.go, main_test.go: nodes on the test Redis (nodetest)
+//	doc.go     this comment
+//	config.go  Config, ConfigError, Check (Validate, the HTTP bind rule,
+//	           external NATS's files)
+//	node.go    Node, Start and the start order (managed Redis first), Info,
+//	           Failed and the parts a test may reach
+//	nats.go    embedded or external NATS, and the parts' connections
+//	core.go    Redis and the core service
+//	http.go    the HTTP API, its /metrics (httpapi/prom) and their auth
+//	ring.go    the promoter's member of the ring
+//	stop.go    Stop and its order
 package node

@@ -102,4 +102,15 @@
 // authenticated (memberlist's AES-GCM keyring), and a member without the
 // key is refused at its first push-pull, so it is never a member and never
 // leads. Bind defaults to loopback for the same reason.
+//
+// Files:
+//
+//	doc.go         this comment: the loops, the leader rule, two leaders
+//	loop.go        Core, LoopConfig, RunLoop: the promote loop and its sleep
+//	rescue.go      Rescuer, RescueConfig, RunRescueLoop
+//	node.go        NodeConfig, New, Node: Run, the leader loop, terms,
+//	               queue.leader, leaving the ring
+//	membership.go  the leader rule, memberlist's config and callbacks,
+//	               joining the seeds and rejoining
+//	status.go      Status, the cluster.status endpoint, FetchStatus
 package promoter

@@ -13,8 +13,9 @@
 //	w.Handle("email", emailHandler)
 //	w.Handle("resize", resizeHandler)
 //
-// Layout:
+// Files:
 //
+//	doc.go      this comment
 //	worker.go   Config, New, Handle and Process, Run and the order of a stop
 //	job.go      Handler, Job and the calls a handler makes, RetryAfter,
 //	            Discard, and the errors a handler's context ends with

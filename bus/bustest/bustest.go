@@ -1,4 +1,3 @@
-// Package bustest starts a real embedded NATS server for tests.
 package bustest
 
 import (

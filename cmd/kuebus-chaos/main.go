@@ -1,19 +1,3 @@
-// Command kuebus-chaos is kuebus's fault suite: on loopback it starts a
-// small deployment from the real kuebus binary (a redis-server with its
-// append-only file on, a NATS-only node, core nodes, promoter nodes in a
-// memberlist ring, and worker processes), runs a load of creates, injects
-// one fault per scenario (kill -9 of a worker, of a core, of Redis, a
-// Redis SIGSTOP, kill -9 of the promoter leader), lets the load go on,
-// drains the queue and judges the run from every acknowledged id, the
-// workers' own records and the final state in Redis.
-//
-// It exits 1 when an acknowledged job was lost or a job was held by two
-// workers at once, 2 when a scenario could not run. scripts/chaos.sh
-// builds both binaries and runs it; docs/reliability.md explains the
-// figures.
-//
-//	kuebus-chaos --kuebus BIN --dir DIR [--short] [--scenario kill-core,...]
-//	kuebus-chaos worker ...   (the worker processes it starts)
 package main
 
 import (

@@ -1,11 +1,3 @@
-// Command kuebus is the one kuebus binary. `kuebus dev` runs a whole queue in
-// one process (embedded NATS, Redis, core, promoter); the other commands talk
-// to a running queue over NATS.
-//
-//	kuebus <command> [subcommand] [flags] [args]
-//
-// Flags and arguments may come in any order; `--` ends the flags. Exit codes:
-// 0 success, 1 failure, 2 usage error (bad command, flag or argument).
 package main
 
 import (

@@ -54,7 +54,7 @@ func (c Conn) String() string {
 // Redis is a connection (a pool) to the Redis a Conn names, with kuebus's
 // client options (ApplyOptions). It is the one way code outside this
 // package reaches Redis: it opens stores on it, and gives the bench the
-// few server-level reads and deletes it needs (bench.go).
+// few server-level reads and deletes it needs (client.go).
 type Redis struct {
 	rdb   redis.UniversalClient
 	where string

@@ -3,19 +3,26 @@
 //
 // Files:
 //
-//	store.go     Store, New, ids, create, get, remove, log, set state and
-//	             priority, promote (the sweep promote and rescue share)
-//	lease.go     lease, the lease holders' operations (Apply), rescue
-//	query.go     ranges, counts, ids and stats: reads, no scripts
-//	keys.go      the key schema: every key, its type and what it holds
-//	scripts.go   loads lua/ (go:embed), resolves includes, ScriptText
-//	calls.go     the typed wrapper of each script: ARGV by name, reply by position
-//	row.go       a job's row: field order read from lua/includes/row.lua,
-//	             decoded by position into core.Job
-//	client.go    client options (retries off) and Dial
-//	lua/*.lua    one script per state change, each opening with its KEYS,
-//	             ARGV, reply and the events the service publishes after it
-//	lua/includes/*.lua  helpers the scripts share ("--@include x.lua")
+//	doc.go      this comment
+//	store.go    Config, Store, New, ids, create, get, remove, log, set state
+//	            and priority, promote (the sweep promote and rescue share)
+//	lease.go    lease, the lease holders' operations (Apply), rescue
+//	query.go    ranges, counts, ids and stats: reads, no scripts
+//	keys.go     the key schema: every key, its type and what it holds
+//	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
+//	            pipelines that reload scripts on NOSCRIPT
+//	calls.go    the typed wrapper of each script: ARGV by name, reply by
+//	            position
+//	row.go      a job's row: field order read from lua/includes/row.lua,
+//	            decoded by position into core.Job
+//	connect.go  Conn (URL, Sentinel or Cluster), Open, Redis: the one way
+//	            other packages reach Redis
+//	client.go   client options (retries off, RESP2), ParseURL, Dial,
+//	            SetLogger; the bench's INFO reads and key deletes on Redis
+//	lua/        one script per state change (*.lua), each opening with its
+//	            KEYS, ARGV, reply and the events the service publishes
+//	            after it, and includes/*.lua, the helpers they share
+//	            ("--@include x.lua")
 //
 // Every state change is one Lua script, whose keys all come in through KEYS
 // and share one hash tag per job type, so the same scripts run on

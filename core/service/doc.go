@@ -8,13 +8,15 @@
 // core/redisstore implements it on Redis. The service imports neither
 // go-redis nor redisstore.
 //
-// Layout:
+// Files:
 //
-//	service.go        Config, Service: lifecycle and event publishing
-//	methods.go        the producer and reader methods and their checks
-//	worker_methods.go lease, batch and the lease holders' operations (a
-//	                  progress handed to the store as its percent), rescue
-//	batcher.go        creates from concurrent requests share one store call
-//	waitroom.go       lease requests waiting for work, woken by events
-//	store.go          Store, and LeaseOp: what the service needs of storage
+//	doc.go             this comment
+//	service.go         Config, New, Service: lifecycle and event publishing
+//	methods.go         the producer and reader methods and their checks
+//	worker_methods.go  lease, batch and the lease holders' operations (a
+//	                   progress handed to the store as its percent), rescue
+//	batcher.go         creates from concurrent requests share one store call
+//	waitroom.go        lease requests waiting for work, woken by events
+//	store.go           Store, LeaseStore, LeaseOp and Applied: what the
+//	                   service needs of storage, and what it gets back
 package service

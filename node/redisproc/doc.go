@@ -28,10 +28,11 @@
 //
 // Files:
 //
-//   - redisproc.go: Options, Start, Server (stop, kill, restart), the
-//     readiness probe and the output tail
-//   - password.go: LoadOrCreatePassword
-//   - procattr_linux.go, procattr_other.go: the child dies with its parent
-//     (Linux), nothing elsewhere
-//   - redisproc_test.go, password_test.go
+//	doc.go             this comment
+//	redisproc.go       Options, Start, Server (stop, kill, restart), the
+//	                   readiness probe and the output tail
+//	password.go        LoadOrCreatePassword
+//	procattr_linux.go  the child in a process group of its own, killed
+//	                   with its parent (Pdeathsig)
+//	procattr_other.go  elsewhere: default attributes, a plain kill
 package redisproc

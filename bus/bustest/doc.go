@@ -1,0 +1,11 @@
+// Package bustest starts a real embedded NATS server for tests: on a free
+// loopback port, with a connection to it, both stopped by the test's
+// cleanup; and a throwaway certificate authority for the TLS tests. It
+// knows nothing of the queue, as bus does not.
+//
+// Files:
+//
+//	doc.go      this comment
+//	bustest.go  Server, NewServer, Connect and ConnectInProcess
+//	pki.go      PKI, NewPKI: a CA and a loopback certificate as PEM files
+package bustest
