@@ -9,6 +9,6 @@
 // Files:
 //
 //	doc.go       this comment
-//	coretest.go  Main and its goroutine-leak check, RedisURL, NewRedis,
+//	nodetest.go  Main and its goroutine-leak check, RedisURL, NewRedis,
 //	             Prefix, NewStore, NewCore, Clock, ErrCode
 package nodetest
