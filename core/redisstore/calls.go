@@ -24,22 +24,30 @@ type created struct {
 // runCreateJobs stores the jobs of one type and indexes their ids in one
 // round trip: a pipeline of indexIDs then createJobs. A crash between the
 // two leaves ids that read as "not found", never a stored job that cannot
-// be found. A job stored comes back as the script wrote it, with the data
-// of its spec (the script does not echo data, so a bulk's reply stays
-// small).
+// be found. Each job is built here (newJob) and written by the script field
+// for field, so the job returned is the job stored; only a job an earlier
+// run of the same create stored comes back as a row.
 func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]created, error) {
 	tk := s.keys.ofType(jobType)
 	keys := tk.fixed()
 	index := make([]any, 0, 1+len(ids))
 	index = append(index, jobType)
-	args := make([]any, 0, 2+10*len(ids))
-	args = append(args, now, jobType)
+	out := make([]created, len(ids))
 	for n, id := range ids {
-		sp := specs[n]
+		out[n].job = newJob(specs[n], id, now)
 		keys = append(keys, tk.job(id))
 		index = append(index, id)
-		args = append(args, id, string(sp.Data), int64(sp.Priority), sp.Delay, sp.MaxAttempts,
-			encodeBackoff(sp.Backoff), sp.TTL, flag(sp.RemoveOnComplete), sp.UniqueKey, stallLimit(sp))
+	}
+	// ARGV: the shared fields' values once, then each job's own
+	// (create_jobs.lua's header).
+	args := make([]any, 0, len(newJobShared)+len(newJobOwn)*len(ids))
+	for _, enc := range newJobShared {
+		args = append(args, enc(&out[0].job))
+	}
+	for n := range out {
+		for _, enc := range newJobOwn {
+			args = append(args, enc(&out[n].job))
+		}
 	}
 	var cmd *redis.Cmd
 	err := s.pipelined(ctx, func(pipe redis.Pipeliner) {
@@ -53,10 +61,12 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	if err != nil {
 		return nil, err
 	}
-	out := make([]created, len(res))
+	if len(res) != len(ids) {
+		return nil, fmt.Errorf("create_jobs: %d replies for %d jobs", len(res), len(ids))
+	}
 	for n, r := range res {
-		if holder, ok := r.(int64); ok {
-			out[n].holder = holder
+		if code, ok := r.(int64); ok {
+			out[n].holder = code // 0: stored as built
 			continue
 		}
 		job, ok := decodeRow(r)
@@ -67,22 +77,6 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		out[n].job = job
 	}
 	return out, nil
-}
-
-// stallLimit is the spec's stall limit; core fills it in before a create,
-// so the 1 here only guards a caller that did not.
-func stallLimit(sp *core.Spec) int {
-	if sp.StallLimit == nil {
-		return 1
-	}
-	return *sp.StallLimit
-}
-
-func flag(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // runPromoteDue moves the due jobs among ids to ready: the next due time

@@ -21,22 +21,23 @@ import (
 // A row may be followed by the job's data, then its result: rowData and
 // rowResult are their positions; rowWithData is the HMGET of all three.
 var (
-	rowFields   = readRowFields()
+	rowFields   = readLuaList("lua/includes/row.lua", "ROW")
 	rowDecoders = decodersOf(rowFields)
 	rowData     = len(rowFields)
 	rowResult   = len(rowFields) + 1
 	rowWithData = append(slices.Clone(rowFields), "data", "result")
 )
 
-// readRowFields reads the field names of ROW in lua/includes/row.lua.
-func readRowFields() []string {
-	text, err := luaFiles.ReadFile("lua/includes/row.lua")
+// readLuaList reads the names of the list "local NAME = {'a', 'b', ...}"
+// in an embedded Lua file: the one place such a list is written.
+func readLuaList(file, name string) []string {
+	text, err := luaFiles.ReadFile(file)
 	if err != nil {
 		panic(fmt.Sprintf("redisstore: %v", err))
 	}
-	list := regexp.MustCompile(`(?s)\nlocal ROW = \{(.*?)\}`).FindSubmatch(text)
+	list := regexp.MustCompile(`(?s)\nlocal ` + name + ` = \{(.*?)\}`).FindSubmatch(text)
 	if list == nil {
-		panic("redisstore: lua/includes/row.lua declares no ROW list")
+		panic(fmt.Sprintf("redisstore: %s declares no %s list", file, name))
 	}
 	var fields []string
 	for _, m := range regexp.MustCompile(`'(\w+)'`).FindAllSubmatch(list[1], -1) {
@@ -140,6 +141,75 @@ func raw(v any) json.RawMessage {
 		return json.RawMessage(s)
 	}
 	return nil
+}
+
+// newJob is what a job looks like when it is created: the one place that
+// says so. create_jobs writes its fields (newJobShared, newJobOwn) verbatim.
+func newJob(sp *core.Spec, id, now int64) core.Job {
+	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
+		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
+		RemoveOnComplete: sp.RemoveOnComplete, UniqueKey: sp.UniqueKey, StallLimit: 1,
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay}
+	if sp.Delay > 0 {
+		j.State = core.StateDelayed
+	}
+	if sp.StallLimit != nil { // core fills it in; 1 guards a caller that did not
+		j.StallLimit = *sp.StallLimit
+	}
+	return j
+}
+
+// newJobShared and newJobOwn are the hash fields of a new job that
+// create_jobs writes: those the same for every job of one call (one type,
+// one now, constants), sent once per call, and each job's own. Both lists
+// are written once, in lua/create_jobs.lua, and read from it here.
+var (
+	newJobShared = encodersOf(readLuaList("lua/create_jobs.lua", "SHARED"))
+	newJobOwn    = encodersOf(readLuaList("lua/create_jobs.lua", "OWN"))
+)
+
+// newJobEncoders encode each field of a new job as its hash stores it: the
+// inverse of fieldDecoders for what newJob sets, plus data. Zero values are
+// written too, so a new job's hash has the fields it always had.
+var newJobEncoders = map[string]func(j *core.Job) any{
+	"id":           func(j *core.Job) any { return j.ID },
+	"type":         func(j *core.Job) any { return j.Type },
+	"data":         func(j *core.Job) any { return []byte(j.Data) }, // no copy: go-redis writes the bytes
+	"priority":     func(j *core.Job) any { return int64(j.Priority) },
+	"state":        func(j *core.Job) any { return string(j.State) },
+	"delay":        func(j *core.Job) any { return j.Delay },
+	"max_attempts": func(j *core.Job) any { return j.MaxAttempts },
+	"attempts":     func(j *core.Job) any { return j.Attempts },
+	"backoff":      func(j *core.Job) any { return encodeBackoff(j.Backoff) },
+	"ttl":          func(j *core.Job) any { return j.TTL },
+	"roc":          func(j *core.Job) any { return flag(j.RemoveOnComplete) },
+	"unique_key":   func(j *core.Job) any { return j.UniqueKey },
+	"progress":     func(j *core.Job) any { return j.Progress },
+	"created_at":   func(j *core.Job) any { return j.CreatedAt },
+	"updated_at":   func(j *core.Job) any { return j.UpdatedAt },
+	"promote_at":   func(j *core.Job) any { return j.PromoteAt },
+	"stall_limit":  func(j *core.Job) any { return j.StallLimit },
+}
+
+// encodersOf lines the encoders up with the fields, by position.
+func encodersOf(fields []string) []func(*core.Job) any {
+	out := make([]func(*core.Job) any, len(fields))
+	for i, f := range fields {
+		enc, ok := newJobEncoders[f]
+		if !ok {
+			panic(fmt.Sprintf("redisstore: new job field %q (lua/create_jobs.lua) has no encoder in row.go", f))
+		}
+		out[i] = enc
+	}
+	return out
+}
+
+// flag is a bool as a hash stores it; the roc decoder reads "1" as true.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // A backoff is stored as "<type>:<delay ms>", "" for none.

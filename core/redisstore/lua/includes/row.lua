@@ -18,31 +18,14 @@ local ROW = {'id', 'type', 'priority', 'state', 'delay', 'max_attempts', 'attemp
   'lease', 'lease_ttl', 'rmember', 'stall_limit', 'last_lease'}
 
 -- R.<field> is the field's position in a row: row[R.attempts]. A name that
--- is not a field is an error, not a silent nil. BLANK is a row of a job
--- that has no field yet. (Numeric loops, not ipairs: every script call
--- builds these, and ipairs costs a function call per field.)
-local R, BLANK = {}, {}
-for i = 1, #ROW do R[ROW[i]], BLANK[i] = i, false end
+-- is not a field is an error, not a silent nil. (A numeric loop, not
+-- ipairs: every script call builds R, and ipairs costs a function call per
+-- field.)
+local R = {}
+for i = 1, #ROW do R[ROW[i]] = i end
 setmetatable(R, {__index = function(_, f) error('row has no field ' .. tostring(f)) end})
 
 -- the job's row; row[R.id] is false when there is no such job
 local function snapshot(jobkey)
   return redis.call('HMGET', jobkey, unpack(ROW))
-end
-
--- a row of a job that has no field yet (unpack runs in C: cheaper than a
--- loop, and than filling an empty table, which rehashes as it grows)
-local function blank_row()
-  return {unpack(BLANK)}
-end
-
--- store every field the row has, with data beside them: the job written is
--- the row the script replies
-local function write_row(jobkey, row, data)
-  local args, n = {'data', data}, 2
-  for i = 1, #ROW do
-    local v = row[i]
-    if v then args[n + 1], args[n + 2], n = ROW[i], v, n + 2 end
-  end
-  redis.call('HSET', jobkey, unpack(args))
 end
