@@ -12,8 +12,8 @@ import (
 // nats.Option (credentials, TLS, callbacks) can be passed.
 type Option = nats.Option
 
-// DefaultURL is where the CLI and the worker look for NATS by default.
-const DefaultURL = "nats://127.0.0.1:4222"
+// URLDefault is where the CLI and the worker look for NATS by default.
+const URLDefault = "nats://127.0.0.1:4222"
 
 // Connect dials NATS with kuebus's defaults: a client name, reconnects
 // forever with a short wait (a restarted node comes back within a second),

@@ -32,7 +32,7 @@ type connFlags struct {
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "nats-url", cmp.Or(os.Getenv(envNATSURL), bus.DefaultURL),
+	fs.StringVar(&c.url, "nats-url", cmp.Or(os.Getenv(envNATSURL), bus.URLDefault),
 		"NATS `URL` of the queue ($"+envNATSURL+" overrides the default)")
 	fs.StringVar(&c.prefix, "prefix", "", "subject `PREFIX` of the deployment, e.g. acme")
 	fs.DurationVar(&c.timeout, "timeout", cliTimeoutDefault, "how long to wait for each answer from core, a `DURATION`")
