@@ -34,6 +34,7 @@
 //	codec.go          Encode and Decode: strict JSON, errors naming the field
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
+//	batch.go          Batcher: concurrent calls joined into batches, no timer
 //	conn.go           Connect and its defaults, URLDefault
 //	denied.go         ErrPermissionDenied: a call the server refused ends at
 //	                  once instead of at its timeout

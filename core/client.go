@@ -34,10 +34,11 @@ type ClientOptions struct {
 //
 //	sub, err := client.Subscribe(client.Subjects().JobEventsOf("complete", ""), fn)
 type Client struct {
-	rpc    *bus.Client
-	nc     *nats.Conn
-	subj   bus.Subjects
-	onCall func(method string, took time.Duration, err error)
+	rpc     *bus.Client
+	nc      *nats.Conn
+	subj    bus.Subjects
+	onCall  func(method string, took time.Duration, err error)
+	creates *bus.Batcher[Spec, created] // create.go
 }
 
 // NewClient returns a client on an open NATS connection (see bus.Connect;
@@ -51,8 +52,15 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj, onCall: opts.OnCall}, nil
+	c := &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj, onCall: opts.OnCall}
+	c.creates = c.newCreateBatcher()
+	return c, nil
 }
+
+// Close refuses further creates and returns once the creates handed over
+// are sent. Optional: an idle client runs no goroutine.
+// The NATS connection stays open: it is the caller's.
+func (c *Client) Close() { c.creates.Stop() }
 
 // Subjects returns the subject builder of the client's deployment, to build
 // patterns for Subscribe.
@@ -116,10 +124,25 @@ func (c *Client) Create(ctx context.Context, jobType string, data any, opts *Cre
 	return c.CreateSpec(ctx, sp)
 }
 
-// CreateSpec creates a job from a wire spec.
+// CreateSpec creates a job from a wire spec. Creates of concurrent
+// goroutines share one message to core (create.go), but for a create with
+// a unique key, which may answer with another job, data and all.
 func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
-	var job Job
-	return &job, c.call(ctx, bus.MethodCreate, sp, &job)
+	if sp.UniqueKey != "" {
+		var job Job
+		if err := c.call(ctx, bus.MethodCreate, sp, &job); err != nil {
+			return nil, err
+		}
+		return &job, nil
+	}
+	out, err := c.creates.Do(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	if out[0].err != nil {
+		return nil, out[0].err
+	}
+	return &out[0].job, nil
 }
 
 // CreateBulk creates many jobs in one call, all or none.

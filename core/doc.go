@@ -20,6 +20,7 @@
 //	                  promoter's promote), event subscriptions, Await
 //	client_worker.go  Client: the calls of workers (lease, the lease holder's
 //	                  operations, batch) and the promoter's rescue
+//	create.go         concurrent creates of one client share one create_bulk
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

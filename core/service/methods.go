@@ -72,7 +72,7 @@ func (s *Service) create(ctx context.Context, sp *core.Spec) (*core.Job, error) 
 		return nil, err
 	}
 	s.withNodeDefaults(sp)
-	jobs, existing, err := s.creates.create(ctx, []core.Spec{*sp})
+	jobs, existing, err := s.createJobs(ctx, []core.Spec{*sp})
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.
 	if err := s.checkBulk(req); err != nil {
 		return nil, err
 	}
-	jobs, existing, err := s.creates.create(ctx, req.Jobs)
+	jobs, existing, err := s.createJobs(ctx, req.Jobs)
 	if err != nil {
 		return nil, err
 	}

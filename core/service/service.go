@@ -84,7 +84,7 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
-	creates  *createBatcher
+	creates  *bus.Batcher[core.Spec, stored]
 	waits    *waitRoom
 	wakeSub  []*nats.Subscription
 	closing  chan struct{} // closed by Stop: waiting leases answer at once
@@ -132,7 +132,7 @@ func New(cfg Config) (*Service, error) {
 	if err := errors.Join(s.register(), s.registerWorker(), srv.Ready()); err != nil {
 		s.unsubscribe()
 		_ = srv.Stop(context.Background())
-		s.creates.stop()
+		s.creates.Stop()
 		return nil, fmt.Errorf("core: %w", err)
 	}
 	return s, nil
@@ -152,7 +152,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		close(s.closing) // waiting leases answer now
 		s.unsubscribe()
 		s.stopErr = s.server.Stop(ctx)
-		s.creates.stop() // after the requests that feed it have returned
+		s.creates.Stop() // after the requests that feed it have returned
 	})
 	return s.stopErr
 }

@@ -1,0 +1,184 @@
+package bus
+
+import (
+	"context"
+	"sync"
+)
+
+// Batcher joins concurrent calls into batches: what arrives while a batch
+// is on its way goes in the next one. A lone call is its own batch and
+// waits for nothing (no timer); n concurrent calls cost about n / batch
+// size round trips instead of n. Each call gets its own results back, in
+// the order of its items. core's client sends concurrent creates as one
+// create_bulk through it, and core's service stores concurrent creates
+// with one script call.
+type Batcher[T, R any] struct {
+	cfg     BatcherConfig[T, R]
+	mu      sync.Mutex
+	waiting []*batchCall[T, R] // handed over, not yet in a batch
+	sending int                // senders running
+	stopped bool
+	senders sync.WaitGroup
+}
+
+// BatcherConfig configures a Batcher.
+type BatcherConfig[T, R any] struct {
+	// Flush runs one batch: one result per item, in order, or an error for
+	// the whole batch (every call in it gets that error). Required.
+	Flush func(items []T) ([]R, error)
+	// Senders is how many batches may be on their way at once. Default 1.
+	Senders int
+	// MaxItems bounds the items of one batch. Default 1000.
+	MaxItems int
+	// Size, with MaxSize, bounds a batch by weight (e.g. bytes on the
+	// wire): a call joins a batch only while the batch stays within
+	// MaxSize. A call heavier than MaxSize alone is a batch of its own.
+	// Default: no bound.
+	Size    func(T) int
+	MaxSize int
+	// Stopped is what Do answers once Stop has been called. Required.
+	Stopped error
+}
+
+type batchCall[T, R any] struct {
+	items []T
+	out   []R
+	err   error
+	done  chan struct{}
+}
+
+// NewBatcher returns a batcher. It runs no goroutine while idle: a sender
+// starts when calls wait and none is free, and ends when none waits.
+func NewBatcher[T, R any](cfg BatcherConfig[T, R]) *Batcher[T, R] {
+	if cfg.Flush == nil || cfg.Stopped == nil {
+		panic("bus: NewBatcher needs Flush and Stopped")
+	}
+	cfg.Senders = max(cfg.Senders, 1)
+	if cfg.MaxItems <= 0 {
+		cfg.MaxItems = 1000
+	}
+	return &Batcher[T, R]{cfg: cfg}
+}
+
+// Do hands items over and waits for their results. ctx bounds the wait;
+// once handed over, the items are flushed whatever ctx does, so a caller
+// that needs to know the outcome (a create must not be reported failed
+// after it was stored) passes a context that does not end early.
+func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
+	call := &batchCall[T, R]{items: items, done: make(chan struct{})}
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return nil, b.cfg.Stopped
+	}
+	b.waiting = append(b.waiting, call)
+	if b.sending < b.cfg.Senders {
+		b.sending++
+		b.senders.Go(b.send)
+	}
+	b.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.out, call.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// send flushes batches while calls wait, then ends.
+func (b *Batcher[T, R]) send() {
+	for {
+		b.mu.Lock()
+		batch := b.take()
+		if batch == nil {
+			b.sending--
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.flush(batch)
+	}
+}
+
+// take removes the next batch from the waiting calls: the first call, and
+// those after it while the batch stays within MaxItems and MaxSize. b.mu
+// is held.
+func (b *Batcher[T, R]) take() []*batchCall[T, R] {
+	if len(b.waiting) == 0 {
+		return nil
+	}
+	n, size, k := 0, 0, 0
+	for _, c := range b.waiting {
+		cs := b.size(c)
+		if k > 0 && (n+len(c.items) > b.cfg.MaxItems || (b.cfg.MaxSize > 0 && size+cs > b.cfg.MaxSize)) {
+			break
+		}
+		n, size, k = n+len(c.items), size+cs, k+1
+	}
+	batch := b.waiting[:k:k]
+	b.waiting = b.waiting[k:]
+	if len(b.waiting) == 0 {
+		b.waiting = nil // let the array go
+	}
+	return batch
+}
+
+func (b *Batcher[T, R]) size(c *batchCall[T, R]) int {
+	if b.cfg.Size == nil {
+		return 0
+	}
+	s := 0
+	for _, it := range c.items {
+		s += b.cfg.Size(it)
+	}
+	return s
+}
+
+func (b *Batcher[T, R]) flush(batch []*batchCall[T, R]) {
+	var items []T
+	if len(batch) == 1 {
+		items = batch[0].items
+	} else {
+		for _, c := range batch {
+			items = append(items, c.items...)
+		}
+	}
+	out, err := b.cfg.Flush(items)
+	if err == nil && len(out) != len(items) {
+		err = Errorf(CodeInternal, "batch: %d results for %d items", len(out), len(items))
+	}
+	at := 0
+	for _, c := range batch {
+		if err != nil {
+			c.err = err
+		} else {
+			c.out = out[at : at+len(c.items)]
+			at += len(c.items)
+		}
+		close(c.done)
+	}
+}
+
+// Stop refuses new calls, and returns once the calls handed over are
+// flushed.
+func (b *Batcher[T, R]) Stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.senders.Wait()
+}
+
+// Waiting is how many calls wait for a batch (a gauge, and what tests wait
+// on).
+func (b *Batcher[T, R]) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting)
+}
+
+// Senders is how many senders run: 0 while idle.
+func (b *Batcher[T, R]) Senders() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sending
+}

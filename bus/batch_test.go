@@ -1,0 +1,181 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+var errClosed = errors.New("closed")
+
+// gate is a Flush that records each batch and holds the first one until
+// released, so that the calls made meanwhile must wait for the next batch.
+type gate struct {
+	mu      sync.Mutex
+	batches [][]int
+	entered chan struct{} // closed when the first batch is in Flush
+	release chan struct{}
+	fail    error // returned for batches after the first
+}
+
+func newGate() *gate {
+	return &gate{entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gate) flush(items []int) ([]string, error) {
+	g.mu.Lock()
+	g.batches = append(g.batches, append([]int(nil), items...))
+	first := len(g.batches) == 1
+	g.mu.Unlock()
+	if first {
+		close(g.entered)
+		<-g.release
+	} else if g.fail != nil {
+		return nil, g.fail
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = string(rune('a' + it))
+	}
+	return out, nil
+}
+
+// Eventually's bounds: generous, since the machine may be loaded.
+const (
+	testWait = 10 * time.Second
+	testTick = time.Millisecond
+)
+
+// runCalls makes the calls concurrently and returns each one's outcome.
+func runCalls(t *testing.T, b *bus.Batcher[int, string], items [][]int) ([][]string, []error) {
+	t.Helper()
+	out, errs := make([][]string, len(items)), make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, its := range items {
+		wg.Go(func() { out[i], errs[i] = b.Do(context.Background(), its...) })
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// TestBatcherJoinsWhatArrivesWhileABatchIsOut: a lone call is flushed at
+// once, alone; the calls made while it is out go together in the next
+// batch, within MaxItems, each getting its own results in order.
+func TestBatcherJoinsWhatArrivesWhileABatchIsOut(t *testing.T) {
+	g := newGate()
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed})
+	defer b.Stop()
+
+	first := make(chan []string)
+	go func() {
+		out, _ := b.Do(context.Background(), 0) // nil on an error: the check below fails
+		first <- out
+	}()
+	<-g.entered // the lone call is out, alone
+
+	// Hand over five calls (six items) while it is out, then let it go.
+	var later sync.WaitGroup
+	later.Add(1)
+	var out [][]string
+	var errs []error
+	go func() {
+		defer later.Done()
+		out, errs = runCalls(t, b, [][]int{{1}, {2, 3}, {4}, {5}, {6}})
+	}()
+	require.Eventually(t, func() bool { return b.Waiting() == 5 }, testWait, testTick, "five calls wait behind the first batch")
+	close(g.release)
+	require.Equal(t, []string{"a"}, <-first)
+	later.Wait()
+
+	for i, want := range [][]string{{"b"}, {"c", "d"}, {"e"}, {"f"}, {"g"}} {
+		require.NoError(t, errs[i])
+		require.Equal(t, want, out[i], "call %d got its own results", i)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	require.Equal(t, []int{0}, g.batches[0], "the lone call went alone")
+	total := 0
+	for _, batch := range g.batches[1:] {
+		require.LessOrEqual(t, len(batch), 4, "MaxItems holds")
+		total += len(batch)
+	}
+	require.Equal(t, 6, total)
+	require.Less(t, len(g.batches)-1, 5, "the waiting calls shared batches")
+}
+
+// TestBatcherFailsEveryCallOfAFailedBatch and keeps the calls of other
+// batches apart; after Stop, a call is refused with Stopped.
+func TestBatcherFailsEveryCallOfAFailedBatch(t *testing.T) {
+	g := newGate()
+	boom := errors.New("boom")
+	g.fail = boom
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, Stopped: errClosed})
+
+	first := make(chan error)
+	go func() {
+		_, err := b.Do(context.Background(), 0)
+		first <- err
+	}()
+	<-g.entered
+	done := make(chan []error)
+	go func() {
+		_, errs := runCalls(t, b, [][]int{{1}, {2}, {3}})
+		done <- errs
+	}()
+	require.Eventually(t, func() bool { return b.Waiting() == 3 }, testWait, testTick)
+	close(g.release)
+	require.NoError(t, <-first, "the first batch succeeded")
+	for _, err := range <-done {
+		require.ErrorIs(t, err, boom)
+	}
+
+	b.Stop()
+	_, err := b.Do(context.Background(), 9)
+	require.ErrorIs(t, err, errClosed)
+}
+
+// TestBatcherBoundsABatchBySize: a call that would take the batch past
+// MaxSize waits for the next one; a call heavier than MaxSize goes alone.
+func TestBatcherBoundsABatchBySize(t *testing.T) {
+	g := newGate()
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, Stopped: errClosed,
+		Size: func(it int) int { return it }, MaxSize: 10})
+	defer b.Stop()
+	go func() { _, _ = b.Do(context.Background(), 0) }()
+	<-g.entered
+	done := make(chan struct{})
+	go func() {
+		runCalls(t, b, [][]int{{4}, {5}, {20}, {3}})
+		close(done)
+	}()
+	require.Eventually(t, func() bool { return b.Waiting() == 4 }, testWait, testTick)
+	close(g.release)
+	<-done
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, batch := range g.batches[1:] {
+		sum := 0
+		for _, it := range batch {
+			sum += it
+		}
+		if len(batch) > 1 {
+			require.LessOrEqual(t, sum, 10, "batch %v stays within MaxSize", batch)
+		}
+	}
+}
+
+// TestBatcherRunsNoGoroutineWhileIdle: senders end when no call waits, so
+// a batcher nobody stops leaks nothing (the suite's leak check sees it).
+func TestBatcherRunsNoGoroutineWhileIdle(t *testing.T) {
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed,
+		Flush: func(items []int) ([]string, error) { return make([]string, len(items)), nil }})
+	_, err := b.Do(context.Background(), 1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return b.Senders() == 0 }, testWait, testTick)
+}
