@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -48,4 +49,16 @@ func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 // cannot be refused, as a producer's on an unlocked dev node, go without.
 func mayBeRefused(url string, o nats.Options) bool {
 	return o.User != "" || o.Nkey != "" || o.UserJWT != nil || strings.Contains(url, "@")
+}
+
+// LoopbackHost reports whether a listen host is reachable from this
+// machine only: a loopback IP or "localhost". "" and 0.0.0.0 (every
+// interface) and any other name are not. The one rule behind every refusal
+// of a wide listen address without auth (NATS, routes, memberlist, HTTP).
+func LoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

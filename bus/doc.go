@@ -35,7 +35,7 @@
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
 //	batch.go          Batcher: concurrent calls joined into batches, no timer
-//	conn.go           Connect and its defaults, URLDefault
+//	conn.go           Connect and its defaults, URLDefault; LoopbackHost
 //	denied.go         ErrPermissionDenied: a call the server refused ends at
 //	                  once instead of at its timeout
 //	auth.go           Auth: a client's credentials and TLS files as options

@@ -137,3 +137,16 @@ func FuzzInbox(f *testing.F) {
 		}
 	})
 }
+
+// TestLoopbackHost: only a loopback IP or "localhost" counts as reachable
+// from this machine alone; every interface, a name and "" do not.
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.0.0.2": true, "::1": true, "localhost": true,
+		"0.0.0.0": false, "::": false, "": false, "10.0.0.1": false, "example.com": false, "localhost.": false,
+	} {
+		if got := bus.LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

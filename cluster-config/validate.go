@@ -109,12 +109,12 @@ func (v *validator) nats() {
 			v.fail("nats.external", "a node with the nats role uses its embedded server: drop nats.external or the role")
 		}
 		e := c.NATS.Embedded
-		if host, ok := v.hostPort("nats.embedded.listen", e.Listen, true); ok && !LoopbackHost(host) && !e.Insecure && e.Token == "" && len(e.Users) == 0 {
+		if host, ok := v.hostPort("nats.embedded.listen", e.Listen, true); ok && !bus.LoopbackHost(host) && !e.Insecure && e.Token == "" && len(e.Users) == 0 {
 			v.fail("nats.embedded.listen", "%q reaches other machines, and the server would take any client: lock it with nats.embedded.users or nats.embedded.token, or set nats.embedded.insecure: true", e.Listen)
 		}
 		if e.ClusterListen != "" {
 			routeAuth := e.RouteUser != "" || (e.ClusterTLS != nil && e.ClusterTLS.CA != "")
-			if host, ok := v.hostPort("nats.embedded.cluster_listen", e.ClusterListen, true); ok && !LoopbackHost(host) && !e.Insecure && !routeAuth {
+			if host, ok := v.hostPort("nats.embedded.cluster_listen", e.ClusterListen, true); ok && !bus.LoopbackHost(host) && !e.Insecure && !routeAuth {
 				v.fail("nats.embedded.cluster_listen", "%q reaches other machines, and any server could route to it: set nats.embedded.route_user and route_password (or cluster_tls with a ca), or nats.embedded.insecure: true", e.ClusterListen)
 			}
 		} else if len(e.Routes) > 0 {
@@ -229,7 +229,7 @@ func (v *validator) serverTLS(path string, t *ServerTLS) {
 
 func (v *validator) memberlist() {
 	m := v.c.Memberlist
-	if host, ok := v.ipPort("memberlist.bind", m.Bind); ok && !LoopbackHost(host) && !m.Insecure && m.SecretKey == "" {
+	if host, ok := v.ipPort("memberlist.bind", m.Bind); ok && !bus.LoopbackHost(host) && !m.Insecure && m.SecretKey == "" {
 		v.fail("memberlist.bind", "%q reaches other machines, and anyone could join the ring and lead it: set memberlist.secret_key (base64 of 16, 24 or 32 random bytes: openssl rand -base64 32), or memberlist.insecure: true", m.Bind)
 	}
 	if m.SecretKey != "" {
@@ -409,17 +409,6 @@ func (v *validator) ipPort(path, addr string) (string, bool) {
 		return "", false
 	}
 	return host, ok
-}
-
-// LoopbackHost reports whether a listen host is reachable from this
-// machine only: a loopback IP or "localhost". "" and 0.0.0.0 (every
-// interface) and any other name are not.
-func LoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // redactURL hides a password in a URL.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
 // Auth is who may use the server: a bearer token, a basic-auth user and
@@ -54,18 +56,10 @@ func CheckBind(addr string, auth, insecure bool) error {
 	if err != nil {
 		return fmt.Errorf("httpapi: address %q is not HOST:PORT: %w", addr, err)
 	}
-	if auth || insecure || isLoopback(host) {
+	if auth || insecure || bus.LoopbackHost(host) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s can be reached from other machines, and anyone who reaches it could read, change and remove jobs: configure a token or basic auth, or allow it explicitly", ErrInsecureBind, addr)
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // verdict is what checking a request's credentials found.

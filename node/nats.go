@@ -24,7 +24,7 @@ func (n *Node) startNATS() error {
 		locked := e.Token != "" || len(e.Users) > 0
 		n.log.Info("embedded NATS started", "nats_url", n.info.NATSURL, "cluster_listen", e.ClusterListen, "routes", e.Routes,
 			"locked", locked, "tls", e.TLS != nil)
-		if host, _, _ := net.SplitHostPort(e.Listen); e.Insecure && !locked && !clusterconfig.LoopbackHost(host) {
+		if host, _, _ := net.SplitHostPort(e.Listen); e.Insecure && !locked && !bus.LoopbackHost(host) {
 			n.log.Warn("embedded NATS takes anonymous clients from other machines (nats.embedded.insecure)", "listen", e.Listen)
 		}
 		return nil

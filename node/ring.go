@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
+	"github.com/kuebus/kuebus/bus"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/promoter"
 )
@@ -37,7 +38,7 @@ func (n *Node) startRing(ctx context.Context) error {
 		return fmt.Errorf("node: memberlist: %w", err)
 	}
 	n.info.RingAddr = n.ring.Addr()
-	if host, _, _ := net.SplitHostPort(m.Bind); m.Insecure && m.SecretKey == "" && !clusterconfig.LoopbackHost(host) {
+	if host, _, _ := net.SplitHostPort(m.Bind); m.Insecure && m.SecretKey == "" && !bus.LoopbackHost(host) {
 		n.log.Warn("the ring takes any member from other machines, which may then lead (memberlist.insecure)", "bind", m.Bind)
 	}
 	// Not Start's ctx, which may end before Stop: Stop stops the ring

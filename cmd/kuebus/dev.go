@@ -81,7 +81,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	if flagGiven(fs, "nats-token") && strings.TrimSpace(cfg.natsToken) == "" {
 		return cfg, usagef("--nats-token: empty; leave the flag out to run without a token (loopback only)")
 	}
-	if host, _, _ := net.SplitHostPort(cfg.natsListen); !clusterconfig.LoopbackHost(host) && cfg.natsToken == "" && !cfg.natsInsecure {
+	if host, _, _ := net.SplitHostPort(cfg.natsListen); !bus.LoopbackHost(host) && cfg.natsToken == "" && !cfg.natsInsecure {
 		return cfg, usagef("--nats-listen: %q reaches other machines, and NATS would take any client: give --nats-token (or $%s), or --nats-insecure", cfg.natsListen, envNATSToken)
 	}
 	if cfg.httpListen != "" {
