@@ -126,7 +126,10 @@ func (c *Client) Create(ctx context.Context, jobType string, data any, opts *Cre
 
 // CreateSpec creates a job from a wire spec. Creates of concurrent
 // goroutines share one message to core (create.go), but for a create with
-// a unique key, which may answer with another job, data and all.
+// a unique key, which may answer with another job, data and all. ctx
+// bounds the wait for the answer; the message itself is bounded by the
+// client's Timeout, so a create whose ctx ended may still be stored, as
+// with any call that timed out.
 func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
 	if sp.UniqueKey != "" {
 		var job Job
