@@ -60,6 +60,8 @@ var (
 	workerMethods = []string{MethodLease, MethodComplete, MethodFail, MethodTouch, MethodRelease, MethodRejoin, MethodProgress, MethodAddLog, MethodBatch}
 	// leaderMethods are the promoter leader's calls.
 	leaderMethods = []string{MethodPromote, MethodRescue}
+	// The methods that change jobs or types by hand (remove, set_state,
+	// set_priority, pause, resume) are in no group: admin's alone.
 )
 
 // Permissions are the NATS permissions of role for a user whose inbox
@@ -79,7 +81,9 @@ func (s Subjects) Permissions(role Role, inbox string) *server.Permissions {
 	switch role {
 	case RoleCore:
 		pub = events
-		sub = append([]string{s.AllCore(), s.AllJobEvents(), ServiceDiscovery}, own)
+		// queue.resume: waiting leases of a type resumed through another
+		// core wake on it.
+		sub = append([]string{s.AllCore(), s.AllJobEvents(), s.Queue(QueueResume), ServiceDiscovery}, own)
 		resp = &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseWindow}
 	case RolePromoter:
 		pub = append(s.methods(leaderMethods), s.Queue(QueueLeader))

@@ -64,6 +64,8 @@ const (
 	MethodSetState    = "set_state"
 	MethodSetPriority = "set_priority"
 	MethodPromote     = "promote"
+	MethodPause       = "pause"
+	MethodResume      = "resume"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

@@ -282,6 +282,20 @@ func (c *Client) Promote(ctx context.Context, limit int) (*MoveReply, error) {
 	return &reply, nil
 }
 
+// Pause pauses a job type: its jobs stay and new ones are taken, but none
+// is leased until Resume. Pausing a paused type changes nothing. Core
+// publishes queue.pause when the type was not paused.
+func (c *Client) Pause(ctx context.Context, jobType string) error {
+	return c.call(ctx, bus.MethodPause, PauseRequest{Type: jobType}, nil)
+}
+
+// Resume lets a paused type's jobs be leased again; waiting leases of the
+// type wake at once. Resuming a type that is not paused changes nothing.
+// Core publishes queue.resume when the type was paused.
+func (c *Client) Resume(ctx context.Context, jobType string) error {
+	return c.call(ctx, bus.MethodResume, PauseRequest{Type: jobType}, nil)
+}
+
 // Subscribe calls fn with every event on subject, a pattern from Subjects()
 // (JobEvents, JobEventsOf, AllJobEvents, Queue...). fn runs on the
 // subscription's goroutine, one event at a time. Bodies that do not decode

@@ -85,9 +85,24 @@ type CountReply struct {
 	Count int64 `json:"count"`
 }
 
-// TypesReply is types' reply: every job type ever created, sorted.
+// TypesReply is types' reply: every job type ever created (or paused),
+// sorted, and those of them that are paused.
 type TypesReply struct {
 	Types []string `json:"types"`
+	// Paused lists the paused types, sorted; left out when none is.
+	Paused []string `json:"paused,omitempty"`
+}
+
+// PauseRequest is pause's and resume's request: the job type.
+type PauseRequest struct {
+	Type string `json:"type"`
+}
+
+// PauseReply is pause's and resume's reply: the type, and whether it is
+// paused now.
+type PauseReply struct {
+	Type   string `json:"type"`
+	Paused bool   `json:"paused"`
 }
 
 // IDsRequest is ids' request: one page of the ids of a state. A listing
@@ -191,12 +206,15 @@ func (c StateCounts) Get(s State) int64 {
 	return 0
 }
 
-// Stats is stats' reply: counts per state, the same per type, and the total
-// time spent in handlers of completed jobs (ms).
+// Stats is stats' reply: counts per state, the same per type, the total
+// time spent in handlers of completed jobs (ms), and the paused types.
 type Stats struct {
 	StateCounts
 	WorkTime int64                  `json:"work_time"`
 	Types    map[string]StateCounts `json:"types"`
+	// Paused lists the paused types, sorted, as types does; left out when
+	// none is.
+	Paused []string `json:"paused,omitempty"`
 }
 
 // SetStateRequest is set_state's request.

@@ -253,3 +253,9 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 	}
 	return out, nil
 }
+
+// runPause pauses (paused) or resumes a type: whether it changed.
+func (s *Store) runPause(ctx context.Context, tk typeKeys, paused bool) (bool, error) {
+	n, err := pauseType.Run(ctx, s.rdb, tk.fixed(), flag(paused)).Int64()
+	return n == 1, err
+}

@@ -8,6 +8,7 @@
 //	            and priority, promote (the sweep promote and rescue share)
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
+//	pause.go    pause and resume of a type, and which types are paused
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT
@@ -57,6 +58,11 @@
 // blocks), which is not their creation order, but is one order every reader
 // of the index shares. Members stored as bare ids (before this form) are
 // still found and removed.
+//
+// A paused type's flag is a field of its own stats hash, so that lease.lua
+// checks it in the type's slot; Lease also leaves paused types out of the
+// read of ready, so that a paused type's jobs never stand in the way of
+// another type's.
 //
 // Every script that changes state can run twice without harm (a client
 // retry after a Redis stall, two leaders for a moment): create_jobs skips a

@@ -28,7 +28,8 @@ import (
 //	failed    ZSET  failed jobs; score = when they failed, member = id
 //	unique    HASH  unique_key → id of the unfinished job holding it
 //	seq       STRING  counter for ready members
-//	stats     HASH  work_time (ms spent in handlers of completed jobs)
+//	stats     HASH  work_time (ms spent in handlers of completed jobs);
+//	                paused "1" while the type is paused (lua/pause.lua)
 //	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)
 //	log:<id>  LIST  the job's log lines
 type keys struct {

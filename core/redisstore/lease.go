@@ -2,7 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -10,13 +13,15 @@ import (
 )
 
 // Lease hands up to max ready jobs to a worker, best priority first across
-// the types. It reads the head of ready (merged over the types), then leases
-// those jobs in one script per type; a job another core leased in between is
-// skipped, and the read is tried again for what is missing.
+// the types that are not paused. It reads the head of ready (merged over
+// those types), then leases those jobs in one script per type; a job
+// another core leased in between is skipped, and the read is tried again
+// for what is missing. A type paused in between hands out nothing: the
+// script checks again.
 func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error) {
 	var leased []core.Job
 	for try := 0; try < 3 && len(leased) < max; try++ {
-		picks, err := s.scan(ctx, types, core.StateInactive, 0, int64(max-len(leased)-1), false)
+		picks, err := s.readyHeads(ctx, types, max-len(leased))
 		if err != nil {
 			return leased, err
 		}
@@ -40,6 +45,35 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		}
 	}
 	return leased, nil
+}
+
+// readyHeads reads, in one round trip, whether each type is paused and the
+// first n members of its ready index, and returns the first n of the types
+// not paused, merged in queue order. Paused types are left out here, not
+// only in the script, so that the head of a paused type never stands in
+// the way of another type's ready jobs.
+func (s *Store) readyHeads(ctx context.Context, types []string, n int) ([]entry, error) {
+	pipe := s.rdb.Pipeline()
+	flags := make([]*redis.SliceCmd, len(types)) // HMGET: a missing field is nil, no error
+	heads := make([]*redis.ZSliceCmd, len(types))
+	for i, t := range types {
+		tk := s.keys.ofType(t)
+		flags[i] = pipe.HMGet(ctx, tk.stats(), pausedField)
+		heads[i] = pipe.ZRangeWithScores(ctx, tk.ready(), 0, int64(n-1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.fail("read ready jobs", err)
+	}
+	var all []entry
+	for i, t := range types {
+		if !isPaused(flags[i].Val()[0]) {
+			all = toEntries(heads[i].Val(), t, all)
+		}
+	}
+	if len(types) > 1 {
+		slices.SortFunc(all, compareEntries)
+	}
+	return all[:min(n, len(all))], nil
 }
 
 type entryGroup struct {

@@ -277,7 +277,8 @@ func (s *Store) Count(ctx context.Context, state core.State, jobType string) (in
 	return n, nil
 }
 
-// Stats counts every state per type and adds up the work time.
+// Stats counts every state per type, adds up the work time, and lists the
+// paused types.
 func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 	types, err := s.Types(ctx)
 	if err != nil {
@@ -289,15 +290,15 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 	}
 	pipe := s.rdb.Pipeline()
 	counts := make([][]*redis.IntCmd, len(types))
-	work := make([]*redis.StringCmd, len(types))
+	fields := make([]*redis.SliceCmd, len(types)) // HMGET: a missing field is nil, no error
 	for i, t := range types {
 		tk := s.keys.ofType(t)
 		for _, state := range core.States {
 			counts[i] = append(counts[i], pipe.ZCard(ctx, indexOf(tk, state)))
 		}
-		work[i] = pipe.HGet(ctx, tk.stats(), "work_time")
+		fields[i] = pipe.HMGet(ctx, tk.stats(), "work_time", pausedField)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, s.fail("stats", err)
 	}
 	for i, t := range types {
@@ -307,8 +308,13 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 			st.Add(state, counts[i][j].Val())
 		}
 		st.Types[t] = tc
-		w, _ := strconv.ParseInt(work[i].Val(), 10, 64)
-		st.WorkTime += w
+		f := fields[i].Val()
+		w, _ := f[0].(string)
+		n, _ := strconv.ParseInt(w, 10, 64)
+		st.WorkTime += n
+		if isPaused(f[1]) {
+			st.Paused = append(st.Paused, t)
+		}
 	}
 	return st, nil
 }

@@ -63,6 +63,7 @@ var (
 	releaseJobs   = loadScript("release.lua")
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
+	pauseType     = loadScript("pause.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

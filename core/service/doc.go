@@ -15,6 +15,8 @@
 //	methods.go         the producer and reader methods and their checks
 //	worker_methods.go  lease, batch and the lease holders' operations (a
 //	                   progress handed to the store as its percent), rescue
+//	pause.go           pause and resume of a type, and the wake of
+//	                   waiting leases on queue.resume
 //	batcher.go         creates from concurrent requests share one store call
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the

@@ -31,6 +31,8 @@ func (s *Service) register() error {
 		handle(s, bus.MethodSetState, s.setState),
 		handle(s, bus.MethodSetPriority, s.setPriority),
 		handle(s, bus.MethodPromote, s.promote),
+		handle(s, bus.MethodPause, s.pause),
+		handle(s, bus.MethodResume, s.resume),
 	)
 }
 
@@ -264,7 +266,11 @@ func (s *Service) types(ctx context.Context, _ *core.Empty) (*core.TypesReply, e
 	if err != nil {
 		return nil, err
 	}
-	return &core.TypesReply{Types: types}, nil
+	paused, err := s.store.Paused(ctx, types)
+	if err != nil {
+		return nil, err
+	}
+	return &core.TypesReply{Types: types, Paused: paused}, nil
 }
 
 // checkIDs checks an ids request and returns its cursor and page size.

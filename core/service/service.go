@@ -116,6 +116,12 @@ func New(cfg Config) (*Service, error) {
 		_ = sub.SetPendingLimits(1<<20, 256<<20)
 		s.wakeSub = append(s.wakeSub, sub)
 	}
+	sub, err := cfg.Conn.Subscribe(cfg.Subjects.Queue(bus.QueueResume), s.waits.onResume)
+	if err != nil {
+		s.unsubscribe()
+		return nil, fmt.Errorf("core: subscribe to %s: %w", bus.QueueResume, err)
+	}
+	s.wakeSub = append(s.wakeSub, sub)
 	srv, err := bus.NewServer(cfg.Conn, bus.ServerConfig{
 		Name:        bus.CoreServiceName,
 		QueueGroup:  bus.CoreQueueGroup,

@@ -37,6 +37,12 @@ type Store interface {
 	// Promote moves up to limit delayed jobs whose time has come to inactive,
 	// returning them and the next due time (0 when none waits).
 	Promote(ctx context.Context, now int64, limit int) (moved []core.Job, nextDue int64, err error)
+	// Pause pauses (paused true) or resumes a job type; changed is false
+	// when it was so already. A type paused before it has jobs is listed
+	// by Types from then on.
+	Pause(ctx context.Context, jobType string, paused bool) (changed bool, err error)
+	// Paused returns those of types that are paused, in their order.
+	Paused(ctx context.Context, types []string) ([]string, error)
 	Ping(ctx context.Context) error
 	LeaseStore
 }
@@ -45,7 +51,7 @@ type Store interface {
 type LeaseStore interface {
 	// Lease hands up to max ready jobs of the types to a worker under one
 	// token, best priority first across the types, for ttl ms each (0: each
-	// job's own ttl).
+	// job's own ttl). A paused type hands out none.
 	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error)
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated.

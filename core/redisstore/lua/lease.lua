@@ -1,6 +1,7 @@
 -- lease: hand ready jobs of one type to a worker under one lease token.
 -- The candidates (ready members) were read just before; a member another
--- lease took meanwhile is skipped, so no job is ever handed out twice.
+-- lease took meanwhile is skipped, so no job is ever handed out twice, and
+-- a type paused meanwhile (pause.lua) hands out nothing.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
@@ -13,11 +14,14 @@
 -- ARGV[4]    lease_ttl  ms each lease lasts; 0: each job's own ttl
 -- ARGV[4+i]  member_i   a candidate's member in ready ("<seq>:<id>")
 --
--- Reply: per job leased, its row followed by its data ("" for none).
+-- Reply: per job leased, its row followed by its data ("" for none); none
+-- when the type is paused.
 -- Events: the service publishes job.start.<id>.<type> for each job it
 -- hands out.
 --@include type_keys.lua
 --@include row.lua
+
+if redis.call('HGET', K_STATS, 'paused') == '1' then return {} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local lease_ttl = tonumber(ARGV[4])
