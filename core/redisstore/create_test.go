@@ -33,7 +33,7 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	}
 	first, _, err := newStore().Create(ctx, 1000, specs)
 	require.NoError(t, err)
-	leased, err := newStore().Lease(ctx, 1001, []string{"again"}, 1, "w", "tok", 0)
+	leased, _, err := newStore().Lease(ctx, 1001, []string{"again"}, 1, "w", "tok", 0)
 	require.NoError(t, err)
 	require.Len(t, leased, 1)
 

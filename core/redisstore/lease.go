@@ -17,13 +17,13 @@ import (
 // those types), then leases those jobs in one script per type; a job
 // another core leased in between is skipped, and the read is tried again
 // for what is missing. A type paused in between hands out nothing: the
-// script checks again.
-func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error) {
-	var leased []core.Job
+// script checks again. paused lists the types the last read found paused.
+func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error) {
 	for try := 0; try < 3 && len(leased) < max; try++ {
-		picks, err := s.readyHeads(ctx, types, max-len(leased))
+		var picks []entry
+		picks, paused, err = s.readyHeads(ctx, types, max-len(leased))
 		if err != nil {
-			return leased, err
+			return leased, nil, err
 		}
 		if len(picks) == 0 {
 			break
@@ -32,7 +32,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		for _, g := range groupEntries(picks) {
 			jobs, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
 			if err != nil {
-				return leased, s.fail("lease", err)
+				return leased, paused, s.fail("lease", err)
 			}
 			for _, j := range jobs {
 				j.Lease = token
@@ -44,15 +44,15 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 			break // nobody raced us: what was ready is leased
 		}
 	}
-	return leased, nil
+	return leased, paused, nil
 }
 
 // readyHeads reads, in one round trip, whether each type is paused and the
 // first n members of its ready index, and returns the first n of the types
 // not paused, merged in queue order. Paused types are left out here, not
 // only in the script, so that the head of a paused type never stands in
-// the way of another type's ready jobs.
-func (s *Store) readyHeads(ctx context.Context, types []string, n int) ([]entry, error) {
+// the way of another type's ready jobs. It also returns the paused types.
+func (s *Store) readyHeads(ctx context.Context, types []string, n int) ([]entry, []string, error) {
 	pipe := s.rdb.Pipeline()
 	flags := make([]*redis.SliceCmd, len(types)) // HMGET: a missing field is nil, no error
 	heads := make([]*redis.ZSliceCmd, len(types))
@@ -62,18 +62,21 @@ func (s *Store) readyHeads(ctx context.Context, types []string, n int) ([]entry,
 		heads[i] = pipe.ZRangeWithScores(ctx, tk.ready(), 0, int64(n-1))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, s.fail("read ready jobs", err)
+		return nil, nil, s.fail("read ready jobs", err)
 	}
 	var all []entry
+	var paused []string
 	for i, t := range types {
-		if !isPaused(flags[i].Val()[0]) {
-			all = toEntries(heads[i].Val(), t, all)
+		if isPaused(flags[i].Val()[0]) {
+			paused = append(paused, t)
+			continue
 		}
+		all = toEntries(heads[i].Val(), t, all)
 	}
 	if len(types) > 1 {
 		slices.SortFunc(all, compareEntries)
 	}
-	return all[:min(n, len(all))], nil
+	return all[:min(n, len(all))], paused, nil
 }
 
 type entryGroup struct {

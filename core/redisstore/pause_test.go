@@ -74,12 +74,13 @@ func TestLeaseSkipsAPausedType(t *testing.T) {
 		"{u}:job:2":  jobHash(map[string]string{"id": "2", "type": "u"}),
 	}
 	st.seed(before)
-	jobs, err := st.Lease(ctx, 2000, []string{"t", "u"}, 1, "w", "L", 0)
+	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 1, "w", "L", 0)
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2), jobs[0].ID, "u's job; t is paused")
+	require.Equal(t, []string{"t"}, paused, "the lease says which types it found paused")
 
-	jobs, err = st.Lease(ctx, 2000, []string{"t"}, 5, "w", "M", 0)
+	jobs, _, err = st.Lease(ctx, 2000, []string{"t"}, 5, "w", "M", 0)
 	require.NoError(t, err)
 	require.Empty(t, jobs, "t is paused")
 	stats, err := st.Stats(ctx)
@@ -89,8 +90,9 @@ func TestLeaseSkipsAPausedType(t *testing.T) {
 
 	_, err = st.Pause(ctx, "t", false)
 	require.NoError(t, err)
-	jobs, err = st.Lease(ctx, 2000, []string{"t"}, 5, "w", "N", 0)
+	jobs, paused, err = st.Lease(ctx, 2000, []string{"t"}, 5, "w", "N", 0)
 	require.NoError(t, err)
+	require.Empty(t, paused)
 	require.Len(t, jobs, 1, "t resumed")
 	require.Equal(t, int64(1), jobs[0].ID)
 }

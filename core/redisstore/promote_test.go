@@ -124,7 +124,7 @@ func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 	}
 	require.Equal(t, created, promoted, "promoted in creation order")
 
-	leased, err := st.Lease(ctx, 1200, []string{"same-ms"}, 20, "w", "token", 0)
+	leased, _, err := st.Lease(ctx, 1200, []string{"same-ms"}, 20, "w", "token", 0)
 	require.NoError(t, err)
 	var order []int64
 	for _, j := range leased {

@@ -47,7 +47,7 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 	u1 := evalUsec(rdb)
 	var leased []core.Job
 	for len(leased) < n {
-		jobs, err := st.Lease(ctx, 2, []string{"c"}, 64, "w", "tok", 0)
+		jobs, _, err := st.Lease(ctx, 2, []string{"c"}, 64, "w", "tok", 0)
 		if err != nil {
 			b.Fatal(err)
 		}

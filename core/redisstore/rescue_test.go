@@ -34,7 +34,7 @@ func TestRescueJudgesEachJobByItsStallLimit(t *testing.T) {
 
 	leaseAndExpire := func(now int64) map[int64]core.Job {
 		t.Helper()
-		_, err := st.Lease(ctx, now, []string{"r"}, 10, "w", "tok", 0)
+		_, _, err := st.Lease(ctx, now, []string{"r"}, 10, "w", "tok", 0)
 		require.NoError(t, err)
 		moved, _, err := st.Rescue(ctx, now+100, 100, 2)
 		require.NoError(t, err)

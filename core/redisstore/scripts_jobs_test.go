@@ -238,7 +238,7 @@ func TestALeasedJobIsTheStoredJobWithItsToken(t *testing.T) {
 	st, _ := nodetest.NewStore(t)
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Data: json.RawMessage(`[1]`), MaxAttempts: 2, TTL: 5}})
 	require.NoError(t, err)
-	leased, err := st.Lease(ctx, 1100, []string{"t"}, 1, "w", "tok", 0)
+	leased, _, err := st.Lease(ctx, 1100, []string{"t"}, 1, "w", "tok", 0)
 	require.NoError(t, err)
 	require.Len(t, leased, 1)
 	require.Equal(t, "tok", leased[0].Lease, "lease hands out its token")

@@ -30,7 +30,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 		"{t}:job:2":  jobHash(map[string]string{"id": "2", "priority": "-5", "rmember": "0000000000000002:2", "progress": "7"}),
 	}
 	st.seed(before)
-	jobs, err := st.Lease(ctx, 2000, []string{"t"}, 1, "w", "L", 0)
+	jobs, _, err := st.Lease(ctx, 2000, []string{"t"}, 1, "w", "L", 0)
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2), jobs[0].ID, "priority -5 before 0")
@@ -46,7 +46,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 	})
 	st.requireKeys(after, "job 2 leased")
 
-	jobs, err = st.Lease(ctx, 2500, []string{"t"}, 5, "w2", "M", 400)
+	jobs, _, err = st.Lease(ctx, 2500, []string{"t"}, 5, "w2", "M", 400)
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2900), jobs[0].LeaseUntil, "the lease's own ttl")

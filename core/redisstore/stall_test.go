@@ -60,10 +60,10 @@ func TestARedisStallCannotDoubleACreate(t *testing.T) {
 	require.Len(t, ready, 1, "the create ran once, not once per client attempt: %v", ready)
 
 	now := time.Now().UnixMilli()
-	first, err := st.Lease(ctx, now, []string{"email"}, 10, "w1", "token-1", 0)
+	first, _, err := st.Lease(ctx, now, []string{"email"}, 10, "w1", "token-1", 0)
 	require.NoError(t, err)
 	require.Len(t, first, 1)
-	second, err := st.Lease(ctx, now, []string{"email"}, 10, "w2", "token-2", 0)
+	second, _, err := st.Lease(ctx, now, []string{"email"}, 10, "w2", "token-2", 0)
 	require.NoError(t, err)
 	require.Empty(t, second, "nobody else gets the job: %v", second)
 }

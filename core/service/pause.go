@@ -46,7 +46,7 @@ func (s *Service) setPaused(ctx context.Context, req *core.PauseRequest, paused 
 		// does for an enqueue; other cores' wake on queue.resume. Woken
 		// also on a repeat: a waiter costs one lease attempt, and a
 		// resume another core made may not have reached us.
-		s.waits.wake(req.Type)
+		s.waits.resume(req.Type)
 	}
 	if changed {
 		s.emit(s.subj.Queue(event), &core.Event{Event: event, Type: req.Type, At: s.now()})
@@ -55,13 +55,11 @@ func (s *Service) setPaused(ctx context.Context, req *core.PauseRequest, paused 
 }
 
 // onResume is the queue.resume subscription's callback: waiting leases of
-// the resumed type try again.
+// the resumed type try again. It runs whether or not any lease waits, to
+// clear the type's paused mark.
 func (r *waitRoom) onResume(m *nats.Msg) {
-	if r.waiting.Load() == 0 {
-		return
-	}
 	var ev core.Event
 	if json.Unmarshal(m.Data, &ev) == nil && ev.Type != "" {
-		r.wake(ev.Type)
+		r.resume(ev.Type)
 	}
 }

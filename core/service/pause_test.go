@@ -106,33 +106,44 @@ func TestPauseRefusesBadInputAndStoresNothing(t *testing.T) {
 	require.Empty(t, types, "nothing stored")
 }
 
-// TestAWaitingLeaseOfAPausedTypeWakesOnResume: a lease waiting for a
-// paused type is not handed the job an enqueue brings (it tries, finds the
-// type paused and waits again); resume hands it the job at once.
-func TestAWaitingLeaseOfAPausedTypeWakesOnResume(t *testing.T) {
+// TestAnEnqueueOfAPausedTypeWakesNoWaitingLease: a lease waiting on a
+// paused type p and on q is not woken by p's enqueue (the first attempt
+// learnt that p is paused): it wakes once, for q's job, and leaves p's. A
+// lease waiting on p alone is handed p's job when p is resumed.
+func TestAnEnqueueOfAPausedTypeWakesNoWaitingLease(t *testing.T) {
 	t.Parallel()
 	parked := make(chan struct{}, 10)
 	c := nodetest.NewCore(t, service.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
 	require.NoError(t, c.Client.Pause(ctx, "p"))
-	got := make(chan []core.Job, 1)
-	go func() {
-		jobs, _ := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"p"}, Wait: 60_000})
-		got <- jobs
-	}()
-	waitFor(t, parked, "the lease waits")
-	job, err := c.Client.Create(ctx, "p", nil, nil)
+	waiting := func(types ...string) <-chan []core.Job {
+		got := make(chan []core.Job, 1)
+		go func() {
+			jobs, _ := c.Client.Lease(ctx, core.LeaseRequest{Types: types, Max: 10, Wait: 60_000})
+			got <- jobs
+		}()
+		waitFor(t, parked, "the lease waits")
+		return got
+	}
+	got := waiting("p", "q")
+	jp, err := c.Client.Create(ctx, "p", nil, nil)
 	require.NoError(t, err)
-	waitFor(t, parked, "the enqueue woke the lease; it found p paused and waits again")
+	jq, err := c.Client.Create(ctx, "q", nil, nil)
+	require.NoError(t, err)
 	select {
 	case jobs := <-got:
-		t.Fatalf("a paused type's job was leased: %+v", jobs)
-	default:
+		require.Len(t, jobs, 1)
+		require.Equal(t, jq.ID, jobs[0].ID, "q's job, not the paused p's")
+	case <-time.After(10 * time.Second):
+		t.Fatal("q's enqueue did not wake the waiting lease (wait was 60 s)")
 	}
+	require.Empty(t, parked, "the lease waited once: p's enqueue did not wake it")
+
+	got = waiting("p")
 	require.NoError(t, c.Client.Resume(ctx, "p"))
 	select {
 	case jobs := <-got:
 		require.Len(t, jobs, 1)
-		require.Equal(t, job.ID, jobs[0].ID)
+		require.Equal(t, jp.ID, jobs[0].ID)
 	case <-time.After(10 * time.Second):
 		t.Fatal("resume did not wake the waiting lease (wait was 60 s)")
 	}

@@ -51,8 +51,9 @@ type Store interface {
 type LeaseStore interface {
 	// Lease hands up to max ready jobs of the types to a worker under one
 	// token, best priority first across the types, for ttl ms each (0: each
-	// job's own ttl). A paused type hands out none.
-	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) ([]core.Job, error)
+	// job's own ttl). A paused type hands out none; paused lists those of
+	// types the store found paused.
+	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error)
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated.
 	Apply(ctx context.Context, now int64, op core.Op, ops []LeaseOp) ([]Applied, error)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,10 +13,21 @@ import (
 // wakes them when a job of their type becomes ready through any core: it
 // listens to the events that announce a job entering inactive (enqueue,
 // promotion, failed_attempt, stalled), so no one polls Redis.
+//
+// A paused type's jobs wake no one: otherwise every job a producer adds to
+// a paused type would send each of its waiting leases to Redis for
+// nothing. What is paused is learnt from the store on each lease attempt
+// (notePaused), never from queue.pause, whose events from several cores
+// may arrive out of order; a resume (ours, or queue.resume from another
+// core) clears the mark and wakes the type's waiters. A mark a lost
+// queue.resume leaves behind delays those waiters to the end of their wait
+// at most, as a lost enqueue event would; the next attempt reads the truth.
 type waitRoom struct {
 	mu      sync.Mutex
 	byType  map[string]map[*waiter]struct{}
-	waiting atomic.Int64 // fast path for the event callback
+	paused  map[string]bool // types the last lease attempt found paused
+	resumed uint64          // counts resumes; see notePaused
+	waiting atomic.Int64    // fast path for the event callback
 }
 
 type waiter struct {
@@ -23,7 +35,7 @@ type waiter struct {
 }
 
 func newWaitRoom() *waitRoom {
-	return &waitRoom{byType: map[string]map[*waiter]struct{}{}}
+	return &waitRoom{byType: map[string]map[*waiter]struct{}{}, paused: map[string]bool{}}
 }
 
 // enter adds a waiter for the types, unless limit waiters are in already:
@@ -61,11 +73,52 @@ func (r *waitRoom) leave(w *waiter, types []string) {
 	r.waiting.Add(-1)
 }
 
-// wake pokes every waiter of a type. Each then tries to lease; those that
-// find nothing wait again.
+// wake pokes every waiter of a type, unless the type is paused. Each then
+// tries to lease; those that find nothing wait again.
 func (r *waitRoom) wake(jobType string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.paused[jobType] {
+		return
+	}
+	r.poke(jobType)
+}
+
+// resume clears a type's paused mark and pokes its waiters.
+func (r *waitRoom) resume(jobType string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.paused, jobType)
+	r.resumed++
+	r.poke(jobType)
+}
+
+// resumes is the count of resumes so far, taken before a read of the
+// store for notePaused.
+func (r *waitRoom) resumes() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resumed
+}
+
+// notePaused records what a lease attempt read of types: those in paused
+// are marked, the others cleared. since is resumes() from before the read:
+// when a resume came in meanwhile, the read may predate it, and nothing is
+// marked (clearing is always safe: it costs a useless wake at most).
+func (r *waitRoom) notePaused(types, paused []string, since uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range types {
+		if slices.Contains(paused, t) && r.resumed == since {
+			r.paused[t] = true
+		} else {
+			delete(r.paused, t)
+		}
+	}
+}
+
+// poke wakes the waiters of a type; r.mu is held.
+func (r *waitRoom) poke(jobType string) {
 	for w := range r.byType[jobType] {
 		select {
 		case w.ch <- struct{}{}:

@@ -111,9 +111,13 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 		return []core.Job{}, nil // the asker has given up: lease nothing for it
 	}
 	token := newToken()
+	since := s.waits.resumes()
 	s.leaseMu.Lock()
-	jobs, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
+	jobs, paused, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
 	s.leaseMu.Unlock()
+	if err == nil {
+		s.waits.notePaused(types, paused, since)
+	}
 	if len(jobs) > 0 && s.past(replyBy) {
 		// Leased too late for the asker to read the reply: back they go at
 		// once, rather than sit leased to no one until their ttl.
