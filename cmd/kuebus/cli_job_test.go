@@ -49,3 +49,38 @@ func TestJobLsListsTheWholeWindowOfLargeJobs(t *testing.T) {
 	require.Equal(t, want[1:3], ids("--from", "1", "--to", "2"), "the window, and nothing after it")
 	require.Equal(t, want[3:], ids("--from", "3"), "a window that starts past core's first part")
 }
+
+// TestPauseAndResumeATypeFromTheCommandLine: pause and resume say what they
+// did, stats lists the paused type, and a bad TYPE is a usage error (exit
+// 2, one line) that reaches no core.
+func TestPauseAndResumeATypeFromTheCommandLine(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	url := c.NATS.ClientURL()
+	_, err := c.Client.Create(t.Context(), "email", nil, nil)
+	require.NoError(t, err)
+
+	require.Equal(t, result{code: 0, stdout: "paused email\n"}, kuebus(t, "pause", "email", "--nats-url", url))
+	require.Equal(t, result{code: 0, stdout: "paused sms\n"}, kuebus(t, "pause", "sms", "--nats-url", url),
+		"a type with no jobs yet")
+	r := kuebus(t, "stats", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `(?m)^paused\s+email sms$`, r.stdout)
+	require.Regexp(t, `(?m)^email\s+0\s+1\s+0\s+0\s+0$`, r.stdout, "the jobs of a paused type are kept")
+
+	require.Equal(t, result{code: 0, stdout: "resumed email\n"}, kuebus(t, "resume", "email", "--nats-url", url))
+	require.Equal(t, result{code: 0, stdout: "resumed sms\n"}, kuebus(t, "resume", "sms", "--nats-url", url))
+	r = kuebus(t, "stats", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotRegexp(t, `(?m)^paused`, r.stdout)
+
+	for _, args := range [][]string{{"pause"}, {"pause", "a.b"}, {"resume", "a b"}, {"pause", "a", "b"}} {
+		r := kuebus(t, append(args, "--nats-url", url)...)
+		require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+		require.Empty(t, r.stdout)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+	}
+	types, err := c.Client.Types(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, []string{"email", "sms"}, types, "bad input stored nothing")
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -34,6 +35,9 @@ func runStats(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(tw, "%s\t%d\n", s, st.Get(s))
 		}
 		fmt.Fprintf(tw, "\nwork time\t%s\n", time.Duration(st.WorkTime)*time.Millisecond)
+		if len(st.Paused) > 0 {
+			fmt.Fprintf(tw, "paused\t%s\n", strings.Join(st.Paused, " "))
+		}
 		if len(st.Types) > 0 {
 			fmt.Fprint(tw, "\nTYPE")
 			for _, s := range core.States {
@@ -50,6 +54,42 @@ func runStats(ctx context.Context, e *env, args []string) error {
 		}
 		return tw.Flush()
 	})
+}
+
+func runPause(ctx context.Context, e *env, args []string) error {
+	return withJobType(ctx, e, args, func(c *core.Client, jobType string) error {
+		if err := c.Pause(ctx, jobType); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(e.stdout, "paused %s\n", jobType)
+		return err
+	})
+}
+
+func runResume(ctx context.Context, e *env, args []string) error {
+	return withJobType(ctx, e, args, func(c *core.Client, jobType string) error {
+		if err := c.Resume(ctx, jobType); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(e.stdout, "resumed %s\n", jobType)
+		return err
+	})
+}
+
+// withJobType parses the connection flags and one TYPE argument, checked
+// here so that a bad one is a usage error, and calls fn with a client.
+func withJobType(ctx context.Context, e *env, args []string, fn func(*core.Client, string) error) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	pos, err := e.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if err := bus.ValidToken(pos[0]); err != nil {
+		return usagef("%s: %q is not a job type: %v", e.cmd.path(), pos[0], err)
+	}
+	return cf.withClient(ctx, func(c *core.Client) error { return fn(c, pos[0]) })
 }
 
 // eventBuffer is how many events may wait to be printed; beyond it NATS
