@@ -235,6 +235,11 @@ func TestClientSendsTheDocumentedBodies(t *testing.T) {
 	_, err = c.Client.Rescue(ctx, nil)
 	require.NoError(t, err)
 	require.Equal(t, `{}`, sent(bus.MethodRescue))
+
+	require.NoError(t, c.Client.Pause(ctx, "w"))
+	require.Equal(t, `{"type":"w"}`, sent(bus.MethodPause))
+	require.NoError(t, c.Client.Resume(ctx, "w"))
+	require.Equal(t, `{"type":"w"}`, sent(bus.MethodResume))
 }
 
 func TestClientReportsEveryCallToOnCall(t *testing.T) {
