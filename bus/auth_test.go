@@ -184,6 +184,35 @@ func TestOnlyCorePublishesEvents(t *testing.T) {
 	}
 }
 
+// TestACoreHearsAnotherCoresResume: on a locked server a core may
+// subscribe to queue.resume, which another core publishes, so that its
+// waiting leases of a resumed type wake.
+func TestACoreHearsAnotherCoresResume(t *testing.T) {
+	t.Parallel()
+	ls := startLocked(t, bus.User{Name: "v1", Password: "pw", Role: bus.RoleViewer}) // locked with users
+	conns := make([]*nats.Conn, 2)
+	for i := range conns {
+		nc, err := bus.Connect(ls.ClientURL(), "core", ls.InProcessAs(bus.RoleCore))
+		require.NoError(t, err)
+		t.Cleanup(nc.Close)
+		conns[i] = nc
+	}
+	got := make(chan *nats.Msg, 1)
+	sub, err := conns[0].ChanSubscribe(ls.subj.Queue(bus.QueueResume), got)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, conns[0].Flush())
+	require.NoError(t, conns[1].Publish(ls.subj.Queue(bus.QueueResume), []byte(`{"event":"resume","type":"email","at":1}`)))
+	require.NoError(t, conns[1].Flush())
+	select {
+	case m := <-got:
+		require.Equal(t, "t.queue.resume", m.Subject)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other core's queue.resume did not arrive")
+	}
+	require.NoError(t, conns[0].LastError())
+}
+
 func TestNkeyUserAuthenticatesWithItsSeedAndGetsItsInbox(t *testing.T) {
 	t.Parallel()
 	kp, err := nkeys.CreateUser()
