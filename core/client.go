@@ -53,7 +53,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj, onCall: opts.OnCall}
-	c.creates = c.newCreateBatcher()
+	c.creates = c.newCreateBatcher(createSenders, c.sendCreates)
 	return c, nil
 }
 

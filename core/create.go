@@ -40,7 +40,9 @@ const (
 	createSpecOverhead = 256
 )
 
-func (c *Client) newCreateBatcher() *bus.Batcher[Spec, created] {
+// newCreateBatcher batches creates for flush (c.sendCreates), with up to
+// senders messages on their way at once.
+func (c *Client) newCreateBatcher(senders int, flush func([]Spec) ([]created, error)) *bus.Batcher[Spec, created] {
 	// Half the server's limit leaves room for the fields beside data and
 	// for headers; a spec larger than that alone goes alone.
 	maxSize := int(c.nc.MaxPayload() / 2)
@@ -48,12 +50,12 @@ func (c *Client) newCreateBatcher() *bus.Batcher[Spec, created] {
 		maxSize = 512 << 10
 	}
 	return bus.NewBatcher(bus.BatcherConfig[Spec, created]{
-		Senders:  createSenders,
+		Senders:  senders,
 		MaxItems: createMaxSpecs,
 		Size:     func(sp Spec) int { return len(sp.Data) + len(sp.UniqueKey) + createSpecOverhead },
 		MaxSize:  maxSize,
 		Stopped:  bus.Errorf(bus.CodeUnavailable, "client is closed"),
-		Flush:    c.sendCreates,
+		Flush:    flush,
 	})
 }
 

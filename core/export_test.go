@@ -1,14 +1,12 @@
 package core
 
-import "github.com/kuebus/kuebus/bus"
-
 // HoldCreates makes the client call hold before each message of creates it
-// sends, so that a test can gather calls into the next one.
+// sends, with one message on its way at a time, so that a test can gather
+// calls into the next one.
 func HoldCreates(c *Client, hold func()) {
-	flush := c.sendCreates
-	c.creates = bus.NewBatcher(bus.BatcherConfig[Spec, created]{
-		Senders: 1, MaxItems: createMaxSpecs, Stopped: bus.ErrUnavailable,
-		Flush: func(specs []Spec) ([]created, error) { hold(); return flush(specs) },
+	c.creates = c.newCreateBatcher(1, func(specs []Spec) ([]created, error) {
+		hold()
+		return c.sendCreates(specs)
 	})
 }
 

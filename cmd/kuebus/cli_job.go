@@ -126,6 +126,13 @@ func runJobRetry(ctx context.Context, e *env, args []string) error {
 
 // withJobID runs a command whose one argument is a job id.
 func withJobID(ctx context.Context, e *env, args []string, fn func(*core.Client, int64) error) error {
+	return withArg(ctx, e, args, func(s string) (int64, error) { return parseID(e.cmd.path()+": ID", s) }, fn)
+}
+
+// withArg parses the connection flags and the command's one argument,
+// checked by parse before any call (a bad one is a usage error), and calls
+// fn with a client.
+func withArg[T any](ctx context.Context, e *env, args []string, parse func(string) (T, error), fn func(*core.Client, T) error) error {
 	var cf connFlags
 	fs := e.flags()
 	cf.register(fs)
@@ -133,11 +140,11 @@ func withJobID(ctx context.Context, e *env, args []string, fn func(*core.Client,
 	if err != nil {
 		return err
 	}
-	id, err := parseID(e.cmd.path()+": ID", pos[0])
+	arg, err := parse(pos[0])
 	if err != nil {
 		return err
 	}
-	return cf.withClient(ctx, func(c *core.Client) error { return fn(c, id) })
+	return cf.withClient(ctx, func(c *core.Client) error { return fn(c, arg) })
 }
 
 func runJobState(ctx context.Context, e *env, args []string) error {

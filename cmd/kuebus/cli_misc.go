@@ -76,20 +76,14 @@ func runResume(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-// withJobType parses the connection flags and one TYPE argument, checked
-// here so that a bad one is a usage error, and calls fn with a client.
+// withJobType runs a command whose one argument is a job type.
 func withJobType(ctx context.Context, e *env, args []string, fn func(*core.Client, string) error) error {
-	var cf connFlags
-	fs := e.flags()
-	cf.register(fs)
-	pos, err := e.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	if err := bus.ValidToken(pos[0]); err != nil {
-		return usagef("%s: %q is not a job type: %v", e.cmd.path(), pos[0], err)
-	}
-	return cf.withClient(ctx, func(c *core.Client) error { return fn(c, pos[0]) })
+	return withArg(ctx, e, args, func(s string) (string, error) {
+		if err := bus.ValidToken(s); err != nil {
+			return "", usagef("%s: %q is not a job type: %v", e.cmd.path(), s, err)
+		}
+		return s, nil
+	}, fn)
 }
 
 // eventBuffer is how many events may wait to be printed; beyond it NATS
