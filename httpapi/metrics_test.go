@@ -65,6 +65,7 @@ func TestMetrics(t *testing.T) {
 	st.until(bus.EventFailed, broken.ID)
 	waiting := e.create(map[string]any{"type": "sms"})
 	st.until(bus.EventEnqueue, waiting.ID)
+	e.ok(http.StatusOK, "PUT", "/types/sms/pause", nil, nil)
 	// A re-run is an enqueue too, but not a new job.
 	e.ok(http.StatusOK, "PUT", fmt.Sprintf("/job/%d/state/inactive", broken.ID), nil, nil)
 	st.until(bus.EventEnqueue, broken.ID)
@@ -82,6 +83,8 @@ func TestMetrics(t *testing.T) {
 		`kuebus_queue_depth{state="inactive",type="sms"} 1`,
 		`kuebus_queue_depth{state="failed",type="sms"} 0`,
 		`kuebus_core_up 1`,
+		`kuebus_queue_paused{type="sms"} 1`,
+		`kuebus_queue_paused{type="email"} 0`,
 		`kuebus_rpc_duration_seconds_count{code="ok",method="create"} 3`,
 		`kuebus_rpc_duration_seconds_count{code="ok",method="lease"} 3`,
 		`kuebus_rpc_duration_seconds_count{code="ok",method="complete"} 1`,

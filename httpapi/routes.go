@@ -29,6 +29,9 @@ func (s *Server) routes() http.Handler {
 	handle("PUT /job/{id}/state/{state}", s.setState)
 	handle("PUT /job/{id}/priority/{priority}", s.setPriority)
 	handle("POST /job/{id}/log", s.addLog)
+	// Pause and resume a type (pause.go).
+	handle("PUT /types/{type}/pause", s.pauseType)
+	handle("PUT /types/{type}/resume", s.resumeType)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop)
 	handle("POST /job/{id}/complete", s.leaseOp(s.complete))

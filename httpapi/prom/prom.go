@@ -168,15 +168,17 @@ func (e *Exporter) RPC(method string, took time.Duration, err error) {
 type depthCollector struct{ e *Exporter }
 
 var (
-	depthDesc = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
-	workDesc  = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
-	upDesc    = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call succeeded, else 0.", nil, nil)
+	depthDesc  = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
+	workDesc   = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
+	upDesc     = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call succeeded, else 0.", nil, nil)
+	pausedDesc = prometheus.NewDesc("kuebus_queue_paused", "1 while a type is paused (no leases), else 0; read from core.stats at scrape time.", []string{"type"}, nil)
 )
 
 func (d depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- depthDesc
 	ch <- workDesc
 	ch <- upDesc
+	ch <- pausedDesc
 }
 
 func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
@@ -191,9 +193,18 @@ func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
 	ch <- prometheus.MustNewConstMetric(workDesc, prometheus.CounterValue, float64(st.WorkTime)/1000)
+	paused := make(map[string]bool, len(st.Paused))
+	for _, typ := range st.Paused {
+		paused[typ] = true
+	}
 	for typ, counts := range st.Types {
 		for _, state := range core.States {
 			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(counts.Get(state)), string(state), typ)
 		}
+		flag := 0.0
+		if paused[typ] {
+			flag = 1
+		}
+		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, flag, typ)
 	}
 }
