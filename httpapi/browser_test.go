@@ -54,7 +54,8 @@ func artifacts(t *testing.T) string {
 
 // TestDashboardInBrowser drives the dashboard in headless Chromium: it sees a
 // job created through the API appear without a reload (the event stream),
-// opens a failed job from the failed list, retries it and sees it inactive.
+// opens a failed job from the failed list, retries it and sees it inactive,
+// then pauses and resumes a type from the types table.
 func TestDashboardInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
@@ -114,6 +115,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	got, err := e.core.Client.Get(t.Context(), failed.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.StateInactive, got.State)
+
+	emailRow := `#types tr[data-type="email"]`
+	step("pause a type from the types table and see it paused",
+		chromedp.Navigate(e.url+"/#/"),
+		chromedp.WaitVisible(chromedp.CSS(emailRow+`[data-paused="0"]`)),
+		chromedp.Click(chromedp.CSS(emailRow+` button[data-pause="email"]`)),
+		chromedp.WaitVisible(chromedp.CSS(emailRow+`[data-paused="1"] .tag.paused`)),
+	)
+	shot("5-type-paused.png")
+	st, err := e.core.Client.Stats(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, []string{"email"}, st.Paused)
+	step("resume it",
+		chromedp.Click(chromedp.CSS(emailRow+` button[data-pause="email"]`)),
+		chromedp.WaitVisible(chromedp.CSS(emailRow+`[data-paused="0"]`)),
+	)
+	st, err = e.core.Client.Stats(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, st.Paused)
 
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }
@@ -275,7 +295,7 @@ func TestSignInAndOutInBrowser(t *testing.T) {
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	cancel()
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), "5-signed-in.png"), png, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), "6-signed-in.png"), png, 0o644))
 	clk.advance(time.Hour)
 	e.create(map[string]any{"type": "email"}) // an event: the page reads again
 	step("the session ran out: back at the login form", append([]chromedp.Action[chromedp.Void]{}, signIn...)...)

@@ -177,18 +177,43 @@ function renderCards(r) {
       h("div", { class: "name" }, s))));
 }
 
+function isPaused(type) {
+  return ((stats && stats.paused) || []).includes(type);
+}
+
+// pauseButton pauses or resumes a type: a paused type keeps its jobs but
+// hands none to workers. The page redraws from the queue event that follows.
+function pauseButton(type) {
+  const paused = isPaused(type);
+  const action = paused ? "resume" : "pause";
+  return h("button", {
+    class: paused ? "primary small" : "small",
+    dataset: { pause: type },
+    title: paused ? `Let workers take ${type} jobs again` : `Hand out no ${type} jobs until resumed`,
+    onclick: async () => {
+      try {
+        await api("PUT", `/types/${encodeURIComponent(type)}/${action}`);
+        toast(paused ? `${type} resumed` : `${type} paused`);
+        scheduleRefresh();
+      } catch (e) { toast(e.message, true); }
+    },
+  }, paused ? "Resume" : "Pause");
+}
+
 function renderTypes() {
   const types = Object.keys((stats && stats.types) || {}).sort();
   if (!types.length) return null;
   const cell = (n) => h("td", { class: "num" + (n ? "" : " zero") }, n);
   return h("div", { class: "panel flush" },
     h("table", { id: "types" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Type"), STATES.map((s) => h("th", { class: "num" }, s)), h("th", { class: "num" }, "total"))),
+      h("thead", {}, h("tr", {}, h("th", {}, "Type"), STATES.map((s) => h("th", { class: "num" }, s)), h("th", { class: "num" }, "total"), h("th", {}, ""))),
       h("tbody", {}, types.map((t) =>
-        h("tr", { dataset: { type: t } },
-          h("td", {}, h("a", { href: listHash({ state: "all", type: t, order: "desc", page: 0 }) }, t)),
+        h("tr", { dataset: { type: t, paused: isPaused(t) ? "1" : "0" } },
+          h("td", {}, h("a", { href: listHash({ state: "all", type: t, order: "desc", page: 0 }) }, t),
+            isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null),
           STATES.map((s) => cell(count(s, t))),
-          cell(count("all", t)))))));
+          cell(count("all", t)),
+          h("td", { class: "act" }, pauseButton(t)))))));
 }
 
 // ---- the job list -----------------------------------------------------------
@@ -396,7 +421,7 @@ function slotsFor(r, data, error) {
   return [
     ["cards", JSON.stringify([r, counts]), () => renderCards(r)],
     ["list", JSON.stringify([r, data, counts, Object.keys(types)]), () => renderList(r, data)],
-    ["types", JSON.stringify(types), renderTypes],
+    ["types", JSON.stringify([types, stats && stats.paused]), renderTypes],
   ];
 }
 
@@ -473,6 +498,7 @@ function connect() {
       el.textContent = `promoter leader: ${ev.leader}`;
       el.hidden = false;
     }
+    if (ev.event === "pause" || ev.event === "resume") scheduleRefresh();
   });
   es.addEventListener("lagged", () => scheduleRefresh());
 }
