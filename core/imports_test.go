@@ -44,6 +44,7 @@ var rooms = map[string]room{
 	"bench":           {},
 	"cluster-config":  {never: []string{"core/redisstore", "core/service", "node", "worker", "promoter", goRedis}},
 	"cmd":             {},
+	"examples":        {never: append([]string{"node", "worker", "promoter", "httpapi"}, client...)},
 }
 
 // TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only

@@ -1,0 +1,63 @@
+// A small kuebus client for Node.js, written from docs/protocol.md alone:
+// every call is a NATS request to core.<method> with a JSON body; an error
+// comes back as headers (Kuebus-Error-Code or Nats-Service-Error-Code, and
+// Nats-Service-Error), never as a body.
+import { connect, JSONCodec } from "nats";
+
+const jc = JSONCodec();
+
+// KuebusError is a call that core refused: code is the protocol's word
+// (invalid, not_found, conflict, unavailable, internal).
+export class KuebusError extends Error {
+  constructor(method, code, message) {
+    super(`core.${method}: ${code}: ${message}`);
+    this.code = code;
+  }
+}
+
+export class Kuebus {
+  // prefix: the deployment's subject prefix ("" or e.g. "acme.").
+  constructor(nc, prefix = "") {
+    this.nc = nc;
+    this.prefix = prefix;
+  }
+
+  static async connect({ url, token, user, pass, prefix } = {}) {
+    const nc = await connect({ servers: url, token, user, pass, name: "kuebus-node-example" });
+    return new Kuebus(nc, prefix);
+  }
+
+  // call sends one request and returns the decoded reply.
+  async call(method, body = {}, timeout = 10_000) {
+    const msg = await this.nc.request(`${this.prefix}core.${method}`, jc.encode(body), { timeout });
+    const code = msg.headers?.get("Kuebus-Error-Code") || msg.headers?.get("Nats-Service-Error-Code");
+    if (code) throw new KuebusError(method, code, msg.headers.get("Nats-Service-Error"));
+    return jc.decode(msg.data);
+  }
+
+  // subscribe calls fn with every event on subject (wildcards allowed, e.g.
+  // "job.*.*.email", "queue.>"), the prefix added.
+  subscribe(subject, fn) {
+    const sub = this.nc.subscribe(`${this.prefix}${subject}`);
+    (async () => {
+      for await (const m of sub) fn(m.subject.slice(this.prefix.length), jc.decode(m.data));
+    })();
+    return sub;
+  }
+
+  create(spec) { return this.call("create", spec); }
+  get(id) { return this.call("get", { id }); }
+  lease(types, { max = 1, worker = "node", wait = 0 } = {}) {
+    // A lease that waits is answered within wait plus a margin: give the
+    // request that long.
+    return this.call("lease", { types, max, worker, wait }, wait + 10_000).then((r) => r.jobs);
+  }
+  progress(job, complete, total) { return this.call("progress", { id: job.id, lease: job.lease, complete, total }); }
+  complete(job, result) { return this.call("complete", { id: job.id, lease: job.lease, result }); }
+  fail(job, error) { return this.call("fail", { id: job.id, lease: job.lease, error }); }
+  pause(type) { return this.call("pause", { type }); }
+  resume(type) { return this.call("resume", { type }); }
+  stats() { return this.call("stats"); }
+
+  async close() { await this.nc.close(); }
+}
