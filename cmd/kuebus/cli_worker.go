@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
@@ -22,6 +21,8 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	concurrency := fs.Int("concurrency", 4, "how many jobs run at once, `N`")
 	work := fs.Duration("work", 0, "how long each job takes, a `DURATION` (0: done at once)")
 	grace := fs.Duration("grace", 10*time.Second, "how long running jobs may finish after a stop signal, a `DURATION`")
+	var lf logFlags
+	lf.register(fs, "text")
 	types, err := e.parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -40,12 +41,15 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if _, err := cf.check(); err != nil {
 		return err
 	}
+	log, _, err := lf.logger(e.stderr)
+	if err != nil {
+		return err
+	}
 	nc, err := cf.connect()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	w, err := worker.New(worker.Config{
 		Conn: nc, Prefix: cf.prefix, Concurrency: *concurrency, ShutdownTimeout: *grace, Logger: log,
 	})
