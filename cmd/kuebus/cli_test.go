@@ -91,6 +91,8 @@ func TestUsage(t *testing.T) {
 			{[]string{"dev", "--log-format", "xml"}, `--log-format: "xml" is not text or json`},
 			{[]string{"worker", "email", "--log-format", "yaml"}, `--log-format: "yaml" is not text or json`},
 			{[]string{"worker", "email", "--log-level", "chatty"}, "--log-level"},
+			{[]string{"worker", "email", "--fail-rate", "1.5"}, "--fail-rate: 1.5 is outside 0..1"},
+			{[]string{"worker", "email", "--fail-rate", "-0.1"}, "--fail-rate: -0.1 is outside 0..1"},
 			{[]string{"dev", "--prefix", "a.*"}, "--prefix"},
 			{[]string{"dev", "--stall-limit", "0"}, "--stall-limit: 0 is outside 1..1000000"},
 			{[]string{"job", "create", "x", "--stall-limit", "-1"}, `--stall-limit: "-1" is not a whole number`},
