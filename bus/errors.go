@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nats-io/nats.go"
 )
 
-// Code is the error code carried in the Nats-Service-Error-Code header of an
-// RPC reply.
+// Code is the error code of an RPC reply, carried as a word in the
+// Kuebus-Error-Code header and as a number (StatusOf) in
+// Nats-Service-Error-Code.
 type Code string
 
 // The codes of DESIGN §3. Every error that crosses the wire has one of them.
@@ -20,6 +22,34 @@ const (
 	CodeUnavailable Code = "unavailable" // Redis down, no core answering, shutting down
 	CodeInternal    Code = "internal"    // a bug or an unexpected failure
 )
+
+// StatusOf is the number a code travels as in the Nats-Service-Error-Code
+// header: the HTTP status of the same meaning.
+func StatusOf(c Code) int {
+	switch c {
+	case CodeInvalid:
+		return 400
+	case CodeNotFound:
+		return 404
+	case CodeConflict:
+		return 409
+	case CodeUnavailable:
+		return 503
+	}
+	return 500
+}
+
+// codeOfStatus reads a code from the number alone, for a reply without
+// the Kuebus-Error-Code header (another micro service, or micro itself):
+// a number it does not know is internal.
+func codeOfStatus(status string) Code {
+	for _, c := range []Code{CodeInvalid, CodeNotFound, CodeConflict, CodeUnavailable} {
+		if status == strconv.Itoa(StatusOf(c)) {
+			return c
+		}
+	}
+	return CodeInternal
+}
 
 // Error is an error with a wire code. Errors from a remote service arrive as
 // *Error; errors.Is matches them against the sentinels below by code.
@@ -80,7 +110,7 @@ func CodeOf(err error) Code {
 }
 
 // MessageOf is an error's message without its code: for an *Error its own
-// message (the code travels apart, in the Nats-Service-Error-Code header or
+// message (the code travels apart, in the error headers or
 // a field of its own), else the full text.
 func MessageOf(err error) string {
 	var e *Error

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 type ServerConfig struct {
 	// Name is the micro service name, for $SRV discovery. Required.
 	Name string
-	// Version is the micro service version (semver). Default "0.1.0".
+	// Version is the micro service version (semver). Default
+	// ProtocolVersion.
 	Version string
 	// Description is shown by $SRV.INFO. Default "".
 	Description string
@@ -65,7 +67,7 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        cfg.Name,
-		Version:     cmp.Or(cfg.Version, "0.1.0"),
+		Version:     cmp.Or(cfg.Version, ProtocolVersion),
 		Description: cfg.Description,
 		QueueGroup:  cmp.Or(cfg.QueueGroup, cfg.Name),
 		Metadata:    cfg.Metadata,
@@ -112,7 +114,8 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 		s.mu.Lock()
 		if s.stopping {
 			s.mu.Unlock()
-			_ = r.Error(string(CodeUnavailable), "service is shutting down", nil)
+			_ = r.Error(strconv.Itoa(StatusOf(CodeUnavailable)), "service is shutting down", nil,
+				micro.WithHeaders(micro.Headers{HeaderKuebusCode: []string{string(CodeUnavailable)}}))
 			return
 		}
 		s.wg.Add(1)
@@ -162,13 +165,23 @@ func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, e
 			s.logger.Error("rpc failed", "subject", r.Subject(), "err", err)
 		}
 		msg.Data = nil
-		msg.Header = nats.Header{HeaderErrorCode: []string{string(code)}, HeaderError: []string{MessageOf(err)}}
+		msg.Header = errorHeaders(code, MessageOf(err))
 	}
 	if msg.Subject == "" {
 		return // a publish, not a request: nobody waits for the answer
 	}
 	if err := s.nc.PublishMsg(msg); err != nil {
 		s.logger.Warn("rpc reply not sent", "subject", r.Subject(), "err", err)
+	}
+}
+
+// errorHeaders are the headers of a failed call's reply: the code as a
+// number for micro clients, as a word for kuebus's, and the message.
+func errorHeaders(code Code, message string) nats.Header {
+	return nats.Header{
+		HeaderErrorCode:  []string{strconv.Itoa(StatusOf(code))},
+		HeaderKuebusCode: []string{string(code)},
+		HeaderError:      []string{message},
 	}
 }
 
@@ -284,8 +297,11 @@ func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp 
 		}
 		return transportError(subject, err)
 	}
-	if code := msg.Header.Get(HeaderErrorCode); code != "" {
+	if code := msg.Header.Get(HeaderKuebusCode); code != "" {
 		return &Error{Code: Code(code), Message: msg.Header.Get(HeaderError)}
+	}
+	if status := msg.Header.Get(HeaderErrorCode); status != "" {
+		return &Error{Code: codeOfStatus(status), Message: msg.Header.Get(HeaderError)}
 	}
 	if resp == nil {
 		return nil

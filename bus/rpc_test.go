@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
@@ -263,4 +265,42 @@ func TestAPanickingHandlerAnswersInternalAndKeepsServing(t *testing.T) {
 	defer cancel()
 	require.NoError(t, srv.Stop(stopCtx))
 	require.NoError(t, stopCtx.Err(), "Stop did not wait on a panicked request")
+}
+
+// TestErrorHeaders: a failed call's reply carries the code as a number in
+// Nats-Service-Error-Code (what micro clients in other languages read) and
+// as a word in Kuebus-Error-Code; the client reads the word, and a reply
+// with the number alone (a plain micro service's) as the code of the same
+// meaning.
+func TestErrorHeaders(t *testing.T) {
+	for code, status := range map[bus.Code]string{
+		bus.CodeInvalid: "400", bus.CodeNotFound: "404", bus.CodeConflict: "409",
+		bus.CodeUnavailable: "503", bus.CodeInternal: "500",
+	} {
+		require.Equal(t, status, fmt.Sprint(bus.StatusOf(code)), code)
+	}
+
+	client, subj := startEcho(t, bus.ServerConfig{})
+	var resp echoResp
+	err := client.Call(context.Background(), subj.Core("echo"), echoReq{N: 7, Word: "missing"}, &resp)
+	require.ErrorIs(t, err, bus.ErrNotFound)
+	require.EqualError(t, err, "kuebus: not_found: job 7 not found")
+
+	// A micro service of someone else's, answering with a number only.
+	plain := bustest.NewServer(t)
+	svc, err := micro.AddService(plain.Conn, micro.Config{Name: "plain", Version: "1.0.0"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Stop() })
+	require.NoError(t, svc.AddEndpoint("conflict", micro.HandlerFunc(func(r micro.Request) {
+		_ = r.Error("409", "someone else holds it", nil)
+	}), micro.WithEndpointSubject("plain.conflict")))
+	require.NoError(t, svc.AddEndpoint("teapot", micro.HandlerFunc(func(r micro.Request) {
+		_ = r.Error("418", "short and stout", nil)
+	}), micro.WithEndpointSubject("plain.teapot")))
+	c := bus.NewClient(bustest.Connect(t, plain.ClientURL()), time.Second)
+	err = c.Call(context.Background(), "plain.conflict", struct{}{}, nil)
+	require.ErrorIs(t, err, bus.ErrConflict)
+	require.EqualError(t, err, "kuebus: conflict: someone else holds it")
+	err = c.Call(context.Background(), "plain.teapot", struct{}{}, nil)
+	require.ErrorIs(t, err, bus.ErrInternal, "a number kuebus does not know")
 }

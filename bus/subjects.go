@@ -14,12 +14,25 @@ const (
 	PromoterServiceName = "kuebus-promoter"
 )
 
-// Header names carried on RPC replies. They are micro's own, so any micro
-// client sees kuebus errors the same way.
+// Header names carried on the reply of a failed call (DESIGN §3, "Error
+// headers"). The first two are micro's own, so that any micro client sees
+// kuebus errors the way it sees every service's: HeaderErrorCode holds the
+// number of the code (StatusOf: invalid 400, not_found 404, conflict 409,
+// unavailable 503, internal 500), as NATS micro clients in other languages
+// expect; HeaderKuebusCode holds the code's word.
 const (
-	HeaderError     = "Nats-Service-Error"
-	HeaderErrorCode = "Nats-Service-Error-Code"
+	HeaderError      = "Nats-Service-Error"
+	HeaderErrorCode  = "Nats-Service-Error-Code"
+	HeaderKuebusCode = "Kuebus-Error-Code"
 )
+
+// ProtocolVersion is the version of the wire protocol docs/protocol.md
+// describes, and the version core's micro service reports in $SRV.INFO and
+// PING: a client can check it before it relies on a method. The major
+// number changes when a client of the old protocol would misread the new:
+// 2 since the error code went from a word to a number in
+// Nats-Service-Error-Code.
+const ProtocolVersion = "2.0.0"
 
 // Job events, the <event> token of job.<event>.<id>.<type>.
 const (

@@ -21,7 +21,7 @@ func raw(t *testing.T, c *nodetest.Core, method, body string) (string, string) {
 	t.Helper()
 	msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(method), []byte(body), 5*time.Second)
 	require.NoError(t, err)
-	return string(msg.Data), msg.Header.Get(bus.HeaderErrorCode)
+	return string(msg.Data), msg.Header.Get(bus.HeaderKuebusCode)
 }
 
 // TestAPausedTypeLeasesNothingWhileAnotherLeases: pause answers the type

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
@@ -59,17 +60,21 @@ func TestAPlainNATSClientCanUseTheQueue(t *testing.T) {
 
 	msg, err := nc.Request("core.get", []byte(`{"id":`+itoa(id)+`}`), 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, "not_found", msg.Header.Get("Nats-Service-Error-Code"))
+	// The code as a number for micro clients, as a word for ours.
+	require.Equal(t, "404", msg.Header.Get("Nats-Service-Error-Code"))
+	require.Equal(t, "not_found", msg.Header.Get("Kuebus-Error-Code"))
 	require.Equal(t, "job "+itoa(id)+" not found", msg.Header.Get("Nats-Service-Error"))
 
 	msg, err = nc.Request("core.create", []byte(`{"type":"a.b"}`), 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, "invalid", msg.Header.Get("Nats-Service-Error-Code"))
+	require.Equal(t, "400", msg.Header.Get("Nats-Service-Error-Code"))
+	require.Equal(t, "invalid", msg.Header.Get("Kuebus-Error-Code"))
 	require.Contains(t, msg.Header.Get("Nats-Service-Error"), "type:")
 
 	info, err := nc.Request("$SRV.PING.kuebus-core", nil, 5*time.Second)
 	require.NoError(t, err)
 	require.Contains(t, string(info.Data), `"name":"kuebus-core"`)
+	require.Contains(t, string(info.Data), `"version":"`+bus.ProtocolVersion+`"`, "the service's version is the protocol's")
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
