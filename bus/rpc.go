@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/nats-io/nuid"
 )
 
 // ServerConfig configures an RPC server.
@@ -42,10 +43,14 @@ type ServerConfig struct {
 
 // Server serves RPC methods as endpoints of one micro service. Unlike a plain
 // micro handler, each request runs in its own goroutine, so a slow method (a
-// lease that waits for work) never holds up the others.
+// lease that waits for work) never holds up the others; the Server answers
+// micro's discovery requests itself (discovery.go), counting each request
+// when it is answered.
 type Server struct {
 	nc       *nats.Conn
-	svc      micro.Service
+	cfg      ServerConfig // with its defaults
+	id       string       // this instance's, in every discovery reply
+	started  time.Time
 	maxBytes int
 	logger   *slog.Logger
 
@@ -53,11 +58,14 @@ type Server struct {
 	cancel context.CancelFunc
 	slots  chan struct{} // one per request in flight
 
-	// mu orders adding to wg against Stop's wait: micro drains subscriptions
-	// asynchronously, so a request can still arrive after Stop has begun.
-	mu       sync.Mutex
-	stopping bool
-	wg       sync.WaitGroup
+	// mu orders adding to wg against Stop's wait: draining subscriptions
+	// is asynchronous, so a request can still arrive after Stop has begun.
+	// It also guards the lists below.
+	mu        sync.Mutex
+	stopping  bool
+	wg        sync.WaitGroup
+	endpoints []*endpoint
+	subs      []*nats.Subscription // endpoints' and discovery's
 }
 
 // NewServer registers a micro service on nc. Endpoints are added with Handle.
@@ -65,20 +73,17 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 	if cfg.Name == "" {
 		return nil, errors.New("bus: server needs a name")
 	}
-	svc, err := micro.AddService(nc, micro.Config{
-		Name:        cfg.Name,
-		Version:     cmp.Or(cfg.Version, ProtocolVersion),
-		Description: cfg.Description,
-		QueueGroup:  cmp.Or(cfg.QueueGroup, cfg.Name),
-		Metadata:    cfg.Metadata,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bus: add micro service %s: %w", cfg.Name, err)
+	cfg.Version = cmp.Or(cfg.Version, ProtocolVersion)
+	cfg.QueueGroup = cmp.Or(cfg.QueueGroup, cfg.Name)
+	if cfg.Metadata == nil {
+		cfg.Metadata = map[string]string{} // micro's clients expect an object
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		nc:       nc,
-		svc:      svc,
+		cfg:      cfg,
+		id:       nuid.Next(),
+		started:  time.Now().UTC(),
 		maxBytes: cfg.MaxRequestBytes,
 		logger:   cfg.Logger,
 		ctx:      ctx,
@@ -90,6 +95,10 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if err := s.subscribeDiscovery(); err != nil {
+		s.unsubscribe()
+		return nil, err
 	}
 	return s, nil
 }
@@ -110,12 +119,13 @@ func HandleWaiting[Req, Resp any](s *Server, method, subject string, fn func(con
 }
 
 func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn func(context.Context, *Req) (*Resp, error)) error {
-	h := micro.HandlerFunc(func(r micro.Request) {
+	e := &endpoint{stats: micro.EndpointStats{Name: method, Subject: subject, QueueGroup: s.cfg.QueueGroup}}
+	h := func(m *nats.Msg) {
+		start := time.Now()
 		s.mu.Lock()
 		if s.stopping {
 			s.mu.Unlock()
-			_ = r.Error(strconv.Itoa(StatusOf(CodeUnavailable)), "service is shutting down", nil,
-				micro.WithHeaders(micro.Headers{HeaderKuebusCode: []string{string(CodeUnavailable)}}))
+			s.reply(e, m, start, nil, &Error{Code: CodeUnavailable, Message: "service is shutting down"})
 			return
 		}
 		s.wg.Add(1)
@@ -128,7 +138,7 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 			if bounded {
 				defer func() { <-s.slots }()
 			}
-			s.serve(r, func(ctx context.Context, body []byte) (any, error) {
+			s.serve(e, m, start, func(ctx context.Context, body []byte) (any, error) {
 				var req Req
 				if err := Decode(body, &req); err != nil {
 					return nil, err
@@ -136,43 +146,53 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 				return fn(ctx, &req)
 			})
 		}()
-	})
-	if err := s.svc.AddEndpoint(method, h, micro.WithEndpointSubject(subject)); err != nil {
+	}
+	sub, err := s.nc.QueueSubscribe(subject, s.cfg.QueueGroup, h)
+	if err != nil {
 		return fmt.Errorf("bus: add endpoint %s on %s: %w", method, subject, err)
 	}
+	s.mu.Lock()
+	s.endpoints = append(s.endpoints, e)
+	s.subs = append(s.subs, sub)
+	s.mu.Unlock()
 	return nil
 }
 
-// serve runs one request and sends its reply. The reply is published
-// directly rather than through micro's Request, whose Respond and Error
-// record state that micro reads when the synchronous handler returns: from
-// this goroutine that would be a data race. The price is that micro's
-// $SRV.STATS counts requests but not their errors or full processing time.
-func (s *Server) serve(r micro.Request, fn func(context.Context, []byte) (any, error)) {
-	msg := &nats.Msg{Subject: r.Reply()}
+// serve runs one request that arrived at start and sends its reply.
+func (s *Server) serve(e *endpoint, m *nats.Msg, start time.Time, fn func(context.Context, []byte) (any, error)) {
+	var data []byte
 	var err error
-	if n := len(r.Data()); n > s.maxBytes {
+	if n := len(m.Data); n > s.maxBytes {
 		err = Errorf(CodeInvalid, "body: %d bytes is over the limit of %d", n, s.maxBytes)
 	} else {
-		msg.Data, err = s.run(r.Subject(), r.Data(), fn)
+		data, err = s.run(m.Subject, m.Data, fn)
 	}
-	if limit := int(s.nc.MaxPayload()) - replyHeadroom; err == nil && len(msg.Data) > limit {
-		err = Errorf(CodeInvalid, "reply: %d bytes is over the %d a NATS message can carry; ask for fewer or smaller jobs", len(msg.Data), limit)
+	if limit := int(s.nc.MaxPayload()) - replyHeadroom; err == nil && len(data) > limit {
+		err = Errorf(CodeInvalid, "reply: %d bytes is over the %d a NATS message can carry; ask for fewer or smaller jobs", len(data), limit)
 	}
+	if err != nil && CodeOf(err) == CodeInternal && !errors.Is(err, errPanicked) {
+		s.logger.Error("rpc failed", "subject", m.Subject, "err", err)
+	}
+	s.reply(e, m, start, data, err)
+}
+
+// reply answers m with data, or with err as the error headers, and counts
+// the request in its endpoint's stats.
+func (s *Server) reply(e *endpoint, m *nats.Msg, start time.Time, data []byte, err error) {
+	msg := &nats.Msg{Subject: m.Reply, Data: data}
+	errMsg := ""
 	if err != nil {
 		code := CodeOf(err)
-		if code == CodeInternal && !errors.Is(err, errPanicked) {
-			s.logger.Error("rpc failed", "subject", r.Subject(), "err", err)
-		}
 		msg.Data = nil
 		msg.Header = errorHeaders(code, MessageOf(err))
+		errMsg = string(code) + ": " + MessageOf(err)
 	}
-	if msg.Subject == "" {
-		return // a publish, not a request: nobody waits for the answer
+	if msg.Subject != "" { // else a publish, not a request: nobody waits for the answer
+		if perr := s.nc.PublishMsg(msg); perr != nil {
+			s.logger.Warn("rpc reply not sent", "subject", m.Subject, "err", perr)
+		}
 	}
-	if err := s.nc.PublishMsg(msg); err != nil {
-		s.logger.Warn("rpc reply not sent", "subject", r.Subject(), "err", err)
-	}
+	e.record(time.Since(start), errMsg)
 }
 
 // errorHeaders are the headers of a failed call's reply: the code as a
@@ -227,7 +247,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopping = true
 	s.mu.Unlock()
-	err := s.svc.Stop()
+	err := s.unsubscribe()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -241,6 +261,22 @@ func (s *Server) Stop(ctx context.Context) error {
 		return fmt.Errorf("bus: stop service: %w", err)
 	}
 	return nil
+}
+
+// unsubscribe drains every subscription of the server: requests already
+// delivered are still handled (and answered unavailable once stopping).
+func (s *Server) unsubscribe() error {
+	s.mu.Lock()
+	subs := s.subs
+	s.subs = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, sub := range subs {
+		if err := sub.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, fmt.Errorf("drain %s: %w", sub.Subject, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Client calls RPC methods. It is safe for concurrent use.
