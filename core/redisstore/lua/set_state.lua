@@ -1,16 +1,18 @@
 -- set_state: move a job to another state by hand (a person's retry from the
 -- UI or CLI). Leaving active drops the lease, so the worker that held it
 -- gets conflict; no earlier lease is answered as a retry either. Leaving
--- failed or complete for a state that runs again resets attempts and stalls
+-- failed, complete or cancelled for a state that runs again resets attempts and stalls
 -- and takes the unique key back unless another job holds it by now.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10]        job:<id>
+-- KEYS[11]        job:<id>
 --
 -- ARGV[1]  now    unix ms
 -- ARGV[2]  state  the new state: delayed, inactive, active, complete, failed
+--                 (not cancelled: the service sends that to cancel.lua)
 --
 -- Reply: {changed, row}: changed 1, or 0 when the job was in that state
 -- already (nothing changed); {} when there is no such job.
@@ -22,7 +24,7 @@
 --@include indexes.lua
 --@include unique.lua
 
-local jobkey, now, new = KEYS[10], tonumber(ARGV[1]), ARGV[2]
+local jobkey, now, new = KEYS[11], tonumber(ARGV[1]), ARGV[2]
 local id = redis.call('HGET', jobkey, 'id')
 if not id then return {} end
 local cur = redis.call('HGET', jobkey, 'state')
@@ -31,7 +33,7 @@ leave(jobkey, id, cur)
 -- a person moved the job: no earlier lease may act on it, nor be answered
 -- as a retry of what it did
 redis.call('HDEL', jobkey, 'lease', 'lease_until', 'last_lease')
-local finished = (cur == 'complete' or cur == 'failed')
+local finished = (cur == 'complete' or cur == 'failed' or cur == 'cancelled')
 if new == 'inactive' then
   enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
 elseif new == 'delayed' then
