@@ -264,6 +264,19 @@ func (c *Client) SetState(ctx context.Context, id int64, state State) (*Job, err
 	return &job, nil
 }
 
+// Cancel ends a job that has not finished: it is cancelled, and never
+// leased again. A running job's worker cancels its handler's context
+// (cause worker.ErrCancelled); its later acknowledgement changes nothing.
+// A job finished already (complete, failed, cancelled) is ErrConflict and
+// stays as it is; reason ("" for none) goes with the job.cancel event.
+func (c *Client) Cancel(ctx context.Context, id int64, reason string) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodCancel, CancelRequest{ID: id, Reason: reason}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
 // SetPriority changes a job's priority.
 func (c *Client) SetPriority(ctx context.Context, id int64, p Priority) (*Job, error) {
 	var job Job

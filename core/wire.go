@@ -275,6 +275,16 @@ type Event struct {
 	// delayed. Leader is queue.leader's: the new leader's name.
 	DueAt  int64  `json:"due_at,omitempty"`
 	Leader string `json:"leader,omitempty"`
+	// Reason is job.cancel's: why the job was cancelled, as the request
+	// gave it ("" for none).
+	Reason string `json:"reason,omitempty"`
+}
+
+// CancelRequest is cancel's request: the job, and why (optional, shown in
+// the job.cancel event).
+type CancelRequest struct {
+	ID     int64  `json:"id"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // MaxMoveLimit bounds promote's and rescue's limit.

@@ -43,6 +43,10 @@ type Store interface {
 	Pause(ctx context.Context, jobType string, paused bool) (changed bool, err error)
 	// Paused returns those of types that are paused, in their order.
 	Paused(ctx context.Context, types []string) ([]string, error)
+	// Cancel moves a delayed, inactive or active job to cancelled and drops
+	// its lease; changed is false, and the job as it is, when it had
+	// finished already.
+	Cancel(ctx context.Context, now, id int64) (job *core.Job, changed bool, err error)
 	Ping(ctx context.Context) error
 	LeaseStore
 }
