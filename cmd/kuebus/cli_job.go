@@ -203,7 +203,7 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()
 	cf.register(fs)
-	state := fs.String("state", "", "only jobs in this `STATE`: delayed, inactive, active, complete, failed")
+	state := fs.String("state", "", "only jobs in this `STATE`: "+stateList())
 	jobType := fs.String("type", "", "only jobs of this `TYPE`")
 	from := fs.Int64("from", 0, "first `POSITION` to list, 0-based")
 	to := fs.Int64("to", 19, "last `POSITION` to list, inclusive")

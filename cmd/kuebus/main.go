@@ -70,6 +70,7 @@ func commands() *command {
 			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},
 			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},
 			{name: "retry", args: "ID", summary: "run a job again (set its state to inactive)", run: runJobRetry},
+			{name: "cancel", args: "ID", summary: "cancel a job that has not finished; its running handler is told", run: runJobCancel},
 		}},
 		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
 		{name: "stats", summary: "count jobs per state and type, and list the paused types", run: runStats},
