@@ -358,3 +358,36 @@ func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
 		}
 	}
 }
+
+// Bulk applies an action to the jobs of a state that pass the filters, at
+// most req.Limit per call: call again with the reply's cursor while More.
+// BulkAll does that loop.
+func (c *Client) Bulk(ctx context.Context, req BulkActionRequest) (*BulkActionReply, error) {
+	var reply BulkActionReply
+	if err := c.call(ctx, bus.MethodBulk, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
+// BulkAll calls Bulk until no more jobs match, each call going on from the
+// last one's cursor, and returns the totals (More false). each, when not
+// nil, sees every reply as it comes.
+func (c *Client) BulkAll(ctx context.Context, req BulkActionRequest, each func(*BulkActionReply)) (*BulkActionReply, error) {
+	var total BulkActionReply
+	for {
+		r, err := c.Bulk(ctx, req)
+		if err != nil {
+			return &total, err
+		}
+		if each != nil {
+			each(r)
+		}
+		total.Matched += r.Matched
+		total.Done += r.Done
+		if !r.More {
+			return &total, nil
+		}
+		req.Cursor = r.Cursor
+	}
+}

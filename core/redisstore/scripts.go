@@ -65,6 +65,7 @@ var (
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
 	cancelJob     = loadScript("cancel.lua")
+	bulkJobs      = loadScript("bulk.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

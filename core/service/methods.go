@@ -34,6 +34,7 @@ func (s *Service) register() error {
 		handle(s, bus.MethodPause, s.pause),
 		handle(s, bus.MethodResume, s.resume),
 		handle(s, bus.MethodCancel, s.cancel),
+		handle(s, bus.MethodBulk, s.bulk),
 	)
 }
 
