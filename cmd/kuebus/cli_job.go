@@ -88,16 +88,6 @@ func runJobGet(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-func runJobRemove(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		if err := c.Remove(ctx, id); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintf(e.stdout, "removed job %d\n", id)
-		return err
-	})
-}
-
 func runJobLog(ctx context.Context, e *env, args []string) error {
 	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
 		lines, err := c.Log(ctx, id)
@@ -110,17 +100,6 @@ func runJobLog(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		return nil
-	})
-}
-
-func runJobRetry(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		job, err := c.SetState(ctx, id, core.StateInactive)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "job %d is %s: it runs again\n", job.ID, job.State)
-		return err
 	})
 }
 
