@@ -3,6 +3,8 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/kuebus/kuebus/core"
 )
 
 // cancelJob is POST /job/{id}/cancel, with an optional body
@@ -26,5 +28,20 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, changed{Message: fmt.Sprintf("job %d cancelled", id), Job: job})
+	return nil
+}
+
+// bulk is POST /jobs/bulk: core's bulk request as the body, its reply as
+// the answer (one call: send the reply's cursor back while more is true).
+func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
+	var req core.BulkActionRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	reply, err := s.core.Bulk(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, reply)
 	return nil
 }

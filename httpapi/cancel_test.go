@@ -54,3 +54,28 @@ func TestCancelRoute(t *testing.T) {
 		require.Equal(t, core.StateInactive, got.State)
 	})
 }
+
+func TestBulkRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{MaxBodyBytes: 4096})
+	for range 3 {
+		e.create(`{"type":"email"}`)
+	}
+	var out core.BulkActionReply
+	e.ok(http.StatusOK, "POST", "/jobs/bulk", `{"action":"cancel","state":"inactive","type":"email","limit":2}`, &out)
+	require.Equal(t, 2, out.Done)
+	require.True(t, out.More)
+	cursor := out.Cursor
+	out = core.BulkActionReply{}
+	e.ok(http.StatusOK, "POST", "/jobs/bulk", fmt.Sprintf(`{"action":"cancel","state":"inactive","type":"email","limit":2,"cursor":%q}`, cursor), &out)
+	require.Equal(t, core.BulkActionReply{Matched: 1, Done: 1}, out)
+
+	for _, body := range []string{`{"action":"explode","state":"failed"}`, `{"action":"retry","state":"done"}`,
+		`{"action":"retry","state":"inactive"}`, `{"action":"remove","state":"failed","before":-1}`,
+		`{"action":"remove","state":"failed","limit":10001}`, `{"action":"remove","state":"failed","limit":-2}`, `nope`} {
+		e.fails(http.StatusBadRequest, "invalid", "POST", "/jobs/bulk", body)
+	}
+	n, err := e.core.Client.Count(t.Context(), core.StateCancelled, "email")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n, "bad requests changed nothing")
+}

@@ -29,6 +29,7 @@ func (s *Server) routes() http.Handler {
 	handle("PUT /job/{id}/state/{state}", s.setState)
 	handle("PUT /job/{id}/priority/{priority}", s.setPriority)
 	handle("POST /job/{id}/cancel", s.cancelJob)
+	handle("POST /jobs/bulk", s.bulk)
 	handle("POST /job/{id}/log", s.addLog)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop)
