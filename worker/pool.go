@@ -144,7 +144,8 @@ func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, er
 func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 	deadline := time.Now().Add(time.Duration(cj.TTL) * time.Millisecond)
 	// Two layers: the outer one ends with a cause (ErrCancelled on
-	// job.cancel, a lost lease), the inner one at the ttl.
+	// job.cancel; context.Canceled for a lost lease), the inner one at the
+	// ttl (ErrTTLExceeded).
 	outer, stop := context.WithCancelCause(jobsCtx)
 	ctx, cancel := context.WithDeadlineCause(outer, deadline, ErrTTLExceeded)
 	r := p.w.jobs.add(cj, deadline, stop)

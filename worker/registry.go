@@ -219,14 +219,10 @@ func (w *Worker) touch(ctx context.Context, due []*running) {
 		if res.Error != nil && res.Error.Code == string(bus.CodeConflict) && !due[i].cancelled.Load() {
 			// The job went back and may run elsewhere: stop this run.
 			w.log.Warn("lease lost; cancelling the handler", "job_id", ops[i].ID)
-			due[i].cancel(errLeaseLost)
+			due[i].cancel(nil) // cause context.Canceled, as before causes existed
 		}
 	}
 }
-
-// errLeaseLost is the cause of a handler's context when an extension of its
-// lease answered conflict (the job went back, or a person moved it).
-var errLeaseLost = errors.New("kuebus: lease lost")
 
 // touchCallTimeout bounds one extension call. Core answers a touch in
 // milliseconds, so a call that is still out after a quarter of the shortest
