@@ -80,3 +80,37 @@ func TestACancelledJobsHandlerSeesErrCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestABulkCancelReachesEveryRunningHandler: bulk cancel of the active
+// state publishes job.cancel per job, and each running handler's context
+// ends with ErrCancelled.
+func TestABulkCancelReachesEveryRunningHandler(t *testing.T) {
+	c := stack(t)
+	w := newWorker(t, c, worker.Config{})
+	started := make(chan struct{}, 3)
+	causes := make(chan error, 3)
+	w.Process("long", 3, func(ctx context.Context, job *worker.Job) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return ctx.Err()
+	})
+	run(t, w)
+	for range 3 {
+		create(t, c, "long", nil, &core.CreateOpts{TTL: time.Minute})
+	}
+	for range 3 {
+		within(t, started, "a handler starts")
+	}
+	total, err := c.Client.BulkAll(ctx, core.BulkActionRequest{Action: core.BulkCancel, State: core.StateActive, Type: "long"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, total.Done)
+	for range 3 {
+		select {
+		case cause := <-causes:
+			require.ErrorIs(t, cause, worker.ErrCancelled)
+		case <-time.After(20 * time.Second):
+			t.Fatal("a handler's context was not cancelled within 20s")
+		}
+	}
+}
