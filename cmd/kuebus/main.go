@@ -66,6 +66,7 @@ func commands() *command {
 			{name: "get", args: "ID", summary: "print a job as JSON", run: runJobGet},
 			{name: "ls", summary: "list jobs by state and type", run: runJobList},
 			{name: "rm", args: "ID | --all", summary: "remove a job and its log, or every job of --state that matches", run: runJobRemove},
+			{name: "remove", args: "ID | --all", summary: "the same as rm, named as bulk's action", run: runJobRemove},
 			{name: "log", args: "ID", summary: "print a job's log, one line per entry", run: runJobLog},
 			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},
 			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},

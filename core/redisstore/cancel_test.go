@@ -61,6 +61,10 @@ func TestCancelEndsAJobInEachStateThatMayRun(t *testing.T) {
 			require.Equal(t, int64(5000), job.UpdatedAt)
 			require.Empty(t, job.Lease)
 			require.Equal(t, "u", job.UniqueKey, "the job keeps its key; the index frees it")
+			stored, err := st.Get(ctx, 1)
+			require.NoError(t, err)
+			stored.Data = nil
+			require.Equal(t, stored, job, "the reply is the job stored, but its data")
 			want := cancelledJob(tc.seed, "{t}:job:1", nil)
 			delete(want, "{t}:due")
 			delete(want, "{t}:ready")
