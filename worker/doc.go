@@ -27,7 +27,8 @@
 //	            context ends with cause ErrCancelled
 //
 // It speaks to core through core.Client's typed calls only: Lease, Batch
-// (acknowledgements and lease extensions), Progress and AddLog.
+// (acknowledgements and lease extensions), Progress and AddLog; and it
+// listens to one event, job.cancel, for the types it handles.
 //
 // How it runs:
 //
