@@ -14,7 +14,7 @@
 --
 -- ARGV[1]  now    unix ms
 -- ARGV[2]  state  the new state: delayed, inactive, active, complete, failed
---                 (not cancelled: the service sends that to cancel.lua)
+--                 (not cancelled: the service refuses it; cancel.lua cancels)
 --
 -- Reply: {changed, row}: changed 1, or 0 when the job was in that state
 -- already (nothing changed); {} when there is no such job.
