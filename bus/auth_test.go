@@ -345,7 +345,8 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodLog, bus.MethodAddLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs,
 		bus.MethodStats, bus.MethodSetState, bus.MethodSetPriority, bus.MethodPromote, bus.MethodLease,
 		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
-		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume}
+		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume,
+		bus.MethodCancel, bus.MethodBulk}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,

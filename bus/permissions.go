@@ -61,7 +61,8 @@ var (
 	// leaderMethods are the promoter leader's calls.
 	leaderMethods = []string{MethodPromote, MethodRescue}
 	// The methods that change jobs or types by hand (remove, set_state,
-	// set_priority, pause, resume) are in no group: admin's alone.
+	// set_priority, pause, resume, cancel, bulk) are in no group: admin's
+	// alone.
 )
 
 // Permissions are the NATS permissions of role for a user whose inbox

@@ -47,6 +47,9 @@ const (
 	EventRemove        = "remove"
 	EventStalled       = "stalled"
 	EventRejoin        = "rejoin"
+	// EventCancel: a person cancelled the job (core.StateCancelled); the
+	// worker running it cancels its handler's context.
+	EventCancel = "cancel"
 )
 
 // Queue events, the <event> token of queue.<event>.
@@ -79,6 +82,8 @@ const (
 	MethodPromote     = "promote"
 	MethodPause       = "pause"
 	MethodResume      = "resume"
+	MethodCancel      = "cancel"
+	MethodBulk        = "bulk"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"
@@ -166,6 +171,18 @@ func (s Subjects) JobEvents(id int64) string {
 // is job.*.*.email.
 func (s Subjects) JobEventsOf(event, jobType string) string {
 	return s.prefix + "job." + orStar(event) + ".*." + orStar(jobType)
+}
+
+// JobCancels matches the cancel events a worker of these types listens to,
+// in one subscription: job.cancel.*.<type> for one type, job.cancel.*.*
+// for several (NATS has no "one of"), and the worker ignores the ids it is
+// not running.
+func (s Subjects) JobCancels(types []string) string {
+	t := ""
+	if len(types) == 1 {
+		t = types[0]
+	}
+	return s.JobEventsOf(EventCancel, t)
 }
 
 // ClusterStatus is the subject the promoter nodes serve their view on.

@@ -48,6 +48,8 @@ func TestSubjectsWithAndWithoutPrefix(t *testing.T) {
 	require.Equal(t, "job.*.42.*", plain.JobEvents(42))
 	require.Equal(t, "job.complete.*.*", plain.JobEventsOf(bus.EventComplete, ""))
 	require.Equal(t, "job.*.*.email", plain.JobEventsOf("", "email"))
+	require.Equal(t, "job.cancel.*.email", plain.JobCancels([]string{"email"}))
+	require.Equal(t, "job.cancel.*.*", plain.JobCancels([]string{"email", "sms"}))
 
 	acme, err := bus.NewSubjects("acme.prod.")
 	require.NoError(t, err)

@@ -264,6 +264,19 @@ func (c *Client) SetState(ctx context.Context, id int64, state State) (*Job, err
 	return &job, nil
 }
 
+// Cancel ends a job that has not finished: it is cancelled, and never
+// leased again. A running job's worker cancels its handler's context
+// (cause worker.ErrCancelled); its later acknowledgement changes nothing.
+// A job finished already (complete, failed, cancelled) is ErrConflict and
+// stays as it is; reason ("" for none) goes with the job.cancel event.
+func (c *Client) Cancel(ctx context.Context, id int64, reason string) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodCancel, CancelRequest{ID: id, Reason: reason}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
 // SetPriority changes a job's priority.
 func (c *Client) SetPriority(ctx context.Context, id int64, p Priority) (*Job, error) {
 	var job Job
@@ -343,5 +356,38 @@ func (c *Client) Await(ctx context.Context, id int64) (*Job, error) {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("core: await job %d: %w", id, ctx.Err())
 		}
+	}
+}
+
+// Bulk applies an action to the jobs of a state that pass the filters, at
+// most req.Limit per call: call again with the reply's cursor while More.
+// BulkAll does that loop.
+func (c *Client) Bulk(ctx context.Context, req BulkActionRequest) (*BulkActionReply, error) {
+	var reply BulkActionReply
+	if err := c.call(ctx, bus.MethodBulk, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
+// BulkAll calls Bulk until no more jobs match, each call going on from the
+// last one's cursor, and returns the totals (More false). each, when not
+// nil, sees every reply as it comes.
+func (c *Client) BulkAll(ctx context.Context, req BulkActionRequest, each func(*BulkActionReply)) (*BulkActionReply, error) {
+	var total BulkActionReply
+	for {
+		r, err := c.Bulk(ctx, req)
+		if err != nil {
+			return &total, err
+		}
+		if each != nil {
+			each(r)
+		}
+		total.Matched += r.Matched
+		total.Done += r.Done
+		if !r.More {
+			return &total, nil
+		}
+		req.Cursor = r.Cursor
 	}
 }

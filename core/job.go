@@ -13,7 +13,8 @@ import (
 
 // State is where a job is in its life: delayed → inactive → active →
 // complete | failed, with active → inactive or delayed again for retries,
-// released leases and rejoins.
+// released leases and rejoins. A person's cancel ends a delayed, inactive
+// or active job in cancelled.
 type State string
 
 // The states of DESIGN §2.
@@ -23,10 +24,23 @@ const (
 	StateActive   State = "active"
 	StateComplete State = "complete"
 	StateFailed   State = "failed"
+	// StateCancelled is terminal: a cancelled job is never leased again
+	// (its worker's later acknowledgement answers conflict) until a person
+	// moves it back by hand (set_state, or a bulk retry).
+	StateCancelled State = "cancelled"
 )
 
 // States lists every state in the order of a job's life.
-var States = []State{StateDelayed, StateInactive, StateActive, StateComplete, StateFailed}
+var States = []State{StateDelayed, StateInactive, StateActive, StateComplete, StateFailed, StateCancelled}
+
+// stateNames is States for messages: "delayed, inactive, …".
+var stateNames = func() string {
+	names := make([]string, len(States))
+	for i, st := range States {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
+}()
 
 // ParseState checks a state name.
 func ParseState(s string) (State, error) {
@@ -35,11 +49,13 @@ func ParseState(s string) (State, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("%q is not a state (delayed, inactive, active, complete, failed)", s)
+	return "", fmt.Errorf("%q is not a state (%s)", s, stateNames)
 }
 
 // Finished reports whether a job in this state will not run again by itself.
-func (s State) Finished() bool { return s == StateComplete || s == StateFailed }
+func (s State) Finished() bool {
+	return s == StateComplete || s == StateFailed || s == StateCancelled
+}
 
 // Priority orders jobs of one type: lower runs first; within one priority,
 // first in, first out. On the wire it is a number or one of Kue's names.

@@ -171,6 +171,8 @@ type StateCounts struct {
 	Active   int64 `json:"active"`
 	Complete int64 `json:"complete"`
 	Failed   int64 `json:"failed"`
+	// Cancelled is appended last, as every field added in issue 13.
+	Cancelled int64 `json:"cancelled"`
 }
 
 // Add adds n to the count of state s.
@@ -186,6 +188,8 @@ func (c *StateCounts) Add(s State, n int64) {
 		c.Complete += n
 	case StateFailed:
 		c.Failed += n
+	case StateCancelled:
+		c.Cancelled += n
 	}
 }
 
@@ -202,6 +206,8 @@ func (c StateCounts) Get(s State) int64 {
 		return c.Complete
 	case StateFailed:
 		return c.Failed
+	case StateCancelled:
+		return c.Cancelled
 	}
 	return 0
 }
@@ -269,6 +275,16 @@ type Event struct {
 	// delayed. Leader is queue.leader's: the new leader's name.
 	DueAt  int64  `json:"due_at,omitempty"`
 	Leader string `json:"leader,omitempty"`
+	// Reason is job.cancel's: why the job was cancelled, as the request
+	// gave it ("" for none).
+	Reason string `json:"reason,omitempty"`
+}
+
+// CancelRequest is cancel's request: the job, and why (optional, shown in
+// the job.cancel event).
+type CancelRequest struct {
+	ID     int64  `json:"id"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // MaxMoveLimit bounds promote's and rescue's limit.

@@ -38,6 +38,7 @@
 //	create.go   POST /job: one job or many, in Kue's body
 //	write.go    remove a job, set its state or priority, add a log line
 //	pause.go    PUT /types/{type}/pause and resume
+//	cancel.go   POST /job/{id}/cancel, POST /jobs/bulk
 //	lease.go    POST /pop and a lease holder's complete, fail, touch, release
 //	respond.go  error codes to HTTP statuses, the error body, JSON bodies
 //	auth.go     Auth, CheckBind, the check of every request, login, logout

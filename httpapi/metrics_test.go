@@ -69,11 +69,16 @@ func TestMetrics(t *testing.T) {
 	// A re-run is an enqueue too, but not a new job.
 	e.ok(http.StatusOK, "PUT", fmt.Sprintf("/job/%d/state/inactive", broken.ID), nil, nil)
 	st.until(bus.EventEnqueue, broken.ID)
+	dropped := e.create(map[string]any{"type": "sms"})
+	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/cancel", dropped.ID), nil, nil)
+	st.until(bus.EventCancel, dropped.ID)
 
 	got := e.scrape()
 	for _, want := range []string{
 		`kuebus_jobs_created_total{type="email"} 2`,
-		`kuebus_jobs_created_total{type="sms"} 1`,
+		`kuebus_jobs_created_total{type="sms"} 2`,
+		`kuebus_jobs_cancelled_total{type="sms"} 1`,
+		`kuebus_queue_depth{state="cancelled",type="sms"} 1`,
 		`kuebus_jobs_completed_total{type="email"} 1`,
 		`kuebus_jobs_failed_total{type="email"} 1`,
 		`kuebus_job_attempts_failed_total{type="email"} 1`,
@@ -85,7 +90,7 @@ func TestMetrics(t *testing.T) {
 		`kuebus_core_up 1`,
 		`kuebus_queue_paused{type="sms"} 1`,
 		`kuebus_queue_paused{type="email"} 0`,
-		`kuebus_rpc_duration_seconds_count{code="ok",method="create"} 3`,
+		`kuebus_rpc_duration_seconds_count{code="ok",method="create"} 4`,
 		`kuebus_rpc_duration_seconds_count{code="ok",method="lease"} 3`,
 		`kuebus_rpc_duration_seconds_count{code="ok",method="complete"} 1`,
 		`kuebus_promoter_leader{node="node-a"} 1`,

@@ -28,6 +28,8 @@ func (s *Server) routes() http.Handler {
 	handle("DELETE /job/{id}", s.removeJob)
 	handle("PUT /job/{id}/state/{state}", s.setState)
 	handle("PUT /job/{id}/priority/{priority}", s.setPriority)
+	handle("POST /job/{id}/cancel", s.cancelJob)
+	handle("POST /jobs/bulk", s.bulk)
 	handle("POST /job/{id}/log", s.addLog)
 	// Pause and resume a type (pause.go).
 	handle("PUT /types/{type}/pause", s.pauseType)

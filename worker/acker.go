@@ -48,6 +48,10 @@ type ack struct {
 	job      *core.Job
 	err      error     // the handler's error, for OnFailed
 	leaseEnd time.Time // when the lease runs out, as far as the worker knows
+	// cancelled is the running job's flag (nil for a release): set when
+	// job.cancel reached the worker, so that core's conflict is the
+	// expected answer, not a lost lease.
+	cancelled *atomic.Bool
 }
 
 const (
@@ -162,6 +166,10 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 	for i, r := range results {
 		x := batch[i]
 		switch {
+		case r.Error != nil && r.Error.Code == string(bus.CodeConflict) && x.cancelled != nil && x.cancelled.Load():
+			// The job was cancelled while its handler ran: core holds it as
+			// cancelled and changed nothing. Expected, final: not retried.
+			a.w.log.Debug("acknowledgement of a cancelled job: conflict, as expected", "job_id", x.op.ID, "op", x.op.Op)
 		case r.Error != nil:
 			a.w.log.Warn("acknowledgement refused", "job_id", x.op.ID, "op", x.op.Op,
 				"code", r.Error.Code, "err", r.Error.Message)

@@ -23,9 +23,12 @@
 //	            outcome into an acknowledgement
 //	registry.go the jobs whose handlers run, and the extension of their leases
 //	acker.go    acknowledgements sent to core in batches, and their retries
+//	cancel.go   the one job.cancel subscription: a cancelled job's handler
+//	            context ends with cause ErrCancelled
 //
 // It speaks to core through core.Client's typed calls only: Lease, Batch
-// (acknowledgements and lease extensions), Progress and AddLog.
+// (acknowledgements and lease extensions), Progress and AddLog; and it
+// listens to one event, job.cancel, for the types it handles.
 //
 // How it runs:
 //
@@ -48,6 +51,13 @@
 //     complete, fail, release and rejoin once per lease token and answers a
 //     repeat with success, so a retry never runs or counts anything twice.
 //     Its first unanswered try logs a warning; later tries log at debug.
+//   - A job cancelled while it runs (core's cancel) ends its handler's
+//     context with cause ErrCancelled: the worker subscribes once to
+//     job.cancel.*.<type> (job.cancel.*.* when it handles several types)
+//     and looks the id up among its running jobs. Core cancelled the job
+//     before it published the event, so the acknowledgement that follows
+//     answers conflict and changes nothing; the worker expects that (a
+//     debug line, no retry).
 //   - A lease call that gets no answer within LeaseWait plus half a second
 //     went to a core that died; the next call goes out at once and reaches
 //     a live core, so a worker idles at most about that long after its core

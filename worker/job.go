@@ -82,6 +82,14 @@ func (d *discard) Unwrap() error { return d.err }
 // and its grace period ran out; the job is released, not failed.
 var ErrShutdown = errors.New("kuebus: worker shut down")
 
+// ErrCancelled is the cause of a handler's context when the job was
+// cancelled (core's cancel, from the CLI, REST or any client) while it ran:
+// the worker heard job.cancel.<id>.<type>. Read it with
+// context.Cause(ctx). The job is cancelled in core already, so whatever the
+// handler returns changes nothing: its acknowledgement answers conflict,
+// which the worker expects (no retry, a debug line only).
+var ErrCancelled = errors.New("kuebus: job cancelled")
+
 // ErrTTLExceeded is the cause of a handler's context when the job ran past
 // its time-to-run. The attempt fails with "kuebus: job ran past its ttl of
 // N ms" when the handler returns nil or its context's error.

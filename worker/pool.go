@@ -143,11 +143,16 @@ func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, er
 // start runs one job's handler in its own goroutine, on a slot already taken.
 func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 	deadline := time.Now().Add(time.Duration(cj.TTL) * time.Millisecond)
-	ctx, cancel := context.WithDeadlineCause(jobsCtx, deadline, ErrTTLExceeded)
-	r := p.w.jobs.add(cj, deadline, cancel)
+	// Two layers: the outer one ends with a cause (ErrCancelled on
+	// job.cancel; context.Canceled for a lost lease), the inner one at the
+	// ttl (ErrTTLExceeded).
+	outer, stop := context.WithCancelCause(jobsCtx)
+	ctx, cancel := context.WithDeadlineCause(outer, deadline, ErrTTLExceeded)
+	r := p.w.jobs.add(cj, deadline, stop)
 	job := &Job{Job: *cj, client: p.w.client}
 	go func() {
 		defer p.release(1)
+		defer stop(nil)
 		defer cancel()
 		err := call(ctx, p.handlers[cj.Type], job)
 		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
@@ -214,7 +219,9 @@ func (w *Worker) acknowledge(r *running, job *Job, err error) {
 	}
 	// Under the registry's lock: after a shutdown released the job, its
 	// outcome no longer counts (the lease is gone).
-	w.jobs.done(r, func() { w.acks.push(ack{op: o, job: &job.Job, err: err, leaseEnd: r.leaseEnd()}) })
+	w.jobs.done(r, func() {
+		w.acks.push(ack{op: o, job: &job.Job, err: err, leaseEnd: r.leaseEnd(), cancelled: &r.cancelled})
+	})
 }
 
 // maxErrorBytes keeps an error within what core accepts in fail.

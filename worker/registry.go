@@ -4,36 +4,43 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
-// registry knows the jobs whose handlers run: to extend their leases, and
-// to release them when the grace period of a shutdown runs out.
+// registry knows the jobs whose handlers run: to extend their leases, to
+// cancel one when core says it was cancelled, and to release them when the
+// grace period of a shutdown runs out.
 type registry struct {
 	mu      sync.Mutex
 	running map[*running]struct{}
-	idle    chan struct{} // closed when running empties; replaced when it fills
-	added   chan struct{} // 1-buffered: pokes the lease keeper
+	byID    map[int64]*running // the same jobs by id, for job.cancel
+	idle    chan struct{}      // closed when running empties; replaced when it fills
+	added   chan struct{}      // 1-buffered: pokes the lease keeper
 }
 
 type running struct {
 	job      *core.Job
 	deadline time.Time
-	cancel   context.CancelFunc
-	touched  time.Time // when the lease was last set (leased or touched)
-	released bool      // given back by a shutdown: the outcome is dropped
+	cancel   context.CancelCauseFunc // ends the handler's context with a cause
+	touched  time.Time               // when the lease was last set (leased or touched)
+	released bool                    // given back by a shutdown: the outcome is dropped
+	// cancelled is set when job.cancel reached the worker: core holds the
+	// job as cancelled, so the acknowledgement's conflict is expected.
+	cancelled atomic.Bool
 }
 
 func newRegistry() *registry {
 	idle := make(chan struct{})
 	close(idle)
-	return &registry{running: map[*running]struct{}{}, idle: idle, added: make(chan struct{}, 1)}
+	return &registry{running: map[*running]struct{}{}, byID: map[int64]*running{}, idle: idle,
+		added: make(chan struct{}, 1)}
 }
 
-func (g *registry) add(job *core.Job, deadline time.Time, cancel context.CancelFunc) *running {
+func (g *registry) add(job *core.Job, deadline time.Time, cancel context.CancelCauseFunc) *running {
 	r := &running{job: job, deadline: deadline, cancel: cancel, touched: time.Now()}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -41,6 +48,7 @@ func (g *registry) add(job *core.Job, deadline time.Time, cancel context.CancelF
 		g.idle = make(chan struct{})
 	}
 	g.running[r] = struct{}{}
+	g.byID[job.ID] = r
 	select {
 	case g.added <- struct{}{}:
 	default:
@@ -57,10 +65,33 @@ func (g *registry) done(r *running, ack func()) {
 		return
 	}
 	ack()
-	delete(g.running, r)
+	g.forget(r)
 	if len(g.running) == 0 {
 		close(g.idle)
 	}
+}
+
+// forget drops r from both indexes; called under the lock.
+func (g *registry) forget(r *running) {
+	delete(g.running, r)
+	if g.byID[r.job.ID] == r {
+		delete(g.byID, r.job.ID)
+	}
+}
+
+// cancelRun ends the handler's context of job id with cause ErrCancelled, if
+// it runs here (a job.cancel for a job another worker runs, or that
+// finished here already, is no one's business): whether it did.
+func (g *registry) cancelRun(id int64) bool {
+	g.mu.Lock()
+	r := g.byID[id]
+	g.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.cancelled.Store(true)
+	r.cancel(ErrCancelled)
+	return true
 }
 
 // waitIdle waits until no handler runs, or d passes; true when idle.
@@ -86,7 +117,7 @@ func (g *registry) releaseAll() []*core.Job {
 	for r := range g.running {
 		r.released = true
 		jobs = append(jobs, r.job)
-		delete(g.running, r)
+		g.forget(r)
 	}
 	if len(jobs) > 0 {
 		close(g.idle)
@@ -185,10 +216,10 @@ func (w *Worker) touch(ctx context.Context, due []*running) {
 		return
 	}
 	for i, res := range results {
-		if res.Error != nil && res.Error.Code == string(bus.CodeConflict) {
+		if res.Error != nil && res.Error.Code == string(bus.CodeConflict) && !due[i].cancelled.Load() {
 			// The job went back and may run elsewhere: stop this run.
 			w.log.Warn("lease lost; cancelling the handler", "job_id", ops[i].ID)
-			due[i].cancel()
+			due[i].cancel(nil) // cause context.Canceled, as before causes existed
 		}
 	}
 }

@@ -190,6 +190,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		return ErrNoHandlers
 	}
 
+	// job.cancel is heard before the first lease, so no job of ours can be
+	// cancelled unheard; it is heard until the last handler has returned.
+	cancels, err := w.listenCancels(handledTypes(pools))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cancels.Unsubscribe() }()
+
 	// Handlers run under jobsCtx, which outlives ctx by the grace period.
 	jobsCtx, cancelJobs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelJobs(ErrShutdown)

@@ -88,16 +88,6 @@ func runJobGet(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-func runJobRemove(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		if err := c.Remove(ctx, id); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintf(e.stdout, "removed job %d\n", id)
-		return err
-	})
-}
-
 func runJobLog(ctx context.Context, e *env, args []string) error {
 	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
 		lines, err := c.Log(ctx, id)
@@ -110,17 +100,6 @@ func runJobLog(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		return nil
-	})
-}
-
-func runJobRetry(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		job, err := c.SetState(ctx, id, core.StateInactive)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "job %d is %s: it runs again\n", job.ID, job.State)
-		return err
 	})
 }
 
@@ -203,7 +182,7 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()
 	cf.register(fs)
-	state := fs.String("state", "", "only jobs in this `STATE`: delayed, inactive, active, complete, failed")
+	state := fs.String("state", "", "only jobs in this `STATE`: "+stateList())
 	jobType := fs.String("type", "", "only jobs of this `TYPE`")
 	from := fs.Int64("from", 0, "first `POSITION` to list, 0-based")
 	to := fs.Int64("to", 19, "last `POSITION` to list, inclusive")

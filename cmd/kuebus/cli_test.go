@@ -74,7 +74,7 @@ func TestUsage(t *testing.T) {
 			{[]string{"job", "get", "-3"}, `ID "-3" is not a job id`},
 			{[]string{"job", "get", "1", "2"}, `unexpected argument "2"`},
 			{[]string{"job", "get", "1", "--bogus"}, "flag provided but not defined: -bogus"},
-			{[]string{"job", "rm"}, "missing argument"},
+			{[]string{"job", "rm"}, "no job given: give an ID, or --all"},
 			{[]string{"job", "state", "1", "sleeping"}, `STATE "sleeping" is not a state`},
 			{[]string{"job", "priority", "1", "urgent"}, "PRIORITY"},
 			{[]string{"job", "ls", "--state", "sleeping"}, "--state"},

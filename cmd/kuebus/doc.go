@@ -22,8 +22,10 @@
 //	nats_auth.go    the NATS credential and TLS flags and their variables
 //	envcheck.go     the warning for a KUEBUS_* variable nothing reads
 //	logflags.go     --log-level and --log-format of dev and worker
-//	cli_job.go      kuebus job create, get, ls, rm, log, state, priority, retry
+//	cli_job.go      kuebus job create, get, ls, log, state, priority
 //	cli_misc.go     kuebus stats, pause, resume, events and version
+//	cli_bulk.go     kuebus job retry, rm (remove), cancel, promote: one ID, or --all
+//	                (core's bulk, called until no more)
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs
 //	cluster.go      kuebus cluster: the promoter ring as one node sees it
 //	dev.go          kuebus dev: its flags, made into the config of a node of

@@ -259,3 +259,14 @@ func (s *Store) runPause(ctx context.Context, tk typeKeys, paused bool) (bool, e
 	n, err := pauseType.Run(ctx, s.rdb, tk.fixed(), flag(paused)).Int64()
 	return n == 1, err
 }
+
+// runCancel cancels a job: the job after, nil when there is none, and
+// whether it changed (false: it had finished already, and is as it was).
+func (s *Store) runCancel(ctx context.Context, tk typeKeys, id, now int64) (*core.Job, bool, error) {
+	res, err := cancelJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now).Slice()
+	if err != nil || len(res) == 0 {
+		return nil, false, err
+	}
+	job, err := jobOf(res[1].([]any), nil)
+	return job, num(res[0]) == 1, err
+}

@@ -9,6 +9,8 @@
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
 //	pause.go    pause and resume of a type, and which types are paused
+//	cancel.go   cancel: a job that has not finished ends in cancelled
+//	bulk.go     bulk: an action on the jobs of a state, bounded per call
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT
@@ -33,6 +35,7 @@
 //	go test ./core/redisstore -run TestScriptsLoad -lua.dir=/tmp/lua
 //	redis-cli --eval /tmp/lua/promote_due.lua k:{t}:ready k:{t}:due k:{t}:leases \
 //	    k:{t}:jobs k:{t}:complete k:{t}:failed k:{t}:unique k:{t}:seq k:{t}:stats \
+//	    k:{t}:cancelled \
 //	    k:{t}:job:42 , 1700000000000 42
 //
 // One formula, one place: a failed attempt's backoff is computed in

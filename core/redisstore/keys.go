@@ -26,6 +26,7 @@ import (
 //	jobs      ZSET  every job of the type; score = member = id
 //	complete  ZSET  complete jobs; score = when they finished, member = id
 //	failed    ZSET  failed jobs; score = when they failed, member = id
+//	cancelled ZSET  cancelled jobs; score = when they were cancelled, member = id
 //	unique    HASH  unique_key → id of the unfinished job holding it
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
@@ -50,20 +51,21 @@ type typeKeys struct {
 }
 
 // fixed is the per-type part of every script's KEYS, in the order
-// lua/includes/type_keys.lua names them (KEYS[1]..KEYS[9]).
+// lua/includes/type_keys.lua names them (KEYS[1]..KEYS[10]).
 func (t typeKeys) fixed() []string {
-	return []string{t.ready(), t.due(), t.leases(), t.jobs(), t.complete(), t.failed(), t.unique(), t.seq(), t.stats()}
+	return []string{t.ready(), t.due(), t.leases(), t.jobs(), t.complete(), t.failed(), t.unique(), t.seq(), t.stats(), t.cancelled()}
 }
 
-func (t typeKeys) ready() string    { return t.base + "ready" }
-func (t typeKeys) due() string      { return t.base + "due" }
-func (t typeKeys) leases() string   { return t.base + "leases" }
-func (t typeKeys) jobs() string     { return t.base + "jobs" }
-func (t typeKeys) complete() string { return t.base + "complete" }
-func (t typeKeys) failed() string   { return t.base + "failed" }
-func (t typeKeys) unique() string   { return t.base + "unique" }
-func (t typeKeys) seq() string      { return t.base + "seq" }
-func (t typeKeys) stats() string    { return t.base + "stats" }
+func (t typeKeys) ready() string     { return t.base + "ready" }
+func (t typeKeys) due() string       { return t.base + "due" }
+func (t typeKeys) leases() string    { return t.base + "leases" }
+func (t typeKeys) jobs() string      { return t.base + "jobs" }
+func (t typeKeys) complete() string  { return t.base + "complete" }
+func (t typeKeys) failed() string    { return t.base + "failed" }
+func (t typeKeys) unique() string    { return t.base + "unique" }
+func (t typeKeys) seq() string       { return t.base + "seq" }
+func (t typeKeys) stats() string     { return t.base + "stats" }
+func (t typeKeys) cancelled() string { return t.base + "cancelled" }
 
 func (t typeKeys) job(id int64) string { return t.base + "job:" + strconv.FormatInt(id, 10) }
 func (t typeKeys) log(id int64) string { return t.base + "log:" + strconv.FormatInt(id, 10) }

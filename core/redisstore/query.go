@@ -14,7 +14,7 @@ import (
 // The reads of ranges, counts, ids and stats. Each state has its own index
 // per type (see keys.go), ordered the way that state is naturally looked at:
 // inactive by queue position, delayed by due time, active by lease expiry,
-// complete and failed by finish time; no state means every job, by id.
+// complete, failed and cancelled by finish time; no state means every job, by id.
 // Reads over several types merge the per-type indexes in that order.
 
 // indexOf is the key of the index of a state ("" for every job).
@@ -30,6 +30,8 @@ func indexOf(tk typeKeys, state core.State) string {
 		return tk.complete()
 	case core.StateFailed:
 		return tk.failed()
+	case core.StateCancelled:
+		return tk.cancelled()
 	}
 	return tk.jobs()
 }

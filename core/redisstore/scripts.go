@@ -18,7 +18,7 @@ import (
 // events the service publishes after it. Rules they share:
 //
 //   - Every key comes in through KEYS; nothing is built from ARGV. Scripts of
-//     one type get the nine keys of typeKeys.fixed as KEYS[1..9]
+//     one type get the ten keys of typeKeys.fixed as KEYS[1..10]
 //     (lua/includes/type_keys.lua names them) followed by the keys of the
 //     jobs they touch.
 //   - "Now" comes in through ARGV; no script reads the clock or randomness.
@@ -64,6 +64,8 @@ var (
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
+	cancelJob     = loadScript("cancel.lua")
+	bulkJobs      = loadScript("bulk.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

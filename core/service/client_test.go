@@ -240,6 +240,16 @@ func TestClientSendsTheDocumentedBodies(t *testing.T) {
 	require.Equal(t, `{"type":"w"}`, sent(bus.MethodPause))
 	require.NoError(t, c.Client.Resume(ctx, "w"))
 	require.Equal(t, `{"type":"w"}`, sent(bus.MethodResume))
+
+	_, err = c.Client.Cancel(ctx, 999, "why")
+	require.ErrorIs(t, err, core.ErrNotFound)
+	require.Equal(t, `{"id":999,"reason":"why"}`, sent(bus.MethodCancel))
+	_, err = c.Client.Cancel(ctx, 999, "")
+	require.ErrorIs(t, err, core.ErrNotFound)
+	require.Equal(t, `{"id":999}`, sent(bus.MethodCancel))
+	_, err = c.Client.Bulk(ctx, core.BulkActionRequest{Action: core.BulkRetry, State: core.StateFailed})
+	require.NoError(t, err)
+	require.Equal(t, `{"action":"retry","state":"failed"}`, sent(bus.MethodBulk))
 }
 
 func TestClientReportsEveryCallToOnCall(t *testing.T) {

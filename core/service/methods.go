@@ -33,6 +33,8 @@ func (s *Service) register() error {
 		handle(s, bus.MethodPromote, s.promote),
 		handle(s, bus.MethodPause, s.pause),
 		handle(s, bus.MethodResume, s.resume),
+		handle(s, bus.MethodCancel, s.cancel),
+		handle(s, bus.MethodBulk, s.bulk),
 	)
 }
 
@@ -330,6 +332,10 @@ var stateEvents = map[core.State]string{
 func checkSetState(req *core.SetStateRequest) error {
 	if err := checkID(req.ID); err != nil {
 		return err
+	}
+	if req.State == core.StateCancelled {
+		// cancel also tells the job's worker; a move by hand would not.
+		return core.Invalidf("state", "a job is cancelled by cancel, not set_state")
 	}
 	return checkState(req.State, false)
 }

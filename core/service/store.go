@@ -43,6 +43,13 @@ type Store interface {
 	Pause(ctx context.Context, jobType string, paused bool) (changed bool, err error)
 	// Paused returns those of types that are paused, in their order.
 	Paused(ctx context.Context, types []string) ([]string, error)
+	// Cancel moves a delayed, inactive or active job to cancelled and drops
+	// its lease; changed is false, and the job as it is, when it had
+	// finished already.
+	Cancel(ctx context.Context, now, id int64) (job *core.Job, changed bool, err error)
+	// Bulk applies q's action to the jobs of q's state that pass its
+	// filters, looking at no more than q.Limit jobs.
+	Bulk(ctx context.Context, now int64, q *BulkQuery) (*BulkResult, error)
 	Ping(ctx context.Context) error
 	LeaseStore
 }
@@ -95,4 +102,22 @@ type Applied struct {
 	// attempt may have been applied by a script that ran on after core had
 	// given up waiting for Redis, and then nobody published it.
 	Repeated bool
+}
+
+// BulkQuery is a checked bulk request.
+type BulkQuery struct {
+	Action core.BulkAction
+	State  core.State
+	Type   string // "" for every type, in name order
+	Error  string // "" for any
+	Before int64  // 0 for any
+	Limit  int    // jobs looked at, at most; 1..core.BulkLimitMax
+	From   core.IDsCursor
+}
+
+// BulkResult is what a bulk call did.
+type BulkResult struct {
+	Matched int        // jobs in the state that passed the filters
+	Jobs    []core.Job // those the action was applied to, after (remove: before)
+	Next    *core.IDsCursor
 }

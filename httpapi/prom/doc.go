@@ -9,6 +9,7 @@
 //	kuebus_jobs_completed_total{type}        from job.complete
 //	kuebus_jobs_failed_total{type}           jobs out of attempts, from job.failed
 //	kuebus_job_attempts_failed_total{type}   attempts that will be retried, from job.failed_attempt
+//	kuebus_jobs_cancelled_total{type}        jobs cancelled by hand, from job.cancel
 //	kuebus_job_duration_seconds{type}        handler time of completed jobs (job.duration of job.complete)
 //	kuebus_queue_depth{state,type}           jobs per state, read from core.stats at scrape time
 //	kuebus_work_seconds_total                handler time of all completed jobs (core.stats work_time)

@@ -51,6 +51,7 @@ type Exporter struct {
 	created  *prometheus.CounterVec
 	complete *prometheus.CounterVec
 	failed   *prometheus.CounterVec
+	cancel   *prometheus.CounterVec
 	retried  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	rpc      *prometheus.HistogramVec
@@ -79,6 +80,9 @@ func New(cfg Config) (*Exporter, error) {
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kuebus_jobs_failed_total", Help: "Jobs failed for good, per type (from job.failed events).",
 		}, byType),
+		cancel: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kuebus_jobs_cancelled_total", Help: "Jobs cancelled, per type (from job.cancel events).",
+		}, byType),
 		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kuebus_job_attempts_failed_total", Help: "Failed attempts that will be retried, per type (from job.failed_attempt events).",
 		}, byType),
@@ -102,7 +106,7 @@ func New(cfg Config) (*Exporter, error) {
 	}
 	err := errors.Join(
 		e.reg.Register(e.created), e.reg.Register(e.complete), e.reg.Register(e.failed),
-		e.reg.Register(e.retried), e.reg.Register(e.duration), e.reg.Register(e.rpc),
+		e.reg.Register(e.retried), e.reg.Register(e.cancel), e.reg.Register(e.duration), e.reg.Register(e.rpc),
 		e.reg.Register(e.leader), e.reg.Register(depthCollector{e}),
 		e.reg.Register(collectors.NewGoCollector()),
 		e.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
@@ -140,6 +144,8 @@ func (e *Exporter) Event(ev *core.Event) {
 		}
 	case bus.EventFailed:
 		e.failed.WithLabelValues(ev.Type).Inc()
+	case bus.EventCancel:
+		e.cancel.WithLabelValues(ev.Type).Inc()
 	case bus.EventFailedAttempt:
 		e.retried.WithLabelValues(ev.Type).Inc()
 	case bus.QueueLeader:

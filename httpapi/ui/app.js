@@ -4,7 +4,7 @@
 // again what it shows, at most a few times a second. There is no polling;
 // with no events the page does not touch the server.
 
-const STATES = ["delayed", "inactive", "active", "complete", "failed"];
+const STATES = ["delayed", "inactive", "active", "complete", "failed", "cancelled"];
 const PRIORITIES = [["critical", -15], ["high", -10], ["medium", -5], ["normal", 0], ["low", 10]];
 const PAGE_SIZE = 20;
 const REFRESH_DELAY = 150; // ms: events closer together cause one read
@@ -319,7 +319,7 @@ function renderJob(id, loaded) {
     } catch (e) { toast(e.message, true); }
   };
   const actions = h("div", { class: "actions" });
-  if (job.state === "failed" || job.state === "complete") {
+  if (job.state === "failed" || job.state === "complete" || job.state === "cancelled") {
     actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `/job/${id}/state/inactive`) },
       job.state === "failed" ? "Retry" : "Run again"));
   }

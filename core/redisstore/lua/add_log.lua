@@ -2,9 +2,10 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10]        job:<id>
--- KEYS[11]        log:<id>
+-- KEYS[11]        job:<id>
+-- KEYS[12]        log:<id>
 --
 -- ARGV[1]  line       the log line
 -- ARGV[2]  max_lines  how many lines a log keeps, the newest
@@ -13,8 +14,8 @@
 -- Events: the service publishes job.log.<id>.<type> with the line.
 --@include row.lua
 
-local row = snapshot(KEYS[10])
+local row = snapshot(KEYS[11])
 if not row[R.id] then return {} end
-redis.call('RPUSH', KEYS[11], ARGV[1])
-redis.call('LTRIM', KEYS[11], -tonumber(ARGV[2]), -1)
+redis.call('RPUSH', KEYS[12], ARGV[1])
+redis.call('LTRIM', KEYS[12], -tonumber(ARGV[2]), -1)
 return row

@@ -4,9 +4,10 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[8+2i]      job:<id_i>
--- KEYS[9+2i]      log:<id_i>
+-- KEYS[9+2i]      job:<id_i>
+-- KEYS[10+2i]      log:<id_i>
 --
 -- ARGV[1]  now  unix ms
 -- then 3 values per job i, from ARGV[2 + 3(i-1)]:

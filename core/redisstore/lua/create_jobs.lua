@@ -9,8 +9,9 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+i]       job:<id_i>
+-- KEYS[10+i]       job:<id_i>
 --
 -- ARGV[1..#SHARED]  the values of the SHARED fields below: the same for
 --                    every job of the call (one type, one now, constants)
@@ -39,7 +40,7 @@ local out, n = {}, 0
 for base = ns, #ARGV - 1, no do
   n = n + 1
   local id, unique_key = ARGV[base + O.id], ARGV[base + O.unique_key]
-  local jobkey = KEYS[9 + n]
+  local jobkey = KEYS[10 + n]
   local holder = false
   if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
   if holder and holder ~= id then

@@ -5,8 +5,9 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+i]       job:<id_i>, the job of member_i
+-- KEYS[10+i]       job:<id_i>, the job of member_i
 --
 -- ARGV[1]    now        unix ms
 -- ARGV[2]    worker     the worker's id, "" for none
@@ -28,7 +29,7 @@ local lease_ttl = tonumber(ARGV[4])
 local out = {}
 for i = 5, #ARGV do
   if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
-    local jobkey = KEYS[5 + i]
+    local jobkey = KEYS[6 + i]
     local id = string.match(ARGV[i], ':(%d+)$')
     local ttl = lease_ttl
     if ttl == 0 then ttl = tonumber(redis.call('HGET', jobkey, 'ttl')) end

@@ -5,6 +5,7 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
 --
 -- ARGV[1]  paused  "1" to pause, "0" to resume

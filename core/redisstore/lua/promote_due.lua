@@ -5,8 +5,9 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+i]       job:<id_i>
+-- KEYS[10+i]       job:<id_i>
 --
 -- ARGV[1]    now   unix ms
 -- ARGV[1+i]  id_i  a candidate's id
@@ -29,7 +30,7 @@ for i = 2, #ARGV do
     due = redis.call('ZSCORE', K_DUE, member)
   end
   if due and tonumber(due) <= now then
-    local jobkey = KEYS[8 + i]
+    local jobkey = KEYS[9 + i]
     redis.call('ZREM', K_DUE, member)
     enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
     redis.call('HSET', jobkey, 'updated_at', now)

@@ -4,9 +4,10 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10]        job:<id>
--- KEYS[11]        log:<id>
+-- KEYS[11]        job:<id>
+-- KEYS[12]        log:<id>
 --
 -- ARGV[1]  id  the job's id
 --
@@ -14,14 +15,10 @@
 -- Events: the service publishes job.remove.<id>.<type>.
 --@include type_keys.lua
 --@include row.lua
---@include indexes.lua
---@include unique.lua
+--@include remove.lua
 
-local jobkey, id = KEYS[10], ARGV[1]
+local jobkey, id = KEYS[11], ARGV[1]
 local row = snapshot(jobkey)
 if not row[R.id] then return {} end
-leave(jobkey, id, row[R.state])
-redis.call('ZREM', K_JOBS, id)
-release_key(row[R.unique_key], id)
-redis.call('DEL', jobkey, KEYS[11])
+remove(jobkey, KEYS[12], id, row)
 return row

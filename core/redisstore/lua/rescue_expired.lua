@@ -8,8 +8,9 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+i]       job:<id_i>
+-- KEYS[10+i]       job:<id_i>
 --
 -- ARGV[1]    now          unix ms
 -- ARGV[2]    stall_limit  the node's stall limit, for jobs stored without one
@@ -34,7 +35,7 @@ for i = 4, #ARGV do
   local id = ARGV[i]
   local until_ = redis.call('ZSCORE', K_LEASES, id)
   if until_ and tonumber(until_) <= now then
-    local jobkey = KEYS[6 + i]
+    local jobkey = KEYS[7 + i]
     redis.call('ZREM', K_LEASES, id)
     local row = snapshot(jobkey)
     if row[R.id] then

@@ -4,8 +4,9 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10]        job:<id>
+-- KEYS[11]        job:<id>
 --
 -- ARGV[1]  now       unix ms
 -- ARGV[2]  priority  integer, lower runs first
@@ -15,7 +16,7 @@
 --@include type_keys.lua
 --@include row.lua
 
-local jobkey = KEYS[10]
+local jobkey = KEYS[11]
 if redis.call('EXISTS', jobkey) == 0 then return {} end
 if redis.call('HGET', jobkey, 'state') == 'inactive' then
   redis.call('ZADD', K_READY, ARGV[2], redis.call('HGET', jobkey, 'rmember'))

@@ -1,16 +1,20 @@
 -- set_state: move a job to another state by hand (a person's retry from the
--- UI or CLI). Leaving active drops the lease, so the worker that held it
--- gets conflict; no earlier lease is answered as a retry either. Leaving
--- failed or complete for a state that runs again resets attempts and stalls
--- and takes the unique key back unless another job holds it by now.
+-- UI or CLI), through includes/move_state.lua, the move bulk.lua shares.
+-- Leaving active drops the lease, so the worker that held it gets
+-- conflict; no earlier lease is answered as a retry either. Leaving
+-- failed, complete or cancelled for a state that runs again resets
+-- attempts and stalls and takes the unique key back unless another job
+-- holds it by now.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10]        job:<id>
+-- KEYS[11]        job:<id>
 --
 -- ARGV[1]  now    unix ms
 -- ARGV[2]  state  the new state: delayed, inactive, active, complete, failed
+--                 (not cancelled: the service refuses it; cancel.lua cancels)
 --
 -- Reply: {changed, row}: changed 1, or 0 when the job was in that state
 -- already (nothing changed); {} when there is no such job.
@@ -19,40 +23,12 @@
 -- delayed), job.start, job.complete or job.failed for the others.
 --@include type_keys.lua
 --@include row.lua
---@include indexes.lua
---@include unique.lua
+--@include move_state.lua
 
-local jobkey, now, new = KEYS[10], tonumber(ARGV[1]), ARGV[2]
+local jobkey, now, new = KEYS[11], tonumber(ARGV[1]), ARGV[2]
 local id = redis.call('HGET', jobkey, 'id')
 if not id then return {} end
 local cur = redis.call('HGET', jobkey, 'state')
 if cur == new then return {0, snapshot(jobkey)} end
-leave(jobkey, id, cur)
--- a person moved the job: no earlier lease may act on it, nor be answered
--- as a retry of what it did
-redis.call('HDEL', jobkey, 'lease', 'lease_until', 'last_lease')
-local finished = (cur == 'complete' or cur == 'failed')
-if new == 'inactive' then
-  enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
-elseif new == 'delayed' then
-  local at = now + tonumber(redis.call('HGET', jobkey, 'delay'))
-  enter_due(id, at)
-  redis.call('HSET', jobkey, 'promote_at', at)
-elseif new == 'active' then
-  local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
-  redis.call('ZADD', K_LEASES, until_, id)
-  redis.call('HSET', jobkey, 'started_at', now, 'lease_until', until_)
-elseif new == 'complete' then
-  redis.call('ZADD', K_COMPLETE, now, id)
-  release_unique(jobkey, id)
-elseif new == 'failed' then
-  redis.call('ZADD', K_FAILED, now, id)
-  redis.call('HSET', jobkey, 'failed_at', now)
-  release_unique(jobkey, id)
-end
-if finished and (new == 'inactive' or new == 'delayed' or new == 'active') then
-  redis.call('HSET', jobkey, 'attempts', 0, 'stalls', 0, 'failed_at', '')
-  retake_unique(jobkey, id)
-end
-redis.call('HSET', jobkey, 'state', new, 'updated_at', now)
+move_state(jobkey, id, cur, new, now)
 return {1, snapshot(jobkey)}

@@ -39,5 +39,7 @@ local function leave(jobkey, id, state)
     redis.call('ZREM', K_COMPLETE, id)
   elseif state == 'failed' then
     redis.call('ZREM', K_FAILED, id)
+  elseif state == 'cancelled' then
+    redis.call('ZREM', K_CANCELLED, id)
   end
 end

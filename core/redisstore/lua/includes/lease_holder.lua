@@ -3,8 +3,8 @@
 -- acknowledging 64 jobs pays one round trip and one script call, and lays
 -- out its KEYS and ARGV alike:
 --
---   KEYS[1..9]   the type's keys (type_keys.lua)
---   KEYS[8+2i]   job:<id_i>    KEYS[9+2i]  log:<id_i>
+--   KEYS[1..10]  the type's keys (type_keys.lua)
+--   KEYS[9+2i]   job:<id_i>    KEYS[10+2i]  log:<id_i>
 --   ARGV[1]      now (unix ms)
 --   then, from ARGV[first] on, width values per job: id_i, lease_i, and
 --   the operation's own arguments (named in each script's header)
@@ -34,7 +34,7 @@ local function each(op, first, width, fn)
   local out = {}
   for i = 1, (#ARGV - first + 1) / width do
     local a = first + (i - 1) * width
-    local jobkey, logkey = KEYS[8 + 2 * i], KEYS[9 + 2 * i]
+    local jobkey, logkey = KEYS[9 + 2 * i], KEYS[10 + 2 * i]
     local id, lease = ARGV[a], ARGV[a + 1]
     local row = snapshot(jobkey)
     mark = op .. ':' .. lease

@@ -1,7 +1,8 @@
 -- The keys of one job type that every per-type script gets first, as
--- KEYS[1..9], in this order (typeKeys.fixed in keys.go builds them; keys.go
+-- KEYS[1..10], in this order (typeKeys.fixed in keys.go builds them; keys.go
 -- says what each holds). Every key shares the type's hash tag, so a script
 -- runs on Redis Cluster too.
 local K_READY, K_DUE, K_LEASES = KEYS[1], KEYS[2], KEYS[3]
 local K_JOBS, K_COMPLETE, K_FAILED = KEYS[4], KEYS[5], KEYS[6]
 local K_UNIQUE, K_SEQ, K_STATS = KEYS[7], KEYS[8], KEYS[9]
+local K_CANCELLED = KEYS[10]

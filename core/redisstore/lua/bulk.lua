@@ -1,0 +1,64 @@
+-- bulk: one action on the jobs of one state of one type that pass the
+-- filters, bounded by the candidates the caller read just before from the
+-- state's index (at most the call's limit). Each candidate is checked
+-- again: a job that left the state meanwhile is skipped. Each action is the
+-- single-job move, from the include that move's own script uses:
+--
+--   retry    failed or cancelled → inactive   move_state   (set_state)
+--   promote  delayed → inactive now           move_state   (set_state)
+--   remove   any state → deleted              remove       (remove_job)
+--   cancel   delayed, inactive, active → cancelled  cancel_job  (cancel)
+--
+-- The service checked that the action is valid from the state.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[9+2i]      job:<id_i>
+-- KEYS[10+2i]     log:<id_i>
+--
+-- ARGV[1]    now     unix ms
+-- ARGV[2]    action  retry, promote, remove or cancel
+-- ARGV[3]    state   the state the candidates were read from
+-- ARGV[4]    error   "" or a text the job's error must contain
+-- ARGV[5]    before  0 or unix ms: only jobs updated before it
+-- ARGV[5+i]  id_i    a candidate
+--
+-- Reply: {matched, row...}: how many candidates were still in the state
+-- and passed the filters, and the row of each job the action was applied
+-- to (for remove: as it was), in the order of the candidates.
+-- Events: the service publishes, per job, what the single-job method
+-- does: job.enqueue (retry), job.promotion (promote), job.remove
+-- (remove), job.cancel (cancel).
+--@include type_keys.lua
+--@include row.lua
+--@include move_state.lua
+--@include remove.lua
+--@include cancel_job.lua
+
+local now, action, state = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local err, before = ARGV[4], tonumber(ARGV[5])
+local out = {0}
+for i = 1, #ARGV - 5 do
+  local id = ARGV[5 + i]
+  local jobkey, logkey = KEYS[9 + 2 * i], KEYS[10 + 2 * i]
+  local row = snapshot(jobkey)
+  if row[R.id] and row[R.state] == state
+    and (err == '' or string.find(row[R.error] or '', err, 1, true))
+    and (before == 0 or (tonumber(row[R.updated_at]) or 0) < before) then
+    out[1] = out[1] + 1
+    if action == 'remove' then
+      remove(jobkey, logkey, id, row)
+      out[#out + 1] = row
+    else
+      if action == 'cancel' then
+        cancel_job(jobkey, id, state, now)
+      else -- retry, promote
+        move_state(jobkey, id, state, 'inactive', now)
+      end
+      out[#out + 1] = snapshot(jobkey)
+    end
+  end
+end
+return out

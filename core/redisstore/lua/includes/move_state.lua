@@ -1,0 +1,42 @@
+-- A move by hand from one state to another: what set_state does to one job
+-- and bulk.lua's retry and promote to each of theirs, written once.
+--@include type_keys.lua
+--@include indexes.lua
+--@include unique.lua
+
+-- move the job at jobkey from state cur to new (not cancelled: that is
+-- cancel_job's). Leaving active drops the lease, so the worker that held
+-- it gets conflict; no earlier lease is answered as a retry either.
+-- Leaving complete, failed or cancelled for a state that runs again resets
+-- attempts and stalls and takes the unique key back unless another job
+-- holds it by now.
+local function move_state(jobkey, id, cur, new, now)
+  leave(jobkey, id, cur)
+  -- a person moved the job: no earlier lease may act on it, nor be
+  -- answered as a retry of what it did
+  redis.call('HDEL', jobkey, 'lease', 'lease_until', 'last_lease')
+  local finished = (cur == 'complete' or cur == 'failed' or cur == 'cancelled')
+  if new == 'inactive' then
+    enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
+  elseif new == 'delayed' then
+    local at = now + tonumber(redis.call('HGET', jobkey, 'delay'))
+    enter_due(id, at)
+    redis.call('HSET', jobkey, 'promote_at', at)
+  elseif new == 'active' then
+    local until_ = now + tonumber(redis.call('HGET', jobkey, 'ttl'))
+    redis.call('ZADD', K_LEASES, until_, id)
+    redis.call('HSET', jobkey, 'started_at', now, 'lease_until', until_)
+  elseif new == 'complete' then
+    redis.call('ZADD', K_COMPLETE, now, id)
+    release_unique(jobkey, id)
+  elseif new == 'failed' then
+    redis.call('ZADD', K_FAILED, now, id)
+    redis.call('HSET', jobkey, 'failed_at', now)
+    release_unique(jobkey, id)
+  end
+  if finished and (new == 'inactive' or new == 'delayed' or new == 'active') then
+    redis.call('HSET', jobkey, 'attempts', 0, 'stalls', 0, 'failed_at', '')
+    retake_unique(jobkey, id)
+  end
+  redis.call('HSET', jobkey, 'state', new, 'updated_at', now)
+end
