@@ -9,6 +9,8 @@
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
 //	pause.go    pause and resume of a type, and which types are paused
+//	schedule.go schedules beside their job type's keys: set, list, remove,
+//	            the due ones, and firing one tick
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT

@@ -64,6 +64,9 @@ var (
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
+	setSchedule   = loadScript("schedule_set.lua")
+	removeSched   = loadScript("schedule_remove.lua")
+	fireSchedule  = loadScript("fire_schedule.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

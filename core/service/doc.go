@@ -17,6 +17,12 @@
 //	                   progress handed to the store as its percent), rescue
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
+//	schedule.go        schedule_set, _list, _remove, and schedule_fire, the
+//	                   leader's call that fires the ticks that have come
+//	schedule_store.go  ScheduleStore: what the service needs to keep
+//	                   schedules and fire a tick once
+//	tick.go            a schedule's timing (cron via robfig/cron, or every)
+//	                   and its latest tick at or before now
 //	batcher.go         creates from concurrent requests share one store call
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the

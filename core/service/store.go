@@ -45,6 +45,7 @@ type Store interface {
 	Paused(ctx context.Context, types []string) ([]string, error)
 	Ping(ctx context.Context) error
 	LeaseStore
+	ScheduleStore
 }
 
 // LeaseStore is the part of the Store a worker's requests use.
