@@ -259,8 +259,8 @@ func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredS
 	job.Schedule, job.ScheduleAt = sc.Name, tick
 	tk := s.keys.ofType(sp.Type)
 	keys := append(tk.fixed(), tk.schedules(), tk.schedule(sc.Name), tk.job(id))
-	args := make([]any, 0, 4+len(newJobShared)+len(newJobOwn))
-	args = append(args, sc.Name, sc.Rev, tick, next)
+	args := make([]any, 0, 5+len(newJobShared)+len(newJobOwn))
+	args = append(args, sc.Name, sc.Rev, tick, next, now)
 	for _, enc := range newJobShared {
 		args = append(args, enc(&job))
 	}

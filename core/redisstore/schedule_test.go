@@ -227,3 +227,23 @@ func TestFireSchedulePausedOrGoneFiresNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, list)
 }
+
+// TestFireScheduleIsNeverEarly: a tick after now does not fire, whatever
+// the schedule says (a leader that read a due schedule after another
+// leader fired it sees its next tick, still to come).
+func TestFireScheduleIsNeverEarly(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	sc, err := st.SetSchedule(ctx, 1000, everySecond())
+	require.NoError(t, err)
+	job, fired, err := st.FireSchedule(ctx, 1999, sc, 2000, 3000, scheduleSpec("t"))
+	require.NoError(t, err)
+	require.False(t, fired)
+	require.Nil(t, job)
+	st.requireKeys(keyspace{
+		"{_}:ids":        "1000",
+		"{_}:types":      []string{"t"},
+		"{t}:schedules":  map[string]float64{"s": 2000},
+		"{t}:schedule:s": scheduleHash(nil),
+	}, "nothing changed")
+}

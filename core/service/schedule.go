@@ -150,6 +150,11 @@ func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int6
 		s.log.Warn("schedule not fired: stored schedule is invalid", "schedule", sc.Name, "err", err)
 		return 0, false, nil
 	}
+	if sc.NextAt > now {
+		// Fired by another leader between the store's read of the due
+		// index and of the schedule: its next tick is still to come.
+		return sc.NextAt, false, nil
+	}
 	s.withNodeDefaults(&sp)
 	tick := latestTick(tm, sc.NextAt, now)
 	next := tm.after(now)

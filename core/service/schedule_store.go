@@ -25,9 +25,9 @@ type ScheduleStore interface {
 	DueSchedules(ctx context.Context, now int64, limit int) (due []StoredSchedule, next int64, err error)
 	// FireSchedule fires tick of sc, at most once ever: it creates the job
 	// of sp (stamped now, marked with the schedule and the tick) and moves
-	// the schedule's next tick to next, all in one step, unless the
-	// schedule is gone, paused, set again since sc was read, or fired a
-	// tick at or after this one. fired says whether the tick fired; job is
+	// the schedule's next tick to next, all in one step, unless tick is
+	// after now, or the schedule is gone, paused, set again since sc was
+	// read, or fired a tick at or after this one. fired says whether the tick fired; job is
 	// nil when it did not, or when it fired but an unfinished job held the
 	// spec's unique key.
 	FireSchedule(ctx context.Context, now int64, sc *StoredSchedule, tick, next int64, sp core.Spec) (job *core.Job, fired bool, err error)

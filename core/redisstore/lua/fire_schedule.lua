@@ -1,7 +1,7 @@
--- fire_schedule: fire one tick of a schedule of job type T, at most once.
--- The tick fires only when the schedule still exists, is not paused, has
--- the rev it was read with (no set came in between), and its last fired
--- tick is before this one. Then, in this one script, the tick's job is
+-- fire_schedule: fire one tick of a schedule of job type T, at most once
+-- and never early. The tick fires only when it is not after now, the
+-- schedule still exists, is not paused, has the rev it was read with (no
+-- set came in between), and its last fired tick is before this one. Then, in this one script, the tick's job is
 -- written by new_job (includes/new_job.lua, the one copy of how a job is
 -- written) and marked with the schedule, and the schedule's last_at and
 -- next_at move on. So two leaders firing the same tick, or a leader that
@@ -13,12 +13,12 @@
 -- KEYS[12]    job:<id>         the new job's hash
 --
 -- ARGV[1] name  ARGV[2] rev  ARGV[3] tick (unix ms)
--- ARGV[4] next_at: the first tick after now
--- ARGV[5..] the new job: the SHARED values, then the OWN values
+-- ARGV[4] next_at: the first tick after now  ARGV[5] now (unix ms)
+-- ARGV[6..] the new job: the SHARED values, then the OWN values
 --           (includes/new_job.lua), as create_jobs takes them
 --
--- Reply: -1 when the tick did not fire (gone, paused, changed, or fired
--- already); 0 when it fired and stored the job as given; the id of the
+-- Reply: -1 when the tick did not fire (not come yet, gone, paused,
+-- changed, or fired already); 0 when it fired and stored the job as given; the id of the
 -- unfinished job holding the spec's unique key (> 0) when it fired but
 -- made no job.
 -- Events: the service publishes job.enqueue.<id>.<type> for a stored job
@@ -26,15 +26,18 @@
 --@include new_job.lua
 
 local name, tick = ARGV[1], tonumber(ARGV[3])
+-- A tick read as due may be one another leader has fired since: its
+-- schedule then says the next tick, which is not due yet.
+if tick > tonumber(ARGV[5]) then return -1 end
 local s = redis.call('HMGET', KEYS[11], 'rev', 'paused', 'last_at')
 if s[1] ~= ARGV[2] or s[2] == '1' or tonumber(s[3] or '0') >= tick then
   return -1
 end
-local res = new_job(KEYS[12], 4, 4 + #SHARED)
+local res = new_job(KEYS[12], 5, 5 + #SHARED)
 if res == 0 then
   redis.call('HSET', KEYS[12], 'schedule', name, 'schedule_at', ARGV[3])
 elseif type(res) ~= 'number' then
-  return redis.error_reply('fire_schedule: job ' .. ARGV[4 + #SHARED + O.id] .. ' exists already')
+  return redis.error_reply('fire_schedule: job ' .. ARGV[5 + #SHARED + O.id] .. ' exists already')
 end
 redis.call('HSET', KEYS[11], 'last_at', ARGV[3], 'next_at', ARGV[4])
 redis.call('ZADD', KEYS[10], ARGV[4], name)
