@@ -22,6 +22,8 @@
 //	nats_auth.go    the NATS credential and TLS flags and their variables
 //	cli_job.go      kuebus job create, get, ls, rm, log, state, priority, retry
 //	cli_misc.go     kuebus stats, pause, resume, events and version
+//	cli_schedule.go kuebus schedule set, ls, rm
+//	specflags.go    the job spec flags job create and schedule set share
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs
 //	cluster.go      kuebus cluster: the promoter ring as one node sees it
 //	dev.go          kuebus dev: its flags, made into the config of a node of
