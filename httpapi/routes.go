@@ -29,6 +29,11 @@ func (s *Server) routes() http.Handler {
 	handle("PUT /job/{id}/state/{state}", s.setState)
 	handle("PUT /job/{id}/priority/{priority}", s.setPriority)
 	handle("POST /job/{id}/log", s.addLog)
+	// Schedules (schedules.go).
+	handle("GET /schedules", s.listSchedules)
+	handle("GET /schedules/{name}", s.getSchedule)
+	handle("PUT /schedules/{name}", s.putSchedule)
+	handle("DELETE /schedules/{name}", s.removeSchedule)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop)
 	handle("POST /job/{id}/complete", s.leaseOp(s.complete))
