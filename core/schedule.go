@@ -24,8 +24,8 @@ type ScheduleSetRequest struct {
 	// Cron is 5 fields (minute hour day-of-month month day-of-week), or 6
 	// with seconds first, or a descriptor (@hourly, @daily, ...).
 	Cron string `json:"cron,omitempty"`
-	// Every is the interval in ms, at least MinEvery; ticks fall at the
-	// time the schedule was set plus whole intervals.
+	// Every is the interval in ms, from MinEvery to MaxDelay (ten years);
+	// ticks fall at the time the schedule was set plus whole intervals.
 	Every *int64 `json:"every,omitempty"`
 	// TZ is the IANA zone the cron expression is read in. Default UTC.
 	TZ string `json:"tz,omitempty"`

@@ -211,7 +211,8 @@ func (s *Store) readSchedules(ctx context.Context, keys []string) ([]service.Sto
 }
 
 // DueSchedules returns up to limit schedules whose next tick is at or
-// before now, and the earliest next tick of the others.
+// before now, and the earliest next tick of the others: now itself when
+// more are due than it returns, so that the leader calls again at once.
 func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]service.StoredSchedule, int64, error) {
 	types, err := s.Types(ctx)
 	if err != nil {
@@ -232,7 +233,11 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 	var keys []string
 	var next int64
 	for i, t := range types {
-		for _, n := range due[i].Val() {
+		names := due[i].Val()
+		if len(names) == limit || len(keys)+len(names) > limit {
+			next = now // more may be due than this call takes
+		}
+		for _, n := range names {
 			if len(keys) < limit {
 				keys = append(keys, s.keys.ofType(t).schedule(n))
 			}

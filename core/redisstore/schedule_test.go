@@ -247,3 +247,28 @@ func TestFireScheduleIsNeverEarly(t *testing.T) {
 		"{t}:schedule:s": scheduleHash(nil),
 	}, "nothing changed")
 }
+
+// TestDueSchedulesBeyondTheLimitAskForANextCallAtOnce: with more schedules
+// due than the limit, the next tick reported is now.
+func TestDueSchedulesBeyondTheLimitAskForANextCallAtOnce(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	for _, name := range []string{"a", "b"} {
+		sc := everySecond()
+		sc.Name = name
+		_, err := st.SetSchedule(ctx, 1000, sc)
+		require.NoError(t, err)
+	}
+	due, next, err := st.DueSchedules(ctx, 2500, 1)
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+	require.Equal(t, int64(2500), next, "one more is due")
+	due, next, err = st.DueSchedules(ctx, 2500, 2)
+	require.NoError(t, err)
+	require.Len(t, due, 2)
+	require.Equal(t, int64(2500), next, "exactly the limit: maybe more")
+	due, next, err = st.DueSchedules(ctx, 2500, 3)
+	require.NoError(t, err)
+	require.Len(t, due, 2)
+	require.Zero(t, next, "all taken, none waits")
+}

@@ -47,7 +47,7 @@ func (s *Service) checkScheduleSet(req *core.ScheduleSetRequest, now int64) (tim
 	if err := req.Spec.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, bus.Errorf(bus.CodeInvalid, "spec.%s", bus.MessageOf(err)) // "spec.type: ..."
 	}
-	if tm.after(now) <= 0 {
+	if tm.after(now) <= 0 { // only a cron: every is bounded
 		return nil, core.Invalidf("cron", "%q never comes", req.Cron)
 	}
 	return tm, nil

@@ -141,6 +141,7 @@ func TestBadScheduleIsInvalidAndStoresNothing(t *testing.T) {
 		{`{"name":"s","cron":"* * * * *","every":5000,"spec":{"type":"t"}}`, "every"},
 		{`{"name":"s","every":-1000,"spec":{"type":"t"}}`, "every"},
 		{`{"name":"s","every":999,"spec":{"type":"t"}}`, "every"},
+		{`{"name":"s","every":9223372036854775807,"spec":{"type":"t"}}`, "every"},
 		{`{"name":"s","every":5000,"tz":"Europe/Paris","spec":{"type":"t"}}`, "tz"},
 		{`{"name":"s","cron":"61 * * * *","spec":{"type":"t"}}`, "cron"},
 		{`{"name":"s","cron":"* * *","spec":{"type":"t"}}`, "cron"},

@@ -55,8 +55,8 @@ func parseTiming(cronExpr string, every *int64, tz string, anchor int64) (timing
 	case cronExpr != "" && every != nil:
 		return nil, core.Invalidf("every", "give cron or every, not both")
 	case every != nil:
-		if *every < core.MinEvery {
-			return nil, core.Invalidf("every", "%d ms is under the minimum of %d ms", *every, core.MinEvery)
+		if *every < core.MinEvery || *every > core.MaxDelay {
+			return nil, core.Invalidf("every", "%d ms is outside %d..%d", *every, core.MinEvery, int64(core.MaxDelay))
 		}
 		if tz != "" {
 			return nil, core.Invalidf("tz", "only a cron schedule has a time zone")
