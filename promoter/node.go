@@ -30,7 +30,7 @@ const (
 type LeaderCore interface {
 	Core
 	Rescuer
-	FireSchedules(ctx context.Context, limit int) (*core.FireReply, error)
+	Scheduler
 }
 
 var _ LeaderCore = (*core.Client)(nil)
