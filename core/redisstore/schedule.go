@@ -96,7 +96,7 @@ func (s *Store) SetSchedule(ctx context.Context, now int64, sc *core.Schedule) (
 	if sc.Every > 0 {
 		every = strconv.FormatInt(sc.Every, 10)
 	}
-	reply, err := setSchedule.Run(ctx, s.rdb, []string{tk.schedules(), tk.schedule(sc.Name)},
+	reply, err := setSchedule.Run(ctx, s.rdb, []string{tk.schedules(), tk.schedule(sc.Name), tk.scheduleRev()},
 		sc.Name, sc.Spec.Type, sc.Cron, every, sc.TZ, spec, flag(sc.Paused), sc.NextAt, now).Result()
 	if err != nil {
 		return nil, s.fail("set schedule", err)

@@ -48,9 +48,10 @@ func TestSetScheduleStoresItBesideItsType(t *testing.T) {
 	want.CreatedAt, want.UpdatedAt = 1000, 1000
 	require.Equal(t, want, *got)
 	set := keyspace{
-		"{_}:types":      []string{"t"},
-		"{t}:schedules":  map[string]float64{"s": 2000},
-		"{t}:schedule:s": scheduleHash(nil),
+		"{_}:types":        []string{"t"},
+		"{t}:schedule_rev": "1",
+		"{t}:schedules":    map[string]float64{"s": 2000},
+		"{t}:schedule:s":   scheduleHash(nil),
 	}
 	st.requireKeys(set, "set")
 
@@ -61,7 +62,7 @@ func TestSetScheduleStoresItBesideItsType(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2000), got.NextAt, "same timing: the next tick stays")
 	require.Equal(t, int64(2), got.Rev)
-	st.requireKeys(set.with(keyspace{"{t}:schedule:s": scheduleHash(map[string]string{
+	st.requireKeys(set.with(keyspace{"{t}:schedule_rev": "2", "{t}:schedule:s": scheduleHash(map[string]string{
 		"spec":       `{"type":"t","data":{"n":1},"priority":-10,"max_attempts":3,"ttl":1000,"stall_limit":1}`,
 		"updated_at": "1600", "rev": "2",
 	})}), "set again")
@@ -88,8 +89,10 @@ func TestSetScheduleWithAnotherTimingOrTypeMovesIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(6500), got.NextAt)
 	st.requireKeys(keyspace{
-		"{_}:types":     []string{"t", "u"},
-		"{u}:schedules": map[string]float64{"s": 6500},
+		"{_}:types":        []string{"t", "u"},
+		"{t}:schedule_rev": "1",
+		"{u}:schedule_rev": "1",
+		"{u}:schedules":    map[string]float64{"s": 6500},
 		"{u}:schedule:s": scheduleHash(map[string]string{
 			"type": "u", "every": "5000", "next_at": "6500", "created_at": "1500", "updated_at": "1500",
 			"spec": `{"type":"u","data":{"n":1},"max_attempts":3,"ttl":1000,"stall_limit":1}`,
@@ -137,15 +140,16 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 	require.Equal(t, "s", job.Schedule)
 	require.Equal(t, int64(2000), job.ScheduleAt)
 	after := keyspace{
-		"{_}:ids":        "1000",
-		"{_}:idtype":     map[string]string{"1": "t"},
-		"{_}:types":      []string{"t"},
-		"{t}:jobs":       map[string]float64{"1": 1},
-		"{t}:ready":      map[string]float64{"0000000000000001:1": 0},
-		"{t}:seq":        "1",
-		"{t}:job:1":      jobHash(map[string]string{"created_at": "2500", "updated_at": "2500", "promote_at": "2500", "schedule": "s", "schedule_at": "2000"}),
-		"{t}:schedules":  map[string]float64{"s": 3000},
-		"{t}:schedule:s": scheduleHash(map[string]string{"last_at": "2000", "next_at": "3000"}),
+		"{_}:ids":          "1000",
+		"{t}:schedule_rev": "1",
+		"{_}:idtype":       map[string]string{"1": "t"},
+		"{_}:types":        []string{"t"},
+		"{t}:jobs":         map[string]float64{"1": 1},
+		"{t}:ready":        map[string]float64{"0000000000000001:1": 0},
+		"{t}:seq":          "1",
+		"{t}:job:1":        jobHash(map[string]string{"created_at": "2500", "updated_at": "2500", "promote_at": "2500", "schedule": "s", "schedule_at": "2000"}),
+		"{t}:schedules":    map[string]float64{"s": 3000},
+		"{t}:schedule:s":   scheduleHash(map[string]string{"last_at": "2000", "next_at": "3000"}),
 	}
 	st.requireKeys(after, "fired")
 	stored, err := st.Get(ctx, 1)
@@ -161,11 +165,24 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 		st.requireKeys(after, "nothing changed; the unused id is out of the index again")
 	}
 
-	_, err = st.SetSchedule(ctx, 2700, everySecond()) // rev 2
+	_, err = st.SetSchedule(ctx, 2700, everySecond())
 	require.NoError(t, err)
 	_, fired, err = st.FireSchedule(ctx, 3100, &due[0], 3000, 4000, scheduleSpec("t"))
 	require.NoError(t, err)
-	require.False(t, fired, "read at rev 1, set since")
+	require.False(t, fired, "read before a set")
+
+	// Removed and set again, in the same millisecond as the first set: the
+	// rev goes on from the type's counter, so the tick read before is not
+	// fired.
+	removed, err := st.RemoveSchedule(ctx, "s")
+	require.NoError(t, err)
+	require.True(t, removed)
+	again, err := st.SetSchedule(ctx, 1000, everySecond())
+	require.NoError(t, err)
+	require.NotEqual(t, due[0].Rev, again.Rev)
+	_, fired, err = st.FireSchedule(ctx, 3100, &due[0], 3000, 4000, scheduleSpec("t"))
+	require.NoError(t, err)
+	require.False(t, fired, "read before a remove and a set")
 }
 
 // TestTwoLeadersFireATickOnce: two stores (two leaders' cores) fire the
@@ -216,7 +233,8 @@ func TestFireSchedulePausedOrGoneFiresNothing(t *testing.T) {
 	removed, err := st.RemoveSchedule(ctx, "s")
 	require.NoError(t, err)
 	require.True(t, removed)
-	st.requireKeys(keyspace{"{_}:types": []string{"t"}, "{_}:ids": "1000"}, "gone")
+	st.requireKeys(keyspace{"{_}:types": []string{"t"}, "{_}:ids": "1000", "{t}:schedule_rev": "2"},
+		"gone; the rev counter stays")
 	_, fired, err = st.FireSchedule(ctx, 2000, &due[0], 2000, 3000, scheduleSpec("t"))
 	require.NoError(t, err)
 	require.False(t, fired, "gone")
@@ -241,10 +259,11 @@ func TestFireScheduleIsNeverEarly(t *testing.T) {
 	require.False(t, fired)
 	require.Nil(t, job)
 	st.requireKeys(keyspace{
-		"{_}:ids":        "1000",
-		"{_}:types":      []string{"t"},
-		"{t}:schedules":  map[string]float64{"s": 2000},
-		"{t}:schedule:s": scheduleHash(nil),
+		"{_}:ids":          "1000",
+		"{_}:types":        []string{"t"},
+		"{t}:schedule_rev": "1",
+		"{t}:schedules":    map[string]float64{"s": 2000},
+		"{t}:schedule:s":   scheduleHash(nil),
 	}, "nothing changed")
 }
 

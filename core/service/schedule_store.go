@@ -33,8 +33,9 @@ type ScheduleStore interface {
 	FireSchedule(ctx context.Context, now int64, sc *StoredSchedule, tick, next int64, sp core.Spec) (job *core.Job, fired bool, err error)
 }
 
-// StoredSchedule is a schedule as the store holds it: Rev counts its sets,
-// so that a tick read before a set does not fire after it.
+// StoredSchedule is a schedule as the store holds it: Rev is new with each
+// set, also across a remove, so that a tick read before a set does not
+// fire after it.
 type StoredSchedule struct {
 	core.Schedule
 	Rev int64

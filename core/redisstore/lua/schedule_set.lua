@@ -2,11 +2,14 @@
 -- whose timing (cron, every, tz) and pause are unchanged keeps its next
 -- tick, so that setting the same schedules again (a deploy) shifts
 -- nothing; otherwise its next tick is the one given. last_at is kept
--- either way: it guards against firing a tick twice. rev goes up by one,
--- so a fire that read the schedule before this set does nothing.
+-- either way: it guards against firing a tick twice. rev is the next
+-- value of the type's schedule_rev counter, so a fire that read the
+-- schedule before this set does nothing, also when the schedule was
+-- removed and set again in between (the counter is not removed).
 --
 -- KEYS[1] schedules       ZSET of type T: name → next_at (+inf while paused)
 -- KEYS[2] schedule:<name> HASH of type T: the schedule (includes/schedule.lua)
+-- KEYS[3] schedule_rev    STRING of type T: the revs of its schedules' sets
 --
 -- ARGV[1] name  ARGV[2] type  ARGV[3] cron  ARGV[4] every  ARGV[5] tz
 -- ARGV[6] spec (JSON)  ARGV[7] paused ("1" or "0")
@@ -27,7 +30,7 @@ end
 redis.call('HSET', KEYS[2], 'name', ARGV[1], 'type', ARGV[2], 'cron', ARGV[3], 'every', ARGV[4],
   'tz', ARGV[5], 'spec', ARGV[6], 'paused', ARGV[7], 'next_at', next_at, 'created_at', created,
   'updated_at', ARGV[9])
-redis.call('HINCRBY', KEYS[2], 'rev', 1)
+redis.call('HSET', KEYS[2], 'rev', redis.call('INCR', KEYS[3]))
 if ARGV[7] == '1' then
   redis.call('ZADD', KEYS[1], '+inf', ARGV[1])
 else

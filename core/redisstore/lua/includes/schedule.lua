@@ -3,8 +3,9 @@
 -- schedule.go reads this list from this file when the package loads).
 --
 -- spec is the job spec as JSON; paused is "1" while paused; next_at and
--- last_at are unix ms (next_at "0" while paused); rev counts the sets, so
--- a tick read before a set is not fired after it (fire_schedule.lua).
+-- last_at are unix ms (next_at "0" while paused); rev is new with each set
+-- (schedule_set.lua), so a tick read before a set is not fired after it
+-- (fire_schedule.lua).
 local SCHED = {'name', 'type', 'cron', 'every', 'tz', 'spec', 'paused', 'next_at', 'last_at',
   'created_at', 'updated_at', 'rev'}
 
