@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/service"
 )
@@ -41,8 +43,10 @@ var schedulePos = func() map[string]int {
 }()
 
 // decodeSchedule reads a schedule row; ok is false when the schedule does
-// not exist.
-func decodeSchedule(v any) (service.StoredSchedule, bool, error) {
+// not exist. A spec that does not decode (a hash written by hand) reads as
+// empty: the schedule is still listed, and the service refuses to fire it
+// and logs why, rather than one bad schedule failing every call.
+func decodeSchedule(v any) (service.StoredSchedule, bool) {
 	vals, _ := v.([]any)
 	get := func(f string) any {
 		if i := schedulePos[f]; i < len(vals) {
@@ -52,7 +56,7 @@ func decodeSchedule(v any) (service.StoredSchedule, bool, error) {
 	}
 	var sc service.StoredSchedule
 	if str(get("name")) == "" {
-		return sc, false, nil
+		return sc, false
 	}
 	sc.Name, sc.Cron, sc.TZ = str(get("name")), str(get("cron")), str(get("tz"))
 	sc.Every, sc.Paused = num(get("every")), str(get("paused")) == "1"
@@ -61,10 +65,10 @@ func decodeSchedule(v any) (service.StoredSchedule, bool, error) {
 	if sc.Paused {
 		sc.NextAt = 0
 	}
-	if err := json.Unmarshal([]byte(str(get("spec"))), &sc.Spec); err != nil {
-		return sc, false, fmt.Errorf("schedule %s: stored spec: %w", sc.Name, err)
+	if json.Unmarshal([]byte(str(get("spec"))), &sc.Spec) != nil {
+		sc.Spec = core.Spec{}
 	}
-	return sc, true, nil
+	return sc, true
 }
 
 // SetSchedule creates or replaces a schedule. One that had another job
@@ -101,9 +105,9 @@ func (s *Store) SetSchedule(ctx context.Context, now int64, sc *core.Schedule) (
 	if err != nil {
 		return nil, s.fail("set schedule", err)
 	}
-	stored, ok, err := decodeSchedule(reply)
-	if err != nil || !ok {
-		return nil, s.fail("set schedule", cmp.Or(err, fmt.Errorf("schedule_set replied no schedule")))
+	stored, ok := decodeSchedule(reply)
+	if !ok {
+		return nil, bus.Errorf(bus.CodeInternal, "redis set schedule: schedule_set replied no schedule")
 	}
 	return &stored, nil
 }
@@ -120,7 +124,7 @@ func (s *Store) scheduleTypes(ctx context.Context, name string) ([]string, error
 	for i, t := range types {
 		scores[i] = pipe.ZScore(ctx, s.keys.ofType(t).schedules(), name)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.fail("find schedule", err)
 	}
 	var holders []string
@@ -199,11 +203,7 @@ func (s *Store) readSchedules(ctx context.Context, keys []string) ([]service.Sto
 	}
 	out := make([]service.StoredSchedule, 0, len(keys))
 	for _, r := range rows {
-		sc, ok, err := decodeSchedule(r.Val())
-		if err != nil {
-			return nil, s.fail("read schedules", err)
-		}
-		if ok {
+		if sc, ok := decodeSchedule(r.Val()); ok {
 			out = append(out, sc)
 		}
 	}

@@ -291,3 +291,24 @@ func TestDueSchedulesBeyondTheLimitAskForANextCallAtOnce(t *testing.T) {
 	require.Len(t, due, 2)
 	require.Zero(t, next, "all taken, none waits")
 }
+
+// TestAScheduleWithABrokenSpecIsListedEmpty: a schedule hash whose spec
+// does not decode (written by hand) is listed with an empty spec, which
+// the service refuses to fire, rather than failing every list and fire.
+func TestAScheduleWithABrokenSpecIsListedEmpty(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	st.seed(keyspace{
+		"{_}:types":      []string{"t"},
+		"{t}:schedules":  map[string]float64{"s": 2000},
+		"{t}:schedule:s": scheduleHash(map[string]string{"spec": "{not json"}),
+	})
+	list, err := st.Schedules(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, "s", list[0].Name)
+	require.Equal(t, core.Spec{}, list[0].Spec)
+	due, _, err := st.DueSchedules(ctx, 2000, 10)
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+}
