@@ -346,12 +346,14 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodStats, bus.MethodSetState, bus.MethodSetPriority, bus.MethodPromote, bus.MethodLease,
 		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
 		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume,
-		bus.MethodCancel, bus.MethodBulk}
-	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats}
+		bus.MethodCancel, bus.MethodBulk,
+		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire}
+	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats,
+		bus.MethodScheduleList}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,
-		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue},
+		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue, bus.MethodScheduleFire},
 		bus.RoleWorker: {bus.MethodLease, bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease,
 			bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet},
 		bus.RoleProducer: append([]string{bus.MethodCreate, bus.MethodCreateBulk}, read...),

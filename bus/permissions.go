@@ -19,7 +19,7 @@ const (
 	RoleAdmin Role = "admin"
 	// RoleCore serves core.> and publishes the events.
 	RoleCore Role = "core"
-	// RolePromoter calls promote and rescue, announces queue.leader and
+	// RolePromoter calls promote, rescue and schedule_fire, announces queue.leader and
 	// serves cluster.status.
 	RolePromoter Role = "promoter"
 	// RoleWorker calls the worker methods, create and get, and reads events.
@@ -53,16 +53,16 @@ const ResponseWindow = 6 * time.Minute
 // Method groups, by who may call them.
 var (
 	// readMethods change nothing.
-	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats}
+	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList}
 	// createMethods add jobs.
 	createMethods = []string{MethodCreate, MethodCreateBulk}
 	// workerMethods act on a leased job, under its lease token.
 	workerMethods = []string{MethodLease, MethodComplete, MethodFail, MethodTouch, MethodRelease, MethodRejoin, MethodProgress, MethodAddLog, MethodBatch}
 	// leaderMethods are the promoter leader's calls.
-	leaderMethods = []string{MethodPromote, MethodRescue}
-	// The methods that change jobs or types by hand (remove, set_state,
-	// set_priority, pause, resume, cancel, bulk) are in no group: admin's
-	// alone.
+	leaderMethods = []string{MethodPromote, MethodRescue, MethodScheduleFire}
+	// The methods that change jobs, types or schedules by hand (remove,
+	// set_state, set_priority, pause, resume, cancel, bulk, schedule_set,
+	// schedule_remove) are in no group: admin's alone.
 )
 
 // Permissions are the NATS permissions of role for a user whose inbox

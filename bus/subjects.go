@@ -93,6 +93,12 @@ const (
 	MethodProgress    = "progress"
 	MethodRescue      = "rescue"
 	MethodBatch       = "batch"
+	// The schedules: set, list and remove are the operator's; fire is the
+	// promoter leader's.
+	MethodScheduleSet    = "schedule_set"
+	MethodScheduleList   = "schedule_list"
+	MethodScheduleRemove = "schedule_remove"
+	MethodScheduleFire   = "schedule_fire"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

@@ -22,6 +22,7 @@
 //	                  operations, batch) and the promoter's rescue
 //	create.go         concurrent creates of one client share one create_bulk
 //	bulk.go           bulk's actions, the states each starts from, its bodies
+//	schedule.go       schedules: their wire types and Client calls
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -265,6 +265,11 @@ type Job struct {
 	// worker must show, and when the lease runs out.
 	Lease      string `json:"lease,omitempty"`
 	LeaseUntil int64  `json:"lease_until,omitempty"`
+	// Schedule is the name of the schedule that made the job, and
+	// ScheduleAt the tick it was made for (unix ms; the job is created at
+	// or after it, never before). Both empty for a job a producer created.
+	Schedule   string `json:"schedule,omitempty"`
+	ScheduleAt int64  `json:"schedule_at,omitempty"`
 }
 
 // ForEvent returns the copy an event carries: without its data, and never

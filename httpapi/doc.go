@@ -40,6 +40,7 @@
 //	pause.go    PUT /types/{type}/pause and resume
 //	cancel.go   POST /job/{id}/cancel, POST /jobs/bulk
 //	lease.go    POST /pop and a lease holder's complete, fail, touch, release
+//	schedules.go GET /schedules, and GET, PUT, DELETE /schedules/{name}
 //	respond.go  error codes to HTTP statuses, the error body, JSON bodies
 //	auth.go     Auth, CheckBind, the check of every request, login, logout
 //	session.go  the signed, expiring session cookie

@@ -34,6 +34,11 @@ func (s *Server) routes() http.Handler {
 	// Pause and resume a type (pause.go).
 	handle("PUT /types/{type}/pause", s.pauseType)
 	handle("PUT /types/{type}/resume", s.resumeType)
+	// Schedules (schedules.go).
+	handle("GET /schedules", s.listSchedules)
+	handle("GET /schedules/{name}", s.getSchedule)
+	handle("PUT /schedules/{name}", s.putSchedule)
+	handle("DELETE /schedules/{name}", s.removeSchedule)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop)
 	handle("POST /job/{id}/complete", s.leaseOp(s.complete))

@@ -15,6 +15,13 @@
 // RunRescueLoop asks core, on a short interval (sooner when a lease is due
 // to expire), to send jobs whose lease ran out back to the queue.
 //
+// RunScheduleLoop is the promote loop with core.schedule_fire for
+// core.promote: core fires every schedule whose tick has come and answers
+// the next tick as next_due; a schedule set with an earlier tick is
+// announced on queue.due like a delayed job, and wakes it. A tick fires
+// once however many leaders call (one script checks the schedule's last
+// tick), and ticks missed while no member led fire once, as the latest.
+//
 // Both bound each call by CallTimeout (default 1s), far under the client's
 // 10s default. Core's queue group hands a call to any core; when that core
 // is killed before it answers (its NATS server lives on elsewhere, so the
@@ -46,16 +53,16 @@
 // Memberlist's callbacks only put a token on a 1-buffered channel; they do
 // no I/O and never block memberlist. One goroutine, the leader loop, takes
 // the token, reads Members(), applies the rule, and starts or ends a term.
-// A term is the promote loop plus the rescue loop under a context of their
+// A term is the promote, rescue and schedule loops under a context of their
 // own; there is at most one per node:
 //
 //	            leader == self
 //	follower ───────────────────▶ leading ── publish queue.leader,
-//	   ▲                             │        start both loops
-//	   │ both loops have returned    │ leader != self, or Run's ctx ends
+//	   ▲                             │        start the loops
+//	   │ all loops have returned     │ leader != self, or Run's ctx ends
 //	   └──────── stepping down ◀─────┘ ── cancel the term's ctx
 //
-// Stepping down waits for both loops to return before the leader loop does
+// Stepping down waits for every loop to return before the leader loop does
 // anything else, so a node never runs two terms at once. On a graceful stop
 // Run steps down, then leaves the ring (Leave), which tells the others at
 // once: the next leader starts within a gossip round, well under a second.
@@ -108,6 +115,8 @@
 //	doc.go         this comment: the loops, the leader rule, two leaders
 //	loop.go        Core, LoopConfig, RunLoop: the promote loop and its sleep
 //	rescue.go      Rescuer, RescueConfig, RunRescueLoop
+//	schedule.go    Scheduler, ScheduleConfig, RunScheduleLoop: the promote
+//	               loop's shape with schedule_fire
 //	node.go        NodeConfig, New, Node: Run, the leader loop, terms,
 //	               queue.leader, leaving the ring
 //	membership.go  the leader rule, memberlist's config and callbacks,

@@ -168,13 +168,29 @@ func RunLoop(ctx context.Context, cfg LoopConfig) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	l := &loop{cfg: cfg, log: cfg.Logger.With("component", "promoter"), wake: make(chan struct{}, 1)}
-	subject := cfg.Core.Subjects().Queue(bus.QueueDue)
-	sub, err := cfg.Core.Subscribe(subject, l.announced)
+	promote := func(ctx context.Context, limit int) (*core.MoveReply, error) { return cfg.Core.Promote(ctx, limit) }
+	return runDueLoop(ctx, cfg, cfg.Core, "promote", promote)
+}
+
+// subscriber is how a loop hears queue.due.
+type subscriber interface {
+	Subscribe(subject string, fn func(*core.Event)) (*nats.Subscription, error)
+	Subjects() bus.Subjects
+}
+
+// runDueLoop runs call, the promote or the schedule_fire call, as RunLoop
+// describes, with cfg already checked: it is the one copy of how a leader
+// loop calls, sleeps until next_due and wakes on queue.due.
+func runDueLoop(ctx context.Context, cfg LoopConfig, sub subscriber, what string,
+	call func(context.Context, int) (*core.MoveReply, error)) error {
+	l := &loop{cfg: cfg, log: cfg.Logger.With("component", "promoter", "loop", what), wake: make(chan struct{}, 1),
+		what: what, call: call}
+	subject := sub.Subjects().Queue(bus.QueueDue)
+	s, err := sub.Subscribe(subject, l.announced)
 	if err != nil {
-		return fmt.Errorf("promoter: loop: %w", err)
+		return fmt.Errorf("promoter: %s loop: %w", what, err)
 	}
-	defer func() { _ = sub.Unsubscribe() }()
+	defer func() { _ = s.Unsubscribe() }()
 	l.run(ctx)
 	return nil
 }
@@ -189,6 +205,9 @@ type loop struct {
 	until atomic.Int64
 	// wake gets a token whenever the callback lowered until.
 	wake chan struct{}
+	// what names the call ("promote"), and call makes it.
+	what string
+	call func(context.Context, int) (*core.MoveReply, error)
 }
 
 // announced is the queue.due callback. It runs on the subscription's
@@ -227,7 +246,7 @@ func (l *loop) run(ctx context.Context) {
 			}
 			failures++
 			wait := retryDelay(ctx, err, l.cfg.RetryDelay)
-			l.log.WarnContext(ctx, "promote failed; retrying",
+			l.log.WarnContext(ctx, l.what+" failed; retrying",
 				"err", err, "failures", failures, "retry_in", wait)
 			if !l.pause(ctx, wait) {
 				return
@@ -235,11 +254,11 @@ func (l *loop) run(ctx context.Context) {
 			continue
 		}
 		if failures > 0 {
-			l.log.InfoContext(ctx, "promote works again", "failures", failures)
+			l.log.InfoContext(ctx, l.what+" works again", "failures", failures)
 			failures = 0
 		}
 		if reply.Moved > 0 {
-			l.log.DebugContext(ctx, "promoted", "moved", reply.Moved, "next_due", reply.NextDue)
+			l.log.DebugContext(ctx, l.what+" done", "moved", reply.Moved, "next_due", reply.NextDue)
 		}
 		if l.cfg.OnPromote != nil {
 			l.cfg.OnPromote(reply)
@@ -253,11 +272,11 @@ func (l *loop) run(ctx context.Context) {
 	}
 }
 
-// promote makes one promote call, bounded by CallTimeout.
+// promote makes one call, bounded by CallTimeout.
 func (l *loop) promote(ctx context.Context) (*core.MoveReply, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.CallTimeout)
 	defer cancel()
-	return l.cfg.Core.Promote(ctx, l.cfg.Limit)
+	return l.call(ctx, l.cfg.Limit)
 }
 
 // sleep waits until nextDue (0: nothing waits), capped at MaxSleep, or

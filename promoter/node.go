@@ -30,6 +30,7 @@ const (
 type LeaderCore interface {
 	Core
 	Rescuer
+	Scheduler
 }
 
 var _ LeaderCore = (*core.Client)(nil)
@@ -76,6 +77,9 @@ type NodeConfig struct {
 	// their Core and (when nil) Logger are the node's. Defaults: theirs.
 	Loop   LoopConfig
 	Rescue RescueConfig
+	// Schedule configures the leader's schedule loop; its Core and (when
+	// nil) Logger are the node's. Defaults: its own.
+	Schedule ScheduleConfig
 	// JoinRetry is the wait between two attempts to join the seeds while
 	// none answered. Default JoinRetryDefault (1s).
 	JoinRetry time.Duration
@@ -102,6 +106,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.Loop.Logger = cmp.Or(c.Loop.Logger, c.Logger)
 	c.Rescue.Logger = cmp.Or(c.Rescue.Logger, c.Logger)
+	c.Schedule.Logger = cmp.Or(c.Schedule.Logger, c.Logger)
 	c.Seeds = slices.Clone(c.Seeds)
 	return c
 }
@@ -134,7 +139,7 @@ func (c NodeConfig) validate() error {
 			errs = append(errs, fmt.Errorf("promoter: %s %v is negative", what, d))
 		}
 	}
-	errs = append(errs, c.Loop.validate(), c.Rescue.validate())
+	errs = append(errs, c.Loop.validate(), c.Rescue.validate(), c.Schedule.validate())
 	return errors.Join(errs...)
 }
 
@@ -290,7 +295,7 @@ func (n *Node) lead(ctx context.Context) error {
 	}
 }
 
-// term is one leadership term: the promote and rescue loops, under a
+// term is one leadership term: the promote, rescue and schedule loops, under a
 // context of their own.
 type term struct {
 	cancel context.CancelFunc
@@ -300,19 +305,20 @@ type term struct {
 
 func (n *Node) startTerm(ctx context.Context) *term {
 	tctx, cancel := context.WithCancel(ctx)
-	t := &term{cancel: cancel, failed: make(chan error, 2)}
-	loop, rescue := n.cfg.Loop, n.cfg.Rescue
-	loop.Core, rescue.Core = n.core, n.core
+	t := &term{cancel: cancel, failed: make(chan error, 3)}
+	loop, rescue, schedule := n.cfg.Loop, n.cfg.Rescue, n.cfg.Schedule
+	loop.Core, rescue.Core, schedule.Core = n.core, n.core, n.core
 	run := func(fn func() error) {
 		t.loops.Go(func() {
 			if err := fn(); err != nil {
-				t.failed <- err // buffered for both loops: never blocks
+				t.failed <- err // buffered for every loop: never blocks
 			}
 		})
 	}
 	run(func() error { return RunLoop(tctx, loop) })
 	run(func() error { return RunRescueLoop(tctx, rescue) })
-	n.log.Info("leading: promote and rescue loops started")
+	run(func() error { return RunScheduleLoop(tctx, schedule) })
+	n.log.Info("leading: promote, rescue and schedule loops started")
 	n.announce(ctx)
 	if n.cfg.OnTerm != nil {
 		n.cfg.OnTerm(true)
@@ -325,7 +331,7 @@ func (n *Node) startTerm(ctx context.Context) *term {
 func (n *Node) endTerm(t *term, why string) {
 	t.cancel()
 	t.loops.Wait()
-	n.log.Info("no longer leading: promote and rescue loops stopped", "reason", why)
+	n.log.Info("no longer leading: promote, rescue and schedule loops stopped", "reason", why)
 	if n.cfg.OnTerm != nil {
 		n.cfg.OnTerm(false)
 	}

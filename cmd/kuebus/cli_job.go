@@ -16,58 +16,15 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()
 	cf.register(fs)
-	data := fs.String("data", "", "the job's data, as `JSON` (default: none)")
-	priority := fs.String("priority", "normal", "the job's `PRIORITY`: low, normal, medium, high, critical, or an integer (lower runs first)")
-	delay := fs.String("delay", "0", "wait this `DURATION` (5s, or milliseconds) before the job may run")
-	maxAttempts := fs.Int("attempts", 1, "how many times (`N`) the job may run before it fails for good")
-	backoff := fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
-	ttl := fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
-	uniqueKey := fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
-	removeOnComplete := fs.Bool("remove-on-complete", false, "remove the job once it completes")
-	stallLimit := fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
+	var sf specFlags
+	sf.register(fs)
 	pos, err := e.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-
-	sp := core.Spec{Type: pos[0], MaxAttempts: *maxAttempts, UniqueKey: *uniqueKey, RemoveOnComplete: *removeOnComplete}
-	if *data != "" {
-		if sp.Data, err = parseJSON("data", *data); err != nil {
-			return err
-		}
-	}
-	if sp.Priority, err = core.ParsePriority(*priority); err != nil {
-		return usagef("--priority: %v", err)
-	}
-	d, err := parseMillis("delay", *delay)
+	sp, err := sf.spec(pos[0])
 	if err != nil {
 		return err
-	}
-	sp.Delay = d.Milliseconds()
-	if *maxAttempts < 1 {
-		return usagef("--attempts: %d is less than 1", *maxAttempts)
-	}
-	if *stallLimit != "" {
-		n, err := strconv.Atoi(*stallLimit)
-		if err != nil || n < 0 {
-			return usagef("--stall-limit: %q is not a whole number of 0 or more", *stallLimit)
-		}
-		sp.StallLimit = &n
-	}
-	if *backoff != "" {
-		if sp.Backoff, err = parseBackoff(*backoff); err != nil {
-			return err
-		}
-	}
-	if *ttl != "" {
-		d, err := parseMillis("ttl", *ttl)
-		if err != nil {
-			return err
-		}
-		if d == 0 {
-			return usagef("--ttl: must be positive")
-		}
-		sp.TTL = d.Milliseconds()
 	}
 	return cf.withClient(ctx, func(c *core.Client) error {
 		job, err := c.CreateSpec(ctx, sp)

@@ -26,6 +26,8 @@
 //	cli_misc.go     kuebus stats, pause, resume, events and version
 //	cli_bulk.go     kuebus job retry, rm (remove), cancel, promote: one ID, or --all
 //	                (core's bulk, called until no more)
+//	cli_schedule.go kuebus schedule set, ls, rm
+//	specflags.go    the job spec flags job create and schedule set share
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs
 //	cluster.go      kuebus cluster: the promoter ring as one node sees it
 //	dev.go          kuebus dev: its flags, made into the config of a node of

@@ -74,6 +74,11 @@ func commands() *command {
 			{name: "cancel", args: "ID | --all", summary: "cancel a job that has not finished (its running handler is told), or every one that matches", run: runJobCancel},
 			{name: "promote", args: "ID | --all", summary: "make a delayed job ready now, or every one that matches", run: runJobPromote},
 		}},
+		{name: "schedule", summary: "create jobs periodically: set, list and remove schedules", sub: []*command{
+			{name: "set", args: "NAME", summary: "create or replace a schedule (--cron or --every, --type, job flags) and print it as JSON", run: runScheduleSet},
+			{name: "ls", summary: "list the schedules with their next and last ticks", run: runScheduleList},
+			{name: "rm", args: "NAME", summary: "remove a schedule (the jobs it made stay)", run: runScheduleRemove},
+		}},
 		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
 		{name: "stats", summary: "count jobs per state and type, and list the paused types", run: runStats},
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause},

@@ -11,6 +11,8 @@
 //	pause.go    pause and resume of a type, and which types are paused
 //	cancel.go   cancel: a job that has not finished ends in cancelled
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call
+//	schedule.go schedules beside their job type's keys: set, list, remove,
+//	            the due ones, and firing one tick
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT

@@ -31,6 +31,12 @@ import (
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
 //	                paused "1" while the type is paused (lua/pause.lua)
+//	schedules ZSET  the type's schedules; score = next_at (+inf while
+//	                paused), member = the schedule's name
+//	schedule:<name> HASH  a schedule whose jobs are of the type
+//	                (lua/includes/schedule.lua lists its fields)
+//	schedule_rev STRING  counter of the sets of the type's schedules: each
+//	                set's rev (lua/schedule_set.lua)
 //	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)
 //	log:<id>  LIST  the job's log lines
 type keys struct {
@@ -66,6 +72,12 @@ func (t typeKeys) unique() string    { return t.base + "unique" }
 func (t typeKeys) seq() string       { return t.base + "seq" }
 func (t typeKeys) stats() string     { return t.base + "stats" }
 func (t typeKeys) cancelled() string { return t.base + "cancelled" }
+
+func (t typeKeys) schedules() string { return t.base + "schedules" }
+
+func (t typeKeys) schedule(name string) string { return t.base + "schedule:" + name }
+
+func (t typeKeys) scheduleRev() string { return t.base + "schedule_rev" }
 
 func (t typeKeys) job(id int64) string { return t.base + "job:" + strconv.FormatInt(id, 10) }
 func (t typeKeys) log(id int64) string { return t.base + "log:" + strconv.FormatInt(id, 10) }

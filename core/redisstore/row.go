@@ -74,6 +74,8 @@ var fieldDecoders = map[string]func(j *core.Job, v any){
 	"stalls":       func(j *core.Job, v any) { j.Stalls = int(num(v)) },
 	"stall_limit":  func(j *core.Job, v any) { j.StallLimit = int(num(v)) },
 	"lease_until":  func(j *core.Job, v any) { j.LeaseUntil = num(v) },
+	"schedule":     func(j *core.Job, v any) { j.Schedule = str(v) },
+	"schedule_at":  func(j *core.Job, v any) { j.ScheduleAt = num(v) },
 	"lease":        nil,
 	"lease_ttl":    nil,
 	"rmember":      nil,
@@ -162,10 +164,10 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 // newJobShared and newJobOwn are the hash fields of a new job that
 // create_jobs writes: those the same for every job of one call (one type,
 // one now, constants), sent once per call, and each job's own. Both lists
-// are written once, in lua/create_jobs.lua, and read from it here.
+// are written once, in lua/includes/new_job.lua, and read from it here.
 var (
-	newJobShared = encodersOf(readLuaList("lua/create_jobs.lua", "SHARED"))
-	newJobOwn    = encodersOf(readLuaList("lua/create_jobs.lua", "OWN"))
+	newJobShared = encodersOf(readLuaList("lua/includes/new_job.lua", "SHARED"))
+	newJobOwn    = encodersOf(readLuaList("lua/includes/new_job.lua", "OWN"))
 )
 
 // newJobEncoders encode each field of a new job as its hash stores it: the
@@ -197,7 +199,7 @@ func encodersOf(fields []string) []func(*core.Job) any {
 	for i, f := range fields {
 		enc, ok := newJobEncoders[f]
 		if !ok {
-			panic(fmt.Sprintf("redisstore: new job field %q (lua/create_jobs.lua) has no encoder in row.go", f))
+			panic(fmt.Sprintf("redisstore: new job field %q (lua/includes/new_job.lua) has no encoder in row.go", f))
 		}
 		out[i] = enc
 	}

@@ -66,6 +66,9 @@ var (
 	pauseType     = loadScript("pause.lua")
 	cancelJob     = loadScript("cancel.lua")
 	bulkJobs      = loadScript("bulk.lua")
+	setSchedule   = loadScript("schedule_set.lua")
+	removeSched   = loadScript("schedule_remove.lua")
+	fireSchedule  = loadScript("fire_schedule.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

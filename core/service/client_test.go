@@ -250,6 +250,18 @@ func TestClientSendsTheDocumentedBodies(t *testing.T) {
 	_, err = c.Client.Bulk(ctx, core.BulkActionRequest{Action: core.BulkRetry, State: core.StateFailed})
 	require.NoError(t, err)
 	require.Equal(t, `{"action":"retry","state":"failed"}`, sent(bus.MethodBulk))
+	every := int64(5000)
+	_, err = c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "w"}})
+	require.NoError(t, err)
+	require.Equal(t, `{"name":"s","every":5000,"spec":{"type":"w"}}`, sent(bus.MethodScheduleSet))
+	_, err = c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Equal(t, `{}`, sent(bus.MethodScheduleList))
+	_, err = c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, `{}`, sent(bus.MethodScheduleFire))
+	require.NoError(t, c.Client.RemoveSchedule(ctx, "s"))
+	require.Equal(t, `{"name":"s"}`, sent(bus.MethodScheduleRemove))
 }
 
 func TestClientReportsEveryCallToOnCall(t *testing.T) {

@@ -19,6 +19,12 @@
 //	                   waiting leases on queue.resume
 //	cancel.go          cancel a job that has not finished, then job.cancel
 //	bulk.go            bulk: one action on the jobs of a state, bounded per call
+//	schedule.go        schedule_set, _list, _remove, and schedule_fire, the
+//	                   leader's call that fires the ticks that have come
+//	schedule_store.go  ScheduleStore: what the service needs to keep
+//	                   schedules and fire a tick once
+//	tick.go            a schedule's timing (cron via robfig/cron, or every)
+//	                   and its latest tick at or before now
 //	batcher.go         creates from concurrent requests share one store call
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the

@@ -52,6 +52,7 @@ type Store interface {
 	Bulk(ctx context.Context, now int64, q *BulkQuery) (*BulkResult, error)
 	Ping(ctx context.Context) error
 	LeaseStore
+	ScheduleStore
 }
 
 // LeaseStore is the part of the Store a worker's requests use.

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"flag"
+	"strconv"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// specFlags are the flags of a job spec, which job create and schedule set
+// share: one set of names, one set of checks.
+type specFlags struct {
+	data, priority, delay, backoff, ttl, uniqueKey, stallLimit *string
+	maxAttempts                                                *int
+	removeOnComplete                                           *bool
+}
+
+func (f *specFlags) register(fs *flag.FlagSet) {
+	f.data = fs.String("data", "", "the job's data, as `JSON` (default: none)")
+	f.priority = fs.String("priority", "normal", "the job's `PRIORITY`: low, normal, medium, high, critical, or an integer (lower runs first)")
+	f.delay = fs.String("delay", "0", "wait this `DURATION` (5s, or milliseconds) before the job may run")
+	f.maxAttempts = fs.Int("attempts", 1, "how many times (`N`) the job may run before it fails for good")
+	f.backoff = fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
+	f.ttl = fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
+	f.uniqueKey = fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
+	f.removeOnComplete = fs.Bool("remove-on-complete", false, "remove the job once it completes")
+	f.stallLimit = fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
+}
+
+// spec is the job spec of type jobType the flags give; a bad flag is a
+// usage error.
+func (f *specFlags) spec(jobType string) (core.Spec, error) {
+	sp := core.Spec{Type: jobType, MaxAttempts: *f.maxAttempts, UniqueKey: *f.uniqueKey, RemoveOnComplete: *f.removeOnComplete}
+	var err error
+	if *f.data != "" {
+		if sp.Data, err = parseJSON("data", *f.data); err != nil {
+			return sp, err
+		}
+	}
+	if sp.Priority, err = core.ParsePriority(*f.priority); err != nil {
+		return sp, usagef("--priority: %v", err)
+	}
+	d, err := parseMillis("delay", *f.delay)
+	if err != nil {
+		return sp, err
+	}
+	sp.Delay = d.Milliseconds()
+	if *f.maxAttempts < 1 {
+		return sp, usagef("--attempts: %d is less than 1", *f.maxAttempts)
+	}
+	if *f.stallLimit != "" {
+		n, err := strconv.Atoi(*f.stallLimit)
+		if err != nil || n < 0 {
+			return sp, usagef("--stall-limit: %q is not a whole number of 0 or more", *f.stallLimit)
+		}
+		sp.StallLimit = &n
+	}
+	if *f.backoff != "" {
+		if sp.Backoff, err = parseBackoff(*f.backoff); err != nil {
+			return sp, err
+		}
+	}
+	if *f.ttl != "" {
+		d, err := parseMillis("ttl", *f.ttl)
+		if err != nil {
+			return sp, err
+		}
+		if d == 0 {
+			return sp, usagef("--ttl: must be positive")
+		}
+		sp.TTL = d.Milliseconds()
+	}
+	return sp, nil
+}

@@ -1,0 +1,54 @@
+-- How a new job is written: the one copy, shared by create_jobs (a
+-- producer's create) and fire_schedule (a schedule's tick). What a new job
+-- looks like is decided once, in Go (newJob in row.go): this writes the
+-- hash fields it is given verbatim, so the job Go returns is the job
+-- stored, and places the job in ready or due.
+--@include type_keys.lua
+--@include row.lua
+--@include indexes.lua
+
+-- The hash fields of a new job. Go reads both lists from this file when
+-- the package loads (newJobFields in row.go) and sends the values in
+-- this order; it has an encoder for every name, or the package stops.
+-- SHARED are the same for every job of one call (one type, one now,
+-- constants), OWN are each job's own.
+local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
+local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
+  'unique_key', 'promote_at', 'stall_limit'}
+local O = {}
+for f = 1, #OWN do O[OWN[f]] = f end
+
+-- new_job stores one job at jobkey from ARGV: the SHARED values at
+-- ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
+-- whose id is in the type's jobs index already is not stored again, and a
+-- job whose unique key an unfinished job of another id holds is not stored
+-- either. Returns 0 when it stored the job as given; the id of the
+-- unfinished job that holds its unique key (an integer > 0: not stored);
+-- or its row (includes/row.lua) when an earlier run stored it.
+local function new_job(jobkey, shared, own)
+  local ns, no = #SHARED, #OWN
+  local id, unique_key = ARGV[own + O.id], ARGV[own + O.unique_key]
+  local holder = false
+  if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
+  if holder and holder ~= id then
+    return tonumber(holder)
+  end
+  if redis.call('ZADD', K_JOBS, id, id) == 0 then
+    -- stored by an earlier run of this very call: its id is in jobs
+    -- already (and holds its own unique key). The index write doubles as
+    -- the check, so idempotence costs no call of its own.
+    return snapshot(jobkey)
+  end
+  local hash = {}
+  for f = 1, ns do hash[2 * f - 1], hash[2 * f] = SHARED[f], ARGV[shared + f] end
+  for f = 1, no do hash[2 * (ns + f) - 1], hash[2 * (ns + f)] = OWN[f], ARGV[own + f] end
+  if ARGV[own + O.state] == 'delayed' then
+    enter_due(id, tonumber(ARGV[own + O.promote_at]))
+  else
+    hash[#hash + 1] = 'rmember'
+    hash[#hash + 1] = ready_member(id, ARGV[own + O.priority])
+  end
+  redis.call('HSET', jobkey, unpack(hash))
+  if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
+  return 0
+end

@@ -1,0 +1,293 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// Schedules live beside the keys of their job type (keys.go: schedules,
+// schedule:<name>), so that firing a tick, which writes the schedule and
+// the new job, is one script on one Cluster slot. Finding a schedule by
+// name asks every type's schedules index, in one pipeline: schedules are
+// few, and an index of names in the global slot could not be kept in step
+// with them by one script.
+
+// scheduleFields is a schedule's row order, read from the one place it is
+// written (lua/includes/schedule.lua).
+var scheduleFields = readLuaList("lua/includes/schedule.lua", "SCHED")
+
+// schedulePos is each field's position in a schedule row.
+var schedulePos = func() map[string]int {
+	pos := make(map[string]int, len(scheduleFields))
+	for i, f := range scheduleFields {
+		pos[f] = i
+	}
+	for _, f := range []string{"name", "type", "cron", "every", "tz", "spec", "paused", "next_at", "last_at", "created_at", "updated_at", "rev"} {
+		if _, ok := pos[f]; !ok {
+			panic(fmt.Sprintf("redisstore: lua/includes/schedule.lua lists no field %q", f))
+		}
+	}
+	return pos
+}()
+
+// decodeSchedule reads a schedule row; ok is false when the schedule does
+// not exist. A spec that does not decode (a hash written by hand) reads as
+// empty: the schedule is still listed, and the service refuses to fire it
+// and logs why, rather than one bad schedule failing every call.
+func decodeSchedule(v any) (service.StoredSchedule, bool) {
+	vals, _ := v.([]any)
+	get := func(f string) any {
+		if i := schedulePos[f]; i < len(vals) {
+			return vals[i]
+		}
+		return nil
+	}
+	var sc service.StoredSchedule
+	if str(get("name")) == "" {
+		return sc, false
+	}
+	sc.Name, sc.Cron, sc.TZ = str(get("name")), str(get("cron")), str(get("tz"))
+	sc.Every, sc.Paused = num(get("every")), str(get("paused")) == "1"
+	sc.NextAt, sc.LastAt = num(get("next_at")), num(get("last_at"))
+	sc.CreatedAt, sc.UpdatedAt, sc.Rev = num(get("created_at")), num(get("updated_at")), num(get("rev"))
+	if sc.Paused {
+		sc.NextAt = 0
+	}
+	if json.Unmarshal([]byte(str(get("spec"))), &sc.Spec) != nil {
+		sc.Spec = core.Spec{}
+	}
+	return sc, true
+}
+
+// SetSchedule creates or replaces a schedule. One that had another job
+// type is removed there first: a crash in between loses the schedule, and
+// the set's error tells the caller to set it again.
+func (s *Store) SetSchedule(ctx context.Context, now int64, sc *core.Schedule) (*service.StoredSchedule, error) {
+	holders, err := s.scheduleTypes(ctx, sc.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range holders {
+		if t != sc.Spec.Type {
+			if err := s.removeScheduleOf(ctx, t, sc.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The type joins types first, as for a pause: that is where schedules
+	// are looked for. A crash before the script lists a type with no job.
+	if err := s.rdb.SAdd(ctx, s.keys.types(), sc.Spec.Type).Err(); err != nil {
+		return nil, s.fail("set schedule: list type", err)
+	}
+	spec, err := json.Marshal(sc.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: set schedule %s: %w", sc.Name, err)
+	}
+	tk := s.keys.ofType(sc.Spec.Type)
+	every := ""
+	if sc.Every > 0 {
+		every = strconv.FormatInt(sc.Every, 10)
+	}
+	reply, err := setSchedule.Run(ctx, s.rdb, []string{tk.schedules(), tk.schedule(sc.Name), tk.scheduleRev()},
+		sc.Name, sc.Spec.Type, sc.Cron, every, sc.TZ, spec, flag(sc.Paused), sc.NextAt, now).Result()
+	if err != nil {
+		return nil, s.fail("set schedule", err)
+	}
+	stored, ok := decodeSchedule(reply)
+	if !ok {
+		return nil, bus.Errorf(bus.CodeInternal, "redis set schedule: schedule_set replied no schedule")
+	}
+	return &stored, nil
+}
+
+// scheduleTypes returns the job types that hold a schedule of this name:
+// one, or none (two only after a crash in the middle of a set).
+func (s *Store) scheduleTypes(ctx context.Context, name string) ([]string, error) {
+	types, err := s.Types(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	scores := make([]*redis.FloatCmd, len(types))
+	for i, t := range types {
+		scores[i] = pipe.ZScore(ctx, s.keys.ofType(t).schedules(), name)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.fail("find schedule", err)
+	}
+	var holders []string
+	for i, sc := range scores {
+		if sc.Err() == nil {
+			holders = append(holders, types[i])
+		}
+	}
+	return holders, nil
+}
+
+func (s *Store) removeScheduleOf(ctx context.Context, jobType, name string) error {
+	tk := s.keys.ofType(jobType)
+	if err := removeSched.Run(ctx, s.rdb, []string{tk.schedules(), tk.schedule(name)}, name).Err(); err != nil {
+		return s.fail("remove schedule", err)
+	}
+	return nil
+}
+
+// RemoveSchedule deletes a schedule; false when there was none.
+func (s *Store) RemoveSchedule(ctx context.Context, name string) (bool, error) {
+	holders, err := s.scheduleTypes(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range holders {
+		if err := s.removeScheduleOf(ctx, t, name); err != nil {
+			return false, err
+		}
+	}
+	return len(holders) > 0, nil
+}
+
+// Schedules lists every schedule, sorted by name: two round trips, one for
+// the names of every type, one for the schedules.
+func (s *Store) Schedules(ctx context.Context) ([]service.StoredSchedule, error) {
+	types, err := s.Types(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	names := make([]*redis.StringSliceCmd, len(types))
+	for i, t := range types {
+		names[i] = pipe.ZRange(ctx, s.keys.ofType(t).schedules(), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.fail("list schedules", err)
+	}
+	var keys []string
+	for i, t := range types {
+		for _, n := range names[i].Val() {
+			keys = append(keys, s.keys.ofType(t).schedule(n))
+		}
+	}
+	out, err := s.readSchedules(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b service.StoredSchedule) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// readSchedules reads schedules by key in one pipeline, leaving out those
+// that are gone.
+func (s *Store) readSchedules(ctx context.Context, keys []string) ([]service.StoredSchedule, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	rows := make([]*redis.SliceCmd, len(keys))
+	for i, k := range keys {
+		rows[i] = pipe.HMGet(ctx, k, scheduleFields...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.fail("read schedules", err)
+	}
+	out := make([]service.StoredSchedule, 0, len(keys))
+	for _, r := range rows {
+		if sc, ok := decodeSchedule(r.Val()); ok {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// DueSchedules returns up to limit schedules whose next tick is at or
+// before now, and the earliest next tick of the others: now itself when
+// more are due than it returns, so that the leader calls again at once.
+func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]service.StoredSchedule, int64, error) {
+	types, err := s.Types(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	pipe := s.rdb.Pipeline()
+	due := make([]*redis.StringSliceCmd, len(types))
+	head := make([]*redis.ZSliceCmd, len(types))
+	at := strconv.FormatInt(now, 10)
+	for i, t := range types {
+		k := s.keys.ofType(t).schedules()
+		due[i] = pipe.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: "-inf", Max: at, Count: int64(limit)})
+		head[i] = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: "(" + at, Max: "+inf", Count: 1})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, 0, s.fail("read due schedules", err)
+	}
+	var keys []string
+	var next int64
+	for i, t := range types {
+		names := due[i].Val()
+		if len(names) == limit || len(keys)+len(names) > limit {
+			next = now // more may be due than this call takes
+		}
+		for _, n := range names {
+			if len(keys) < limit {
+				keys = append(keys, s.keys.ofType(t).schedule(n))
+			}
+		}
+		if h := head[i].Val(); len(h) > 0 && !math.IsInf(h[0].Score, 1) {
+			if at := int64(h[0].Score); next == 0 || at < next {
+				next = at
+			}
+		}
+	}
+	out, err := s.readSchedules(ctx, keys)
+	return out, next, err
+}
+
+// FireSchedule fires one tick (lua/fire_schedule.lua), with a fresh id
+// indexed in the same pipeline as create does; an id the tick did not use
+// is taken out of the index again.
+func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredSchedule, tick, next int64, sp core.Spec) (*core.Job, bool, error) {
+	id, err := s.reserveIDs(ctx, 1)
+	if err != nil {
+		return nil, false, s.fail("reserve ids", err)
+	}
+	job := newJob(&sp, id, now)
+	job.Schedule, job.ScheduleAt = sc.Name, tick
+	tk := s.keys.ofType(sp.Type)
+	keys := append(tk.fixed(), tk.schedules(), tk.schedule(sc.Name), tk.job(id))
+	args := make([]any, 0, 5+len(newJobShared)+len(newJobOwn))
+	args = append(args, sc.Name, sc.Rev, tick, next, now)
+	for _, enc := range newJobShared {
+		args = append(args, enc(&job))
+	}
+	for _, enc := range newJobOwn {
+		args = append(args, enc(&job))
+	}
+	var cmd *redis.Cmd
+	err = s.pipelined(ctx, func(pipe redis.Pipeliner) {
+		indexIDs.EvalSha(ctx, pipe, []string{s.keys.idType(), s.keys.types()}, sp.Type, id)
+		cmd = fireSchedule.EvalSha(ctx, pipe, keys, args...)
+	})
+	if err != nil {
+		return nil, false, s.fail("fire schedule", err)
+	}
+	code, err := cmd.Int64()
+	if err != nil {
+		return nil, false, s.fail("fire schedule", err)
+	}
+	if code == 0 {
+		return &job, true, nil
+	}
+	// Harmless if it fails: an id whose job does not exist reads as not found.
+	s.rdb.HDel(ctx, s.keys.idType(), strconv.FormatInt(id, 10))
+	return nil, code > 0, nil
+}

@@ -1,0 +1,173 @@
+package service_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// TestScheduleSetListRemove: set answers the schedule with its next tick
+// and announces it on queue.due; list shows it; remove deletes it, and a
+// second remove is not_found.
+func TestScheduleSetListRemove(t *testing.T) {
+	c, clock := newCore(t)
+	due := events(t, c, c.Client.Subjects().Queue(bus.QueueDue))
+	now := clock.Now().UnixMilli()
+	body, code := raw(t, c, bus.MethodScheduleSet, `{"name":"nightly","every":5000,"spec":{"type":"report","data":{"n":1}}}`)
+	require.Empty(t, code, body)
+	want := `{"name":"nightly","every":5000,"spec":{"type":"report","data":{"n":1},"max_attempts":1,"ttl":60000},
+		"paused":false,"next_at":` + itoa(now+5000) + `,"created_at":` + itoa(now) + `,"updated_at":` + itoa(now) + `}`
+	require.JSONEq(t, want, body)
+	require.Equal(t, now+5000, next(t, due).DueAt, "a sleeping leader hears of the tick")
+
+	body, code = raw(t, c, bus.MethodScheduleList, `{}`)
+	require.Empty(t, code)
+	require.JSONEq(t, `{"schedules":[`+want+`]}`, body)
+
+	body, code = raw(t, c, bus.MethodScheduleRemove, `{"name":"nightly"}`)
+	require.Empty(t, code, body)
+	require.JSONEq(t, `{}`, body)
+	body, code = raw(t, c, bus.MethodScheduleRemove, `{"name":"nightly"}`)
+	require.Equal(t, "not_found", code, body)
+	list, err := c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Empty(t, list)
+}
+
+// TestCronSchedulesTickInTheirZone: 5 fields in a zone, 6 fields with
+// seconds, a descriptor; each answers its first tick after now (t0 is
+// 12:00 UTC, 07:00 in New York).
+func TestCronSchedulesTickInTheirZone(t *testing.T) {
+	c, _ := newCore(t)
+	for _, tc := range []struct {
+		cron, tz string
+		next     time.Time
+	}{
+		{"0 9 * * *", "America/New_York", time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)},
+		{"0 9 * * *", "", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)},
+		{"*/10 * * * * *", "", t0.Add(10 * time.Second)},
+		{"@hourly", "", t0.Add(time.Hour)},
+	} {
+		sc, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Cron: tc.cron, TZ: tc.tz, Spec: core.Spec{Type: "t"}})
+		require.NoError(t, err, tc.cron)
+		require.Equal(t, tc.next.UnixMilli(), sc.NextAt, "%s in %q", tc.cron, tc.tz)
+	}
+}
+
+// TestScheduleFireNeverEarlyOnceAndMissedTicksOnce: a tick is not fired
+// before its time, fires once at it (a second call fires nothing), and
+// ten ticks missed while no leader called fire as one job, for the latest
+// of them; the job carries the schedule and its tick, and is created at
+// or after it.
+func TestScheduleFireNeverEarlyOnceAndMissedTicksOnce(t *testing.T) {
+	c, clock := newCore(t)
+	enq := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventEnqueue, "t"))
+	every := int64(1000)
+	sc, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "t", Data: []byte(`{"a":1}`)}})
+	require.NoError(t, err)
+	tick := sc.NextAt
+
+	clock.Advance(999 * time.Millisecond)
+	reply, err := c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, core.FireReply{Fired: 0, NextDue: tick}, *reply, "1 ms early: nothing")
+
+	clock.Advance(time.Millisecond)
+	reply, err = c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, core.FireReply{Fired: 1, NextDue: tick + every}, *reply)
+	ev := next(t, enq)
+	require.Equal(t, "s", ev.Job.Schedule)
+	require.Equal(t, tick, ev.Job.ScheduleAt)
+	require.GreaterOrEqual(t, ev.Job.CreatedAt, tick)
+	job, err := c.Client.Get(ctx, ev.ID)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"a":1}`, string(job.Data))
+	require.Equal(t, "s", job.Schedule)
+
+	reply, err = c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, core.FireReply{Fired: 0, NextDue: tick + every}, *reply, "fired already")
+
+	clock.Advance(10*time.Second + 500*time.Millisecond) // ticks tick+1s .. tick+10s missed
+	reply, err = c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, core.FireReply{Fired: 1, NextDue: tick + 11*every}, *reply, "ten missed ticks, one job")
+	ev = next(t, enq)
+	require.Equal(t, tick+10*every, ev.Job.ScheduleAt, "the latest missed tick")
+	n, err := c.Client.Count(ctx, "", "t")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+
+	list, err := c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Equal(t, tick+10*every, list[0].LastAt)
+	require.Equal(t, tick+11*every, list[0].NextAt)
+}
+
+// TestAPausedScheduleFiresNothing: paused, its ticks pass without jobs;
+// set unpaused again, it starts from its first tick after now.
+func TestAPausedScheduleFiresNothing(t *testing.T) {
+	c, clock := newCore(t)
+	every := int64(1000)
+	req := &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "t"}, Paused: true}
+	sc, err := c.Client.SetSchedule(ctx, req)
+	require.NoError(t, err)
+	require.True(t, sc.Paused)
+	require.Zero(t, sc.NextAt)
+	clock.Advance(5 * time.Second)
+	reply, err := c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, core.FireReply{}, *reply)
+
+	req.Paused = false
+	sc, err = c.Client.SetSchedule(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, clock.Now().UnixMilli()+every, sc.NextAt)
+}
+
+// TestBadScheduleIsInvalidAndStoresNothing: every bad field answers
+// invalid naming it, and leaves no schedule.
+func TestBadScheduleIsInvalidAndStoresNothing(t *testing.T) {
+	c, _ := newCore(t)
+	for _, tc := range []struct{ body, field string }{
+		{`{"every":5000,"spec":{"type":"t"}}`, "name"},
+		{`{"name":"a.b","every":5000,"spec":{"type":"t"}}`, "name"},
+		{`{"name":"s","spec":{"type":"t"}}`, "cron"},
+		{`{"name":"s","cron":"* * * * *","every":5000,"spec":{"type":"t"}}`, "every"},
+		{`{"name":"s","every":-1000,"spec":{"type":"t"}}`, "every"},
+		{`{"name":"s","every":999,"spec":{"type":"t"}}`, "every"},
+		{`{"name":"s","every":9223372036854775807,"spec":{"type":"t"}}`, "every"},
+		{`{"name":"s","every":5000,"tz":"Europe/Paris","spec":{"type":"t"}}`, "tz"},
+		{`{"name":"s","cron":"61 * * * *","spec":{"type":"t"}}`, "cron"},
+		{`{"name":"s","cron":"* * *","spec":{"type":"t"}}`, "cron"},
+		{`{"name":"s","cron":"0 0 30 2 *","spec":{"type":"t"}}`, "cron"},
+		{`{"name":"s","cron":"CRON_TZ=Europe/Paris 0 9 * * *","spec":{"type":"t"}}`, "cron"},
+		{`{"name":"s","cron":"@every 5m","spec":{"type":"t"}}`, "cron"},
+		{`{"name":"s","cron":"0 9 * * *","tz":"Mars/Olympus","spec":{"type":"t"}}`, "tz"},
+		{`{"name":"s","cron":"0 9 * * *","tz":"Local","spec":{"type":"t"}}`, "tz"},
+		{`{"name":"s","every":5000}`, "spec.type"},
+		{`{"name":"s","every":5000,"spec":{"type":"a b"}}`, "spec.type"},
+		{`{"name":"s","every":5000,"spec":{"type":"t","delay":-1}}`, "spec.delay"},
+		{`{"name":"s","every":5000,"spec":{"type":"t","priority":"urgent"}}`, "priority"},
+		{`{"name":"s","every":5000,"spec":{"type":"t","bogus":1}}`, "bogus"},
+	} {
+		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodScheduleSet), []byte(tc.body), 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, "invalid", msg.Header.Get(bus.HeaderErrorCode), tc.body)
+		require.Contains(t, msg.Header.Get(bus.HeaderError), tc.field, tc.body)
+	}
+	for _, bad := range []string{`{}`, `{"name":"a b"}`} {
+		_, code := raw(t, c, bus.MethodScheduleRemove, bad)
+		require.Equal(t, "invalid", code, bad)
+	}
+	_, code := raw(t, c, bus.MethodScheduleFire, `{"limit":-1}`)
+	require.Equal(t, "invalid", code)
+	list, err := c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Empty(t, list, "nothing stored")
+}
