@@ -158,7 +158,7 @@ func TestBadScheduleIsInvalidAndStoresNothing(t *testing.T) {
 	} {
 		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodScheduleSet), []byte(tc.body), 5*time.Second)
 		require.NoError(t, err)
-		require.Equal(t, "invalid", msg.Header.Get(bus.HeaderErrorCode), tc.body)
+		require.Equal(t, "invalid", msg.Header.Get(bus.HeaderKuebusCode), tc.body)
 		require.Contains(t, msg.Header.Get(bus.HeaderError), tc.field, tc.body)
 	}
 	for _, bad := range []string{`{}`, `{"name":"a b"}`} {
