@@ -33,7 +33,7 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, core.StateDelayed, got.State)
 		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000}, got.Backoff)
 		require.EqualValues(t, 30000, got.TTL)
-		require.True(t, got.RemoveOnComplete)
+		require.True(t, got.RemoveOnComplete.AtOnce)
 	})
 
 	t.Run("Kue's backoff true waits the job's delay, and a backoff without delay takes it too", func(t *testing.T) {

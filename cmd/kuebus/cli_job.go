@@ -30,7 +30,7 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	sp := core.Spec{Type: pos[0], MaxAttempts: *maxAttempts, UniqueKey: *uniqueKey, RemoveOnComplete: *removeOnComplete}
+	sp := core.Spec{Type: pos[0], MaxAttempts: *maxAttempts, UniqueKey: *uniqueKey, RemoveOnComplete: core.Retention{AtOnce: *removeOnComplete}}
 	if *data != "" {
 		if sp.Data, err = parseJSON("data", *data); err != nil {
 			return err

@@ -64,7 +64,7 @@ func TestDev(t *testing.T) {
 		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 500}, job.Backoff)
 		require.EqualValues(t, 30_000, job.TTL)
 		require.Equal(t, "order-1", job.UniqueKey)
-		require.True(t, job.RemoveOnComplete)
+		require.True(t, job.RemoveOnComplete.AtOnce)
 		require.Equal(t, 3, job.StallLimit, "the node's --stall-limit")
 		require.Zero(t, createJob("email", "--stall-limit", "0").StallLimit, "the job's own --stall-limit")
 

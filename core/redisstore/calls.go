@@ -223,7 +223,8 @@ var holderCalls = map[core.Op]holderCall{
 type held struct {
 	// code: 0 no such job, -1 not the job's current lease, 4 a repeat of an
 	// operation done before with this lease; else the operation's own
-	// (complete: 1 done, 2 done and deleted; fail: 1 will retry, 3 failed).
+	// (complete: 1 done, 2 done and deleted; fail: 1 will retry, 3 failed,
+	// 5 failed and deleted).
 	code int64
 	job  core.Job // after the operation; zero for 0 and -1
 }

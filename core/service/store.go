@@ -87,7 +87,8 @@ type Applied struct {
 	// Err is nil, or a coded error: not_found, conflict (the lease is not
 	// the job's current one).
 	Err error
-	// Removed is set when a completed job was deleted (remove_on_complete).
+	// Removed is set when the job was deleted as it completed or failed for
+	// good (remove_on_complete or remove_on_fail true).
 	Removed bool
 	// Repeated is set when this very operation had been applied before with
 	// the same lease (a retried acknowledgement): it succeeds and nothing

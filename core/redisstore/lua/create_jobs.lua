@@ -30,12 +30,13 @@
 -- this order; it has an encoder for every name, or the package stops.
 local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
 local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
-  'unique_key', 'promote_at', 'stall_limit'}
+  'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit'}
 local O = {}
 for f = 1, #OWN do O[OWN[f]] = f end
 
 local ns, no = #SHARED, #OWN
 local out, n = {}, 0
+local own_retention = false -- a job stored keeps finished jobs by its own rule
 for base = ns, #ARGV - 1, no do
   n = n + 1
   local id, unique_key = ARGV[base + O.id], ARGV[base + O.unique_key]
@@ -61,7 +62,13 @@ for base = ns, #ARGV - 1, no do
     end
     redis.call('HSET', jobkey, unpack(hash))
     if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
+    if ARGV[base + O.roc_limit] ~= '' or ARGV[base + O.rof] == '1' or ARGV[base + O.rof_limit] ~= '' then
+      own_retention = true
+    end
     out[n] = 0
   end
 end
+-- clean.lua walks the finished jobs of a type only while the type has a
+-- default retention or this flag: the type's jobs may have their own.
+if own_retention then redis.call('HSET', K_STATS, 'own_retention', '1') end
 return out

@@ -14,14 +14,10 @@
 -- Events: the service publishes job.remove.<id>.<type>.
 --@include type_keys.lua
 --@include row.lua
---@include indexes.lua
---@include unique.lua
+--@include remove.lua
 
 local jobkey, id = KEYS[10], ARGV[1]
 local row = snapshot(jobkey)
 if not row[R.id] then return {} end
-leave(jobkey, id, row[R.state])
-redis.call('ZREM', K_JOBS, id)
-release_key(row[R.unique_key], id)
-redis.call('DEL', jobkey, KEYS[11])
+remove_job(jobkey, KEYS[11], id, row)
 return row
