@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -259,4 +260,20 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 func (s *Store) runPause(ctx context.Context, tk typeKeys, paused bool) (bool, error) {
 	n, err := pauseType.Run(ctx, s.rdb, tk.fixed(), flag(paused)).Int64()
 	return n == 1, err
+}
+
+// runClean removes, of the candidates ids (read oldest first from the
+// state's index at rank cursor; atEnd when they reach the newest), those
+// their retention or rule (the type's default) no longer keeps: the ids
+// removed.
+func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core.State, rule core.Retention, cursor int64, atEnd bool, ids []string) ([]string, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 5+len(ids))
+	args = append(args, now, string(state), encodeLimit(rule), cursor, flag(atEnd))
+	for _, id := range ids {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		keys = append(keys, tk.job(n), tk.log(n))
+		args = append(args, id)
+	}
+	return cleanJobs.Run(ctx, s.rdb, keys, args...).StringSlice()
 }

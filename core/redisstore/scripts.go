@@ -64,6 +64,7 @@ var (
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
+	cleanJobs     = loadScript("clean.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that
