@@ -345,12 +345,12 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodLog, bus.MethodAddLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs,
 		bus.MethodStats, bus.MethodSetState, bus.MethodSetPriority, bus.MethodPromote, bus.MethodLease,
 		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
-		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume}
+		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume, bus.MethodClean}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,
-		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue},
+		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue, bus.MethodClean},
 		bus.RoleWorker: {bus.MethodLease, bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease,
 			bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet},
 		bus.RoleProducer: append([]string{bus.MethodCreate, bus.MethodCreateBulk}, read...),

@@ -59,7 +59,7 @@ var (
 	// workerMethods act on a leased job, under its lease token.
 	workerMethods = []string{MethodLease, MethodComplete, MethodFail, MethodTouch, MethodRelease, MethodRejoin, MethodProgress, MethodAddLog, MethodBatch}
 	// leaderMethods are the promoter leader's calls.
-	leaderMethods = []string{MethodPromote, MethodRescue}
+	leaderMethods = []string{MethodPromote, MethodRescue, MethodClean}
 	// The methods that change jobs or types by hand (remove, set_state,
 	// set_priority, pause, resume) are in no group: admin's alone.
 )

@@ -42,6 +42,9 @@ const (
 	QueueError  = "error"
 	QueuePause  = "pause"
 	QueueResume = "resume"
+	// QueueCleaned reports finished jobs of one type and state that the
+	// leader's cleaner removed (their retention was over).
+	QueueCleaned = "cleaned"
 	// QueueDue announces the earliest due time of a delayed job that was just
 	// created or rejoined, so that a sleeping promoter can wake early.
 	QueueDue = "due"
@@ -66,6 +69,7 @@ const (
 	MethodPromote     = "promote"
 	MethodPause       = "pause"
 	MethodResume      = "resume"
+	MethodClean       = "clean"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

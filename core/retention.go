@@ -127,3 +127,30 @@ func (r Retention) validate(field string) error {
 	}
 	return nil
 }
+
+// TypeRetention is a job type's default retention in each finished state,
+// for the jobs that have none of their own (a node's config, retention:).
+// Each is zero (none: kept) or {age, count}.
+type TypeRetention struct {
+	Complete Retention
+	Failed   Retention
+}
+
+// For returns the default of state (complete or failed).
+func (t TypeRetention) For(state State) Retention {
+	if state == StateFailed {
+		return t.Failed
+	}
+	return t.Complete
+}
+
+// CleanLimitDefault is clean's limit when none is given: how many finished
+// jobs of one type and state one call reads at most.
+const CleanLimitDefault = 1000
+
+// CleanReply is clean's reply: how many jobs it removed, and whether it
+// stopped short somewhere having removed some (call again at once).
+type CleanReply struct {
+	Removed int  `json:"removed"`
+	More    bool `json:"more"`
+}

@@ -17,6 +17,8 @@
 //	                   progress handed to the store as its percent), rescue
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
+//	clean.go           the leader's clean: finished jobs past their
+//	                   retention, per type defaults (Config.Retention)
 //	batcher.go         creates from concurrent requests share one store call
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the

@@ -43,6 +43,11 @@ type Store interface {
 	Pause(ctx context.Context, jobType string, paused bool) (changed bool, err error)
 	// Paused returns those of types that are paused, in their order.
 	Paused(ctx context.Context, types []string) ([]string, error)
+	// Clean removes up to limit finished jobs of one type in one state
+	// (complete or failed) that their own retention, or else rule (the
+	// type's default, zero or {age, count}), no longer keeps: how many it
+	// removed, and more when it stopped short having removed some.
+	Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error)
 	Ping(ctx context.Context) error
 	LeaseStore
 }
