@@ -15,7 +15,14 @@
 // RunRescueLoop asks core, on a short interval (sooner when a lease is due
 // to expire), to send jobs whose lease ran out back to the queue.
 //
-// Both bound each call by CallTimeout (default 1s), far under the client's
+// RunCleanLoop, the cleaner, asks core to remove finished jobs past their
+// retention (core.clean: remove_on_complete / remove_on_fail {age, count},
+// or their type's default), at most CleanConfig.Limit (1000) per type and
+// state per call, again at once while a call says more, else every
+// CleanConfig.Interval (5s). Removing a job twice is not possible: the
+// second finds it gone.
+//
+// All bound each call by CallTimeout (default 1s), far under the client's
 // 10s default. Core's queue group hands a call to any core; when that core
 // is killed before it answers (its NATS server lives on elsewhere, so the
 // caller hears nothing), the call is lost, not slow: promote and rescue
@@ -26,8 +33,8 @@
 // below): the first call, if it ran after all, moved its jobs, and the
 // second skips them.
 //
-// Neither builds Redis keys or runs scripts: they need only the small Core
-// and Rescuer interfaces, which *core.Client satisfies.
+// None builds Redis keys or runs scripts: they need only the small Core,
+// Rescuer and Cleaner interfaces, which *core.Client satisfies.
 //
 // # Leadership
 //
@@ -46,16 +53,16 @@
 // Memberlist's callbacks only put a token on a 1-buffered channel; they do
 // no I/O and never block memberlist. One goroutine, the leader loop, takes
 // the token, reads Members(), applies the rule, and starts or ends a term.
-// A term is the promote loop plus the rescue loop under a context of their
+// A term is the promote, rescue and clean loops under a context of their
 // own; there is at most one per node:
 //
 //	            leader == self
 //	follower ───────────────────▶ leading ── publish queue.leader,
-//	   ▲                             │        start both loops
-//	   │ both loops have returned    │ leader != self, or Run's ctx ends
+//	   ▲                             │        start the loops
+//	   │ all loops have returned     │ leader != self, or Run's ctx ends
 //	   └──────── stepping down ◀─────┘ ── cancel the term's ctx
 //
-// Stepping down waits for both loops to return before the leader loop does
+// Stepping down waits for all loops to return before the leader loop does
 // anything else, so a node never runs two terms at once. On a graceful stop
 // Run steps down, then leaves the ring (Leave), which tells the others at
 // once: the next leader starts within a gossip round, well under a second.
@@ -108,6 +115,7 @@
 //	doc.go         this comment: the loops, the leader rule, two leaders
 //	loop.go        Core, LoopConfig, RunLoop: the promote loop and its sleep
 //	rescue.go      Rescuer, RescueConfig, RunRescueLoop
+//	clean.go       Cleaner, CleanConfig, RunCleanLoop: the cleaner
 //	node.go        NodeConfig, New, Node: Run, the leader loop, terms,
 //	               queue.leader, leaving the ring
 //	membership.go  the leader rule, memberlist's config and callbacks,

@@ -30,6 +30,7 @@ const (
 type LeaderCore interface {
 	Core
 	Rescuer
+	Cleaner
 }
 
 var _ LeaderCore = (*core.Client)(nil)
@@ -72,10 +73,12 @@ type NodeConfig struct {
 	// Core is what the leader's loops call. Default: a core.Client on Conn
 	// with Subjects' prefix.
 	Core LeaderCore
-	// Loop configures the leader's promote loop and Rescue its rescue loop;
-	// their Core and (when nil) Logger are the node's. Defaults: theirs.
+	// Loop configures the leader's promote loop, Rescue its rescue loop and
+	// Clean its cleaner; their Core and (when nil) Logger are the node's.
+	// Defaults: theirs.
 	Loop   LoopConfig
 	Rescue RescueConfig
+	Clean  CleanConfig
 	// JoinRetry is the wait between two attempts to join the seeds while
 	// none answered. Default JoinRetryDefault (1s).
 	JoinRetry time.Duration
@@ -102,6 +105,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.Loop.Logger = cmp.Or(c.Loop.Logger, c.Logger)
 	c.Rescue.Logger = cmp.Or(c.Rescue.Logger, c.Logger)
+	c.Clean.Logger = cmp.Or(c.Clean.Logger, c.Logger)
 	c.Seeds = slices.Clone(c.Seeds)
 	return c
 }
@@ -134,7 +138,7 @@ func (c NodeConfig) validate() error {
 			errs = append(errs, fmt.Errorf("promoter: %s %v is negative", what, d))
 		}
 	}
-	errs = append(errs, c.Loop.validate(), c.Rescue.validate())
+	errs = append(errs, c.Loop.validate(), c.Rescue.validate(), c.Clean.validate())
 	return errors.Join(errs...)
 }
 
@@ -290,8 +294,8 @@ func (n *Node) lead(ctx context.Context) error {
 	}
 }
 
-// term is one leadership term: the promote and rescue loops, under a
-// context of their own.
+// term is one leadership term: the promote, rescue and clean loops, under
+// a context of their own.
 type term struct {
 	cancel context.CancelFunc
 	loops  sync.WaitGroup
@@ -300,19 +304,20 @@ type term struct {
 
 func (n *Node) startTerm(ctx context.Context) *term {
 	tctx, cancel := context.WithCancel(ctx)
-	t := &term{cancel: cancel, failed: make(chan error, 2)}
-	loop, rescue := n.cfg.Loop, n.cfg.Rescue
-	loop.Core, rescue.Core = n.core, n.core
+	t := &term{cancel: cancel, failed: make(chan error, 3)}
+	loop, rescue, clean := n.cfg.Loop, n.cfg.Rescue, n.cfg.Clean
+	loop.Core, rescue.Core, clean.Core = n.core, n.core, n.core
 	run := func(fn func() error) {
 		t.loops.Go(func() {
 			if err := fn(); err != nil {
-				t.failed <- err // buffered for both loops: never blocks
+				t.failed <- err // buffered for every loop: never blocks
 			}
 		})
 	}
 	run(func() error { return RunLoop(tctx, loop) })
 	run(func() error { return RunRescueLoop(tctx, rescue) })
-	n.log.Info("leading: promote and rescue loops started")
+	run(func() error { return RunCleanLoop(tctx, clean) })
+	n.log.Info("leading: promote, rescue and clean loops started")
 	n.announce(ctx)
 	if n.cfg.OnTerm != nil {
 		n.cfg.OnTerm(true)
@@ -320,12 +325,12 @@ func (n *Node) startTerm(ctx context.Context) *term {
 	return t
 }
 
-// endTerm cancels the term's loops and waits until both have returned:
+// endTerm cancels the term's loops and waits until all have returned:
 // nothing else happens on this node until they have.
 func (n *Node) endTerm(t *term, why string) {
 	t.cancel()
 	t.loops.Wait()
-	n.log.Info("no longer leading: promote and rescue loops stopped", "reason", why)
+	n.log.Info("no longer leading: promote, rescue and clean loops stopped", "reason", why)
 	if n.cfg.OnTerm != nil {
 		n.cfg.OnTerm(false)
 	}
