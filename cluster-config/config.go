@@ -69,6 +69,9 @@ type Config struct {
 	Redis      Redis      `yaml:"redis"`
 	HTTP       HTTP       `yaml:"http"`
 	Log        Log        `yaml:"log"`
+	// Retention is the core role's default retention of finished jobs, by
+	// type: see Retention. Default: none (kept).
+	Retention Retention `yaml:"retention"`
 
 	// envSet records the paths that environment variables set, and by
 	// which, so that an error can name the variable.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
+	"github.com/kuebus/kuebus/core"
 )
 
 // env is a fake environment for Load.
@@ -318,6 +319,56 @@ func TestRedactedHidesTheNATSAndRingSecrets(t *testing.T) {
 		require.Equal(t, "xxxxx", u.Password)
 	}
 	require.Equal(t, "demo-admin-password", c.NATS.Embedded.Users[0].Password, "Redacted changed the original")
+}
+
+// TestRetentionFromTheFileAndTheVariable: both forms give the same
+// defaults, in core's terms; each bad entry is named by its path (and
+// variable).
+func TestRetentionFromTheFileAndTheVariable(t *testing.T) {
+	t.Parallel()
+	const base = "name: n\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
+	want := map[string]core.TypeRetention{
+		"*":     {Complete: core.Retention{Age: 86_400_000}},
+		"email": {Complete: core.Retention{Count: 1000}, Failed: core.Retention{Age: 604_800_000, Count: 100}},
+	}
+	c, err := clusterconfig.Parse([]byte(base+`retention:
+  "*":
+    complete: {age: 24h}
+  email:
+    complete: {count: 1000}
+    failed: {age: 168h, count: 100}
+`), "n.yaml", nil)
+	require.NoError(t, err)
+	require.Equal(t, want, c.Retention.Core())
+	c, err = clusterconfig.Parse([]byte(base), "n.yaml", env(map[string]string{
+		"KUEBUS_RETENTION": "*.complete.age=24h, email.complete.count=1000,email.failed.age=168h,email.failed.count=100",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, want, c.Retention.Core())
+	c, err = clusterconfig.Parse([]byte(base), "n.yaml", nil)
+	require.NoError(t, err)
+	require.Nil(t, c.Retention.Core(), "none: every finished job is kept")
+
+	for _, tc := range []struct{ yaml, env, want string }{
+		{yaml: "retention: {email: {complete: {age: -1s}}}", want: "config: retention.email.complete.age: -1s is negative"},
+		{yaml: "retention: {email: {failed: {count: -3}}}", want: "config: retention.email.failed.count: -3 is negative"},
+		{yaml: "retention: {email: {failed: {count: 0}}}", want: "config: retention.email.failed: age and count are both 0"},
+		{yaml: "retention: {email: {}}", want: "config: retention.email: neither complete nor failed is set"},
+		{yaml: "retention: {a.b: {failed: {count: 1}}}", want: `config: retention.a.b: "a.b" is not a job type`},
+		{yaml: "retention: {email: {complete: {size: 1}}}", want: "size"},
+		{yaml: "retention: {email: {done: {count: 1}}}", want: "done"},
+		{env: "email.complete.count=-1", want: "config: retention.email.complete.count ($KUEBUS_RETENTION): -1 is negative"},
+		{env: "email.done.count=1", want: `$KUEBUS_RETENTION (retention): item 1 "email.done.count=1": "done" is not complete or failed`},
+		{env: "email.complete.age=7d", want: `"7d" is not a duration like 24h`},
+		{env: "email=1", want: "is not TYPE.STATE.KEY=VALUE"},
+	} {
+		var lookup func(string) (string, bool)
+		if tc.env != "" {
+			lookup = env(map[string]string{"KUEBUS_RETENTION": tc.env})
+		}
+		_, err := clusterconfig.Parse([]byte(base+tc.yaml), "n.yaml", lookup)
+		require.ErrorContains(t, err, tc.want, tc.yaml+tc.env)
+	}
 }
 
 func TestTheREADMEListsEveryVariable(t *testing.T) {
