@@ -23,14 +23,17 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	backoff := fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
 	ttl := fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
 	uniqueKey := fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
-	removeOnComplete := fs.Bool("remove-on-complete", false, "remove the job once it completes")
+	var removeOnComplete, removeOnFail retentionFlag
+	fs.Var(&removeOnComplete, "remove-on-complete", "remove the job as it completes; or, as =age=DURATION,count=N, keep it that long and while among the N newest complete jobs of its type (default: the type's default, else kept)")
+	fs.Var(&removeOnFail, "remove-on-fail", "the same, once the job failed for good")
 	stallLimit := fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
 	pos, err := e.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 
-	sp := core.Spec{Type: pos[0], MaxAttempts: *maxAttempts, UniqueKey: *uniqueKey, RemoveOnComplete: core.Retention{AtOnce: *removeOnComplete}}
+	sp := core.Spec{Type: pos[0], MaxAttempts: *maxAttempts, UniqueKey: *uniqueKey,
+		RemoveOnComplete: removeOnComplete.r, RemoveOnFail: removeOnFail.r}
 	if *data != "" {
 		if sp.Data, err = parseJSON("data", *data); err != nil {
 			return err
