@@ -8,7 +8,8 @@ import (
 )
 
 // ownRetentionField is the field of a type's stats hash that is "1" once a
-// job of the type was created with a retention of its own
+// job of the type was created with a retention of its own (true or
+// {age, count})
 // (lua/create_jobs.lua sets it); cursorField is where lua/clean.lua keeps
 // its place in a state's index.
 const ownRetentionField = "own_retention"

@@ -31,7 +31,7 @@ import (
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
 //	                paused "1" while the type is paused (lua/pause.lua);
 //	                own_retention "1" once a job of the type was created
-//	                with a retention {age, count} of its own (create_jobs),
+//	                with a retention of its own (create_jobs),
 //	                clean_complete, clean_failed: the cleaner's place in
 //	                those indexes (lua/clean.lua)
 //	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)

@@ -36,7 +36,7 @@ for f = 1, #OWN do O[OWN[f]] = f end
 
 local ns, no = #SHARED, #OWN
 local out, n = {}, 0
-local own_retention = false -- a job stored keeps finished jobs by its own rule
+local own_retention = false -- a job stored brings a retention of its own
 for base = ns, #ARGV - 1, no do
   n = n + 1
   local id, unique_key = ARGV[base + O.id], ARGV[base + O.unique_key]
@@ -62,13 +62,16 @@ for base = ns, #ARGV - 1, no do
     end
     redis.call('HSET', jobkey, unpack(hash))
     if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
-    if ARGV[base + O.roc_limit] ~= '' or ARGV[base + O.rof] == '1' or ARGV[base + O.rof_limit] ~= '' then
+    if ARGV[base + O.roc] == '1' or ARGV[base + O.roc_limit] ~= '' or ARGV[base + O.rof] == '1'
+      or ARGV[base + O.rof_limit] ~= '' then
       own_retention = true
     end
     out[n] = 0
   end
 end
 -- clean.lua walks the finished jobs of a type only while the type has a
--- default retention or this flag: the type's jobs may have their own.
+-- default retention or this flag: the type's jobs may have their own (true
+-- too: such a job reaches complete or failed by set_state or a stall
+-- without being deleted, and the cleaner removes it).
 if own_retention then redis.call('HSET', K_STATS, 'own_retention', '1') end
 return out
