@@ -213,6 +213,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a redis prefix with a brace", base + "redis_prefix: a{b}", `config: redis_prefix: "a{b}" must not contain braces`},
 		{"a bad log level", base + "log: {level: loud}", `config: log.level: "loud" is not debug`},
 		{"a negative stall limit", base + "stall_limit: -1", "config: stall_limit: -1 is outside 1..1000000"},
+		{"a cleaner limit over the most", base + "cleaner: {limit: 100001}", "config: cleaner.limit: 100001 is outside 1..100000"},
+		{"a negative cleaner interval", base + "cleaner: {interval: -1s}", "config: cleaner.interval: -1s is negative"},
 		{"no NATS at all", "name: a\nroles: [core]\nredis: {url: redis://r:6379}", "config: nats.external.urls: required"},
 		{"external NATS with the nats role", "name: a\nroles: [nats]\nnats: {external: {urls: [nats://n:4222]}}", "config: nats.external: a node with the nats role uses its embedded server"},
 		{"embedded NATS without the role", "name: a\nroles: [core]\nnats: {embedded: {listen: ':4222'}, external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}", "config: nats.embedded: the node has no nats role"},

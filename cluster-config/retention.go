@@ -109,6 +109,28 @@ func (v *validator) retention() {
 	}
 }
 
+// Cleaner tunes the promoter leader's cleaner (promoter.CleanConfig): it
+// calls core's clean, again at once while there is more to remove, else
+// every Interval.
+type Cleaner struct {
+	// Interval is the wait after a call that left nothing to remove at
+	// once. Default (and 0): 5s.
+	Interval time.Duration `yaml:"interval"`
+	// Limit is how many finished jobs of one type and state one call reads
+	// (so removes) at most. 1 … 100000; default (and 0): 1000.
+	Limit int `yaml:"limit"`
+}
+
+func (v *validator) cleaner() {
+	c := v.c.Cleaner
+	if c.Interval < 0 {
+		v.fail("cleaner.interval", "%v is negative", c.Interval)
+	}
+	if c.Limit < 0 || c.Limit > core.MaxMoveLimit {
+		v.fail("cleaner.limit", "%d is outside 1..%d (0: the default, 1000)", c.Limit, core.MaxMoveLimit)
+	}
+}
+
 // ParseRetention reads and checks the variable form of Retention (as
 // KUEBUS_RETENTION gives it): `kuebus dev --retention` takes it too.
 func ParseRetention(raw string) (Retention, error) {

@@ -30,6 +30,7 @@ func (c *Config) Validate() error {
 	v.nats()
 	if c.Has(RolePromoter) {
 		v.memberlist()
+		v.cleaner()
 	}
 	if c.Has(RoleCore) {
 		v.redis()
