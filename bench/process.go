@@ -31,7 +31,7 @@ const (
 	gonePoll = 250 * time.Millisecond
 )
 
-var removeOnComplete = &core.CreateOpts{RemoveOnComplete: true}
+var removeOnComplete = &core.CreateOpts{RemoveOnComplete: core.RemoveAtOnce}
 
 // runWorker starts a worker that runs fn for jobs of typ. It returns when
 // the worker has been told to run; stop ends it gracefully and waits.
@@ -251,7 +251,7 @@ func (b *bench) delayed(ctx context.Context) (err error) {
 		d := time.Duration(i+1) * b.cfg.DelayedStep
 		t0 := time.Now()
 		job, err := b.st.client.Create(pctx, typ, jobData(i, t0.Add(d).UnixNano()),
-			&core.CreateOpts{Delay: d, RemoveOnComplete: true})
+			&core.CreateOpts{Delay: d, RemoveOnComplete: core.RemoveAtOnce})
 		if err != nil {
 			if phaseTimedOut(ctx, pctx) {
 				break

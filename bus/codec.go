@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,12 +38,26 @@ func Decode(data []byte, v any) error {
 	return nil
 }
 
+// FieldError is what a field's own UnmarshalJSON returns to say why its
+// value is bad: encoding/json prefixes key with the path of the field (so a
+// job's remove_on_complete reports "remove_on_complete.age"), and Decode
+// words it "<path>: <why>". key may be "" for the field itself.
+func FieldError(key, why string) error {
+	return &json.UnmarshalTypeError{Value: why, Type: reasonType, Field: key}
+}
+
+// reasonType marks the UnmarshalTypeErrors that FieldError makes: their
+// Value is the reason, not a JSON value.
+var reasonType = reflect.TypeFor[struct{ reason string }]()
+
 // describeJSONError rewrites encoding/json's errors so that they lead with the
 // field a person has to fix.
 func describeJSONError(err error) string {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
+	case errors.As(err, &typeErr) && typeErr.Type == reasonType:
+		return cmp.Or(typeErr.Field, "body") + ": " + typeErr.Value
 	case errors.As(err, &typeErr):
 		want := typeErr.Type.String()
 		if typeErr.Type.Kind() == reflect.Struct {

@@ -59,7 +59,7 @@ var (
 	// workerMethods act on a leased job, under its lease token.
 	workerMethods = []string{MethodLease, MethodComplete, MethodFail, MethodTouch, MethodRelease, MethodRejoin, MethodProgress, MethodAddLog, MethodBatch}
 	// leaderMethods are the promoter leader's calls.
-	leaderMethods = []string{MethodPromote, MethodRescue, MethodScheduleFire}
+	leaderMethods = []string{MethodPromote, MethodRescue, MethodScheduleFire, MethodClean}
 	// The methods that change jobs, types or schedules by hand (remove,
 	// set_state, set_priority, pause, resume, cancel, bulk, schedule_set,
 	// schedule_remove) are in no group: admin's alone.

@@ -58,6 +58,9 @@ const (
 	QueueError  = "error"
 	QueuePause  = "pause"
 	QueueResume = "resume"
+	// QueueCleaned reports finished jobs of one type and state that the
+	// leader's cleaner removed (their retention was over).
+	QueueCleaned = "cleaned"
 	// QueueDue announces the earliest due time of a delayed job that was just
 	// created or rejoined, so that a sleeping promoter can wake early.
 	QueueDue = "due"
@@ -84,6 +87,7 @@ const (
 	MethodResume      = "resume"
 	MethodCancel      = "cancel"
 	MethodBulk        = "bulk"
+	MethodClean       = "clean"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

@@ -69,6 +69,11 @@ type Config struct {
 	Redis      Redis      `yaml:"redis"`
 	HTTP       HTTP       `yaml:"http"`
 	Log        Log        `yaml:"log"`
+	// Retention is the core role's default retention of finished jobs, by
+	// type: see Retention. Default: none (kept).
+	Retention Retention `yaml:"retention"`
+	// Cleaner tunes the promoter leader's cleaner, which applies Retention.
+	Cleaner Cleaner `yaml:"cleaner"`
 
 	// envSet records the paths that environment variables set, and by
 	// which, so that an error can name the variable.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
+	"github.com/kuebus/kuebus/core"
 )
 
 // env is a fake environment for Load.
@@ -212,6 +213,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a redis prefix with a brace", base + "redis_prefix: a{b}", `config: redis_prefix: "a{b}" must not contain braces`},
 		{"a bad log level", base + "log: {level: loud}", `config: log.level: "loud" is not debug`},
 		{"a negative stall limit", base + "stall_limit: -1", "config: stall_limit: -1 is outside 1..1000000"},
+		{"a cleaner limit over the most", base + "cleaner: {limit: 100001}", "config: cleaner.limit: 100001 is outside 1..100000"},
+		{"a negative cleaner interval", base + "cleaner: {interval: -1s}", "config: cleaner.interval: -1s is negative"},
 		{"no NATS at all", "name: a\nroles: [core]\nredis: {url: redis://r:6379}", "config: nats.external.urls: required"},
 		{"external NATS with the nats role", "name: a\nroles: [nats]\nnats: {external: {urls: [nats://n:4222]}}", "config: nats.external: a node with the nats role uses its embedded server"},
 		{"embedded NATS without the role", "name: a\nroles: [core]\nnats: {embedded: {listen: ':4222'}, external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}", "config: nats.embedded: the node has no nats role"},
@@ -318,6 +321,56 @@ func TestRedactedHidesTheNATSAndRingSecrets(t *testing.T) {
 		require.Equal(t, "xxxxx", u.Password)
 	}
 	require.Equal(t, "demo-admin-password", c.NATS.Embedded.Users[0].Password, "Redacted changed the original")
+}
+
+// TestRetentionFromTheFileAndTheVariable: both forms give the same
+// defaults, in core's terms; each bad entry is named by its path (and
+// variable).
+func TestRetentionFromTheFileAndTheVariable(t *testing.T) {
+	t.Parallel()
+	const base = "name: n\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
+	want := map[string]core.TypeRetention{
+		"*":     {Complete: core.Retention{Age: 86_400_000}},
+		"email": {Complete: core.Retention{Count: 1000}, Failed: core.Retention{Age: 604_800_000, Count: 100}},
+	}
+	c, err := clusterconfig.Parse([]byte(base+`retention:
+  "*":
+    complete: {age: 24h}
+  email:
+    complete: {count: 1000}
+    failed: {age: 168h, count: 100}
+`), "n.yaml", nil)
+	require.NoError(t, err)
+	require.Equal(t, want, c.Retention.Core())
+	c, err = clusterconfig.Parse([]byte(base), "n.yaml", env(map[string]string{
+		"KUEBUS_RETENTION": "*.complete.age=24h, email.complete.count=1000,email.failed.age=168h,email.failed.count=100",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, want, c.Retention.Core())
+	c, err = clusterconfig.Parse([]byte(base), "n.yaml", nil)
+	require.NoError(t, err)
+	require.Nil(t, c.Retention.Core(), "none: every finished job is kept")
+
+	for _, tc := range []struct{ yaml, env, want string }{
+		{yaml: "retention: {email: {complete: {age: -1s}}}", want: "config: retention.email.complete.age: -1s is negative"},
+		{yaml: "retention: {email: {failed: {count: -3}}}", want: "config: retention.email.failed.count: -3 is negative"},
+		{yaml: "retention: {email: {failed: {count: 0}}}", want: "config: retention.email.failed: age and count are both 0"},
+		{yaml: "retention: {email: {}}", want: "config: retention.email: neither complete nor failed is set"},
+		{yaml: "retention: {a.b: {failed: {count: 1}}}", want: `config: retention.a.b: "a.b" is not a job type`},
+		{yaml: "retention: {email: {complete: {size: 1}}}", want: "size"},
+		{yaml: "retention: {email: {done: {count: 1}}}", want: "done"},
+		{env: "email.complete.count=-1", want: "config: retention.email.complete.count ($KUEBUS_RETENTION): -1 is negative"},
+		{env: "email.done.count=1", want: `$KUEBUS_RETENTION (retention): item 1 "email.done.count=1": "done" is not complete or failed`},
+		{env: "email.complete.age=7d", want: `"7d" is not a duration like 24h`},
+		{env: "email=1", want: "is not TYPE.STATE.KEY=VALUE"},
+	} {
+		var lookup func(string) (string, bool)
+		if tc.env != "" {
+			lookup = env(map[string]string{"KUEBUS_RETENTION": tc.env})
+		}
+		_, err := clusterconfig.Parse([]byte(base+tc.yaml), "n.yaml", lookup)
+		require.ErrorContains(t, err, tc.want, tc.yaml+tc.env)
+	}
 }
 
 func TestTheREADMEListsEveryVariable(t *testing.T) {

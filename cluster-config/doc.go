@@ -21,6 +21,8 @@
 //	             FillDefaults, Redacted
 //	load.go      Load and Parse: YAML, then KUEBUS_* variables (EnvVars
 //	             lists them), with errors that name the line or variable
+//	retention.go Retention: the default retention of finished jobs by type,
+//	             its variable form and its checks
 //	validate.go  Validate: every problem by YAML path; the loopback-or-auth
 //	             rule of each listener; HTTP.Check, shared with kuebus dev
 package clusterconfig

@@ -161,6 +161,12 @@ func setFromEnv(v reflect.Value, raw string) error {
 			return fmt.Errorf("%q is not a whole number", raw)
 		}
 		v.SetInt(int64(n))
+	case v.Type() == reflect.TypeFor[Retention]():
+		r, err := parseRetention(raw)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(r))
 	case v.Type() == reflect.TypeFor[[]NATSUser]():
 		users, err := parseUsers(raw)
 		if err != nil {

@@ -30,9 +30,11 @@ func (c *Config) Validate() error {
 	v.nats()
 	if c.Has(RolePromoter) {
 		v.memberlist()
+		v.cleaner()
 	}
 	if c.Has(RoleCore) {
 		v.redis()
+		v.retention()
 	}
 	if c.Has(RoleHTTP) {
 		v.http()
@@ -48,14 +50,15 @@ type validator struct {
 // fail records a problem with the field at path.
 func (v *validator) fail(path, format string, args ...any) {
 	field := path
-	// The variable that set the field, or the list it is part of
-	// (nats.embedded.users[0].role comes from KUEBUS_NATS_EMBEDDED_USERS).
+	// The variable that set the field, or the list or map it is part of
+	// (nats.embedded.users[0].role comes from KUEBUS_NATS_EMBEDDED_USERS,
+	// retention.email.complete.age from KUEBUS_RETENTION).
 	for p := path; p != ""; {
 		if env, ok := v.c.envSet[p]; ok {
 			field += " ($" + env + ")"
 			break
 		}
-		i := strings.LastIndex(p, "[")
+		i := max(strings.LastIndex(p, "["), strings.LastIndex(p, "."))
 		if i < 0 {
 			break
 		}

@@ -89,9 +89,10 @@ type CreateOpts struct {
 	MaxAttempts      int      // default 1
 	Backoff          *Backoff // nil: retry at once
 	TTL              time.Duration
-	RemoveOnComplete bool
+	RemoveOnComplete Retention // zero: the type's default (none: kept)
 	UniqueKey        string
-	StallLimit       *int // nil: the core's configured limit (1)
+	StallLimit       *int      // nil: the core's configured limit (1)
+	RemoveOnFail     Retention // zero: the type's default (none: kept)
 }
 
 // Spec turns a type, data and options into the spec sent on the wire. data
@@ -109,7 +110,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 		sp.Priority, sp.MaxAttempts, sp.Backoff = o.Priority, o.MaxAttempts, o.Backoff
 		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
-		sp.StallLimit = o.StallLimit
+		sp.StallLimit, sp.RemoveOnFail = o.StallLimit, o.RemoveOnFail
 	}
 	return sp, nil
 }

@@ -82,6 +82,18 @@ func (c *Client) Batch(ctx context.Context, ops []LeaseOp) ([]OpResult, error) {
 	return reply.Results, nil
 }
 
+// Clean removes finished jobs that their retention (remove_on_complete,
+// remove_on_fail, or their type's default) no longer keeps, at most limit
+// per type and state (0: CleanLimitDefault): the promoter leader's call.
+// Core publishes queue.cleaned for each type and state it removed jobs of.
+func (c *Client) Clean(ctx context.Context, limit int) (*CleanReply, error) {
+	var reply CleanReply
+	if err := c.call(ctx, bus.MethodClean, LimitRequest{Limit: limit}, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
 // Rescue sends jobs whose lease ran out back to inactive: the promoter's
 // call. req may be nil.
 func (c *Client) Rescue(ctx context.Context, req *RescueRequest) (*MoveReply, error) {

@@ -12,6 +12,7 @@
 //
 //	doc.go            this comment
 //	job.go            Job, Spec, State, Priority, Backoff and their validation
+//	retention.go      Retention: remove_on_complete and remove_on_fail
 //	jsoncheck.go      CheckJSON: the checks of job data and results as JSON
 //	wire.go           request and reply bodies, the event body, wire limits
 //	lease.go          what a worker sends and gets: lease, batch and lease ops

@@ -173,20 +173,23 @@ const (
 
 // Spec is what a producer sends to create a job.
 type Spec struct {
-	Type             string          `json:"type"`
-	Data             json.RawMessage `json:"data,omitempty"`
-	Priority         Priority        `json:"priority,omitempty"`
-	Delay            int64           `json:"delay,omitempty"`        // ms before the job may run
-	MaxAttempts      int             `json:"max_attempts,omitempty"` // default 1
-	Backoff          *Backoff        `json:"backoff,omitempty"`
-	TTL              int64           `json:"ttl,omitempty"` // ms one attempt may hold its lease; default 60000
-	RemoveOnComplete bool            `json:"remove_on_complete,omitempty"`
-	UniqueKey        string          `json:"unique_key,omitempty"`
+	Type        string          `json:"type"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	Priority    Priority        `json:"priority,omitempty"`
+	Delay       int64           `json:"delay,omitempty"`        // ms before the job may run
+	MaxAttempts int             `json:"max_attempts,omitempty"` // default 1
+	Backoff     *Backoff        `json:"backoff,omitempty"`
+	TTL         int64           `json:"ttl,omitempty"` // ms one attempt may hold its lease; default 60000
+	// RemoveOnComplete and RemoveOnFail: how long the job is kept once
+	// complete, once failed (Retention). Zero: as its type's default says.
+	RemoveOnComplete Retention `json:"remove_on_complete,omitzero"`
+	UniqueKey        string    `json:"unique_key,omitempty"`
 	// StallLimit is how many times the job's lease may run out (its worker
 	// died or hung past the ttl) and the job go back without using an
 	// attempt; every stall past it is a failed attempt. Default: the core's
 	// configured limit (1). 0 makes every stall a failed attempt.
-	StallLimit *int `json:"stall_limit,omitempty"`
+	StallLimit   *int      `json:"stall_limit,omitempty"`
+	RemoveOnFail Retention `json:"remove_on_fail,omitzero"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -227,6 +230,12 @@ func (s *Spec) Normalize(maxData int) error {
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
 		return Invalidf("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)
 	}
+	if err := s.RemoveOnComplete.validate("remove_on_complete"); err != nil {
+		return err
+	}
+	if err := s.RemoveOnFail.validate("remove_on_fail"); err != nil {
+		return err
+	}
 	if s.StallLimit != nil && (*s.StallLimit < 0 || *s.StallLimit > MaxStallLimit) {
 		return Invalidf("stall_limit", "%d is outside 0..%d", *s.StallLimit, MaxStallLimit)
 	}
@@ -245,7 +254,7 @@ type Job struct {
 	Attempts         int             `json:"attempts"`
 	Backoff          *Backoff        `json:"backoff,omitempty"`
 	TTL              int64           `json:"ttl"`
-	RemoveOnComplete bool            `json:"remove_on_complete"`
+	RemoveOnComplete Retention       `json:"remove_on_complete"` // false when none
 	UniqueKey        string          `json:"unique_key,omitempty"`
 	Progress         int             `json:"progress"`
 	Result           json.RawMessage `json:"result,omitempty"`
@@ -270,6 +279,8 @@ type Job struct {
 	// or after it, never before). Both empty for a job a producer created.
 	Schedule   string `json:"schedule,omitempty"`
 	ScheduleAt int64  `json:"schedule_at,omitempty"`
+	// RemoveOnFail is the job's own retention once failed (absent: none).
+	RemoveOnFail Retention `json:"remove_on_fail,omitzero"`
 }
 
 // ForEvent returns the copy an event carries: without its data, and never

@@ -275,6 +275,10 @@ type Event struct {
 	// delayed. Leader is queue.leader's: the new leader's name.
 	DueAt  int64  `json:"due_at,omitempty"`
 	Leader string `json:"leader,omitempty"`
+	// State and Removed are queue.cleaned's: the finished state (complete
+	// or failed) of the type's jobs that the cleaner removed, and how many.
+	State   State `json:"state,omitempty"`
+	Removed int   `json:"removed,omitempty"`
 	// Reason is job.cancel's: why the job was cancelled, as the request
 	// gave it ("" for none).
 	Reason string `json:"reason,omitempty"`

@@ -14,7 +14,8 @@ import (
 //   - Kue's: {"type","data","options":{"attempts","priority","delay",
 //     "backoff","ttl","removeOnComplete"}};
 //   - core.create's flat spec: {"type","data","priority","delay",
-//     "max_attempts","backoff","ttl","remove_on_complete"}.
+//     "max_attempts","backoff","ttl","remove_on_complete","remove_on_fail"}
+//     (each retention true, false or {"age","count"}).
 //
 // unique_key and stall_limit (kuebus's own, Kue has neither) sit at the top
 // in both forms.
@@ -25,12 +26,13 @@ type jobBody struct {
 	Options   *kueOptions     `json:"options,omitempty"`
 	UniqueKey string          `json:"unique_key,omitempty"`
 
-	Priority         *core.Priority `json:"priority,omitempty"`
-	Delay            *int64         `json:"delay,omitempty"`
-	MaxAttempts      *int           `json:"max_attempts,omitempty"`
-	Backoff          *core.Backoff  `json:"backoff,omitempty"`
-	TTL              *int64         `json:"ttl,omitempty"`
-	RemoveOnComplete *bool          `json:"remove_on_complete,omitempty"`
+	Priority         *core.Priority  `json:"priority,omitempty"`
+	Delay            *int64          `json:"delay,omitempty"`
+	MaxAttempts      *int            `json:"max_attempts,omitempty"`
+	Backoff          *core.Backoff   `json:"backoff,omitempty"`
+	TTL              *int64          `json:"ttl,omitempty"`
+	RemoveOnComplete *core.Retention `json:"remove_on_complete,omitempty"`
+	RemoveOnFail     *core.Retention `json:"remove_on_fail,omitempty"`
 
 	// StallLimit is at the top in both forms, as UniqueKey is.
 	StallLimit *int `json:"stall_limit,omitempty"`
@@ -44,18 +46,19 @@ type kueOptions struct {
 	// Backoff is true (fixed, waiting Delay) or {"type","delay"}, where a
 	// missing delay is Delay, as in Kue.
 	Backoff          json.RawMessage `json:"backoff"`
-	TTL              int64           `json:"ttl"` // ms
-	RemoveOnComplete bool            `json:"removeOnComplete"`
+	TTL              int64           `json:"ttl"`              // ms
+	RemoveOnComplete core.Retention  `json:"removeOnComplete"` // Kue's bool, or {"age","count"}
 }
 
 // spec turns the body into core.create's spec. Values are checked by core,
 // which names the field.
 func (b *jobBody) spec() (core.Spec, error) {
 	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit}
-	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil
+	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil || b.RemoveOnFail != nil
 	if b.Options == nil {
 		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), deref(b.Delay), deref(b.MaxAttempts)
 		sp.Backoff, sp.TTL, sp.RemoveOnComplete = b.Backoff, deref(b.TTL), deref(b.RemoveOnComplete)
+		sp.RemoveOnFail = deref(b.RemoveOnFail)
 		return sp, nil
 	}
 	if flat {

@@ -33,7 +33,7 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, core.StateDelayed, got.State)
 		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000}, got.Backoff)
 		require.EqualValues(t, 30000, got.TTL)
-		require.True(t, got.RemoveOnComplete)
+		require.True(t, got.RemoveOnComplete.AtOnce)
 	})
 
 	t.Run("Kue's backoff true waits the job's delay, and a backoff without delay takes it too", func(t *testing.T) {
@@ -53,6 +53,16 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, "order-7", job.UniqueKey)
 		again := e.create(`{"type":"sms","unique_key":"order-7","options":{"priority":"low"}}`)
 		require.Equal(t, job.ID, again.ID, "the unfinished job holding the key comes back")
+	})
+
+	t.Run("retention is true or {age, count} in both forms", func(t *testing.T) {
+		job := e.create(`{"type":"sms","remove_on_complete":{"count":10},"remove_on_fail":{"age":60000}}`)
+		require.Equal(t, core.Retention{Count: 10}, job.RemoveOnComplete)
+		require.Equal(t, core.Retention{Age: 60000}, job.RemoveOnFail)
+		job = e.create(`{"type":"sms","options":{"removeOnComplete":{"age":5000,"count":3}}}`)
+		require.Equal(t, core.Retention{Age: 5000, Count: 3}, job.RemoveOnComplete, "Kue's form")
+		require.Equal(t, "remove_on_fail.count: -1 is negative",
+			e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"sms","remove_on_fail":{"count":-1}}`))
 	})
 
 	t.Run("stall_limit sits at the top in both forms", func(t *testing.T) {

@@ -34,6 +34,7 @@ func (n *Node) startCore(ctx context.Context) error {
 		Logger:          n.log,
 		ShutdownTimeout: n.cfg.ShutdownTimeout,
 		StallLimit:      n.cfg.StallLimit,
+		Retention:       n.cfg.Retention.Core(),
 	}
 	if n.opts.Service != nil {
 		n.opts.Service(&cfg)

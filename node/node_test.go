@@ -55,6 +55,7 @@ func waitNoMemberlist(t *testing.T) {
 
 func TestANodeWithEveryRoleServesAndStops(t *testing.T) {
 	cfg := devLike(t, nodetest.RedisURL(t))
+	cfg.Retention = clusterconfig.Retention{"done": {Complete: &clusterconfig.RetentionLimit{Count: 1}}}
 	n, err := node.Start(t.Context(), node.Config{Node: cfg, Alone: true})
 	require.NoError(t, err)
 	info := n.Info()
@@ -74,6 +75,27 @@ func TestANodeWithEveryRoleServesAndStops(t *testing.T) {
 			return err == nil && got.State == core.StateInactive
 		}, waitTimeout, 20*time.Millisecond, "the delayed job was not promoted")
 		require.Equal(t, "n1", n.Promoter().Status().Leader)
+	})
+
+	t.Run("core cleans by the config's retention", func(t *testing.T) {
+		client, err := core.NewClient(bustest.Connect(t, info.NATSURL), nil)
+		require.NoError(t, err)
+		for range 2 {
+			_, err := client.Create(t.Context(), "done", nil, nil)
+			require.NoError(t, err)
+		}
+		jobs, err := client.Lease(t.Context(), core.LeaseRequest{Types: []string{"done"}, Max: 2})
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		for _, j := range jobs {
+			require.NoError(t, client.Complete(t.Context(), core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: "done"}))
+		}
+		// The leader's cleaner may have been first; either way one is left.
+		_, err = client.Clean(t.Context(), 0)
+		require.NoError(t, err)
+		n, err := client.Count(t.Context(), core.StateComplete, "done")
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "retention.done.complete.count 1 keeps the newest")
 	})
 
 	t.Run("HTTP serves the API", func(t *testing.T) {

@@ -30,6 +30,7 @@ func (n *Node) startRing(ctx context.Context) error {
 		Conn:       n.ringConn,
 		Subjects:   n.subj,
 		Logger:     n.log,
+		Clean:      promoter.CleanConfig{Interval: n.cfg.Cleaner.Interval, Limit: n.cfg.Cleaner.Limit},
 	}
 	if n.opts.Promoter != nil {
 		n.opts.Promoter(&cfg)

@@ -22,7 +22,14 @@
 // once however many leaders call (one script checks the schedule's last
 // tick), and ticks missed while no member led fire once, as the latest.
 //
-// Both bound each call by CallTimeout (default 1s), far under the client's
+// RunCleanLoop, the cleaner, asks core to remove finished jobs past their
+// retention (core.clean: remove_on_complete / remove_on_fail {age, count},
+// or their type's default), at most CleanConfig.Limit (1000) per type and
+// state per call, again at once while a call says more, else every
+// CleanConfig.Interval (5s). Removing a job twice is not possible: the
+// second finds it gone.
+//
+// All bound each call by CallTimeout (default 1s), far under the client's
 // 10s default. Core's queue group hands a call to any core; when that core
 // is killed before it answers (its NATS server lives on elsewhere, so the
 // caller hears nothing), the call is lost, not slow: promote and rescue
@@ -33,8 +40,8 @@
 // below): the first call, if it ran after all, moved its jobs, and the
 // second skips them.
 //
-// Neither builds Redis keys or runs scripts: they need only the small Core
-// and Rescuer interfaces, which *core.Client satisfies.
+// None builds Redis keys or runs scripts: they need only the small Core,
+// Rescuer and Cleaner interfaces, which *core.Client satisfies.
 //
 // # Leadership
 //
@@ -53,7 +60,7 @@
 // Memberlist's callbacks only put a token on a 1-buffered channel; they do
 // no I/O and never block memberlist. One goroutine, the leader loop, takes
 // the token, reads Members(), applies the rule, and starts or ends a term.
-// A term is the promote, rescue and schedule loops under a context of their
+// A term is the promote, rescue, schedule and clean loops under a context of their
 // own; there is at most one per node:
 //
 //	            leader == self
@@ -117,6 +124,7 @@
 //	rescue.go      Rescuer, RescueConfig, RunRescueLoop
 //	schedule.go    Scheduler, ScheduleConfig, RunScheduleLoop: the promote
 //	               loop's shape with schedule_fire
+//	clean.go       Cleaner, CleanConfig, RunCleanLoop: the cleaner
 //	node.go        NodeConfig, New, Node: Run, the leader loop, terms,
 //	               queue.leader, leaving the ring
 //	membership.go  the leader rule, memberlist's config and callbacks,

@@ -31,6 +31,7 @@ type LeaderCore interface {
 	Core
 	Rescuer
 	Scheduler
+	Cleaner
 }
 
 var _ LeaderCore = (*core.Client)(nil)
@@ -73,13 +74,15 @@ type NodeConfig struct {
 	// Core is what the leader's loops call. Default: a core.Client on Conn
 	// with Subjects' prefix.
 	Core LeaderCore
-	// Loop configures the leader's promote loop and Rescue its rescue loop;
-	// their Core and (when nil) Logger are the node's. Defaults: theirs.
+	// Loop configures the leader's promote loop, Rescue its rescue loop and
+	// Clean its cleaner; their Core and (when nil) Logger are the node's.
+	// Defaults: theirs.
 	Loop   LoopConfig
 	Rescue RescueConfig
 	// Schedule configures the leader's schedule loop; its Core and (when
 	// nil) Logger are the node's. Defaults: its own.
 	Schedule ScheduleConfig
+	Clean    CleanConfig
 	// JoinRetry is the wait between two attempts to join the seeds while
 	// none answered. Default JoinRetryDefault (1s).
 	JoinRetry time.Duration
@@ -107,6 +110,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.Loop.Logger = cmp.Or(c.Loop.Logger, c.Logger)
 	c.Rescue.Logger = cmp.Or(c.Rescue.Logger, c.Logger)
 	c.Schedule.Logger = cmp.Or(c.Schedule.Logger, c.Logger)
+	c.Clean.Logger = cmp.Or(c.Clean.Logger, c.Logger)
 	c.Seeds = slices.Clone(c.Seeds)
 	return c
 }
@@ -139,7 +143,7 @@ func (c NodeConfig) validate() error {
 			errs = append(errs, fmt.Errorf("promoter: %s %v is negative", what, d))
 		}
 	}
-	errs = append(errs, c.Loop.validate(), c.Rescue.validate(), c.Schedule.validate())
+	errs = append(errs, c.Loop.validate(), c.Rescue.validate(), c.Schedule.validate(), c.Clean.validate())
 	return errors.Join(errs...)
 }
 
@@ -295,8 +299,8 @@ func (n *Node) lead(ctx context.Context) error {
 	}
 }
 
-// term is one leadership term: the promote, rescue and schedule loops, under a
-// context of their own.
+// term is one leadership term: the promote, rescue, schedule and clean
+// loops, under a context of their own.
 type term struct {
 	cancel context.CancelFunc
 	loops  sync.WaitGroup
@@ -306,8 +310,8 @@ type term struct {
 func (n *Node) startTerm(ctx context.Context) *term {
 	tctx, cancel := context.WithCancel(ctx)
 	t := &term{cancel: cancel, failed: make(chan error, 3)}
-	loop, rescue, schedule := n.cfg.Loop, n.cfg.Rescue, n.cfg.Schedule
-	loop.Core, rescue.Core, schedule.Core = n.core, n.core, n.core
+	loop, rescue, schedule, clean := n.cfg.Loop, n.cfg.Rescue, n.cfg.Schedule, n.cfg.Clean
+	loop.Core, rescue.Core, schedule.Core, clean.Core = n.core, n.core, n.core, n.core
 	run := func(fn func() error) {
 		t.loops.Go(func() {
 			if err := fn(); err != nil {
@@ -318,7 +322,8 @@ func (n *Node) startTerm(ctx context.Context) *term {
 	run(func() error { return RunLoop(tctx, loop) })
 	run(func() error { return RunRescueLoop(tctx, rescue) })
 	run(func() error { return RunScheduleLoop(tctx, schedule) })
-	n.log.Info("leading: promote, rescue and schedule loops started")
+	run(func() error { return RunCleanLoop(tctx, clean) })
+	n.log.Info("leading: promote, rescue, schedule and clean loops started")
 	n.announce(ctx)
 	if n.cfg.OnTerm != nil {
 		n.cfg.OnTerm(true)
@@ -326,12 +331,12 @@ func (n *Node) startTerm(ctx context.Context) *term {
 	return t
 }
 
-// endTerm cancels the term's loops and waits until both have returned:
+// endTerm cancels the term's loops and waits until all have returned:
 // nothing else happens on this node until they have.
 func (n *Node) endTerm(t *term, why string) {
 	t.cancel()
 	t.loops.Wait()
-	n.log.Info("no longer leading: promote, rescue and schedule loops stopped", "reason", why)
+	n.log.Info("no longer leading: promote, rescue, schedule and clean loops stopped", "reason", why)
 	if n.cfg.OnTerm != nil {
 		n.cfg.OnTerm(false)
 	}

@@ -188,3 +188,52 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
+
+// retentionFlag is --remove-on-complete and --remove-on-fail: given alone
+// (or =true) the job goes as it finishes; =age=DURATION,count=N keeps it
+// that long and while among the N newest of its type (either may be left
+// out); =false keeps it (its type's default applies).
+type retentionFlag struct{ r core.Retention }
+
+func (f *retentionFlag) IsBoolFlag() bool { return true }
+
+func (f *retentionFlag) String() string {
+	if f == nil {
+		return "false"
+	}
+	b, _ := json.Marshal(f.r)
+	return string(b)
+}
+
+func (f *retentionFlag) Set(s string) error {
+	switch s {
+	case "true":
+		f.r = core.RemoveAtOnce
+		return nil
+	case "false":
+		f.r = core.Retention{}
+		return nil
+	}
+	var r core.Retention
+	for item := range strings.SplitSeq(s, ",") {
+		key, value, _ := strings.Cut(strings.TrimSpace(item), "=")
+		switch key {
+		case "age":
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 || d%time.Millisecond != 0 {
+				return fmt.Errorf("age: %q is not a positive duration in whole ms (90m, 24h)", value)
+			}
+			r.Age = d.Milliseconds()
+		case "count":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("count: %q is not a whole number above 0", value)
+			}
+			r.Count = n
+		default:
+			return fmt.Errorf("%q is not true, false or age=DURATION,count=N", s)
+		}
+	}
+	f.r = r
+	return nil
+}

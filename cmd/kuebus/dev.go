@@ -49,6 +49,7 @@ type devConfig struct {
 	log             *slog.Logger // from --log-level and --log-format, on stderr
 	shutdownTimeout time.Duration
 	stallLimit      int
+	retention       clusterconfig.Retention
 	http            httpFlags // dev_http.go
 	natsToken       string    // "": NATS takes anonymous clients (loopback only)
 	natsInsecure    bool
@@ -72,6 +73,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	lf.register(fs, "text")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", devShutdownTimeoutDefault, "how long requests in flight may run on after a stop signal, a `DURATION`")
 	fs.IntVar(&cfg.stallLimit, "stall-limit", clusterconfig.StallLimitDefault, "how many times a job's lease may run out and the job go back without using an attempt (`N`, for jobs that set no stall_limit); each later stall is a failed attempt")
+	retention := fs.String("retention", "", "default retention of finished jobs by type, `SPEC`: TYPE.STATE.KEY=VALUE items, comma-separated, e.g. '*.complete.age=24h,email.failed.count=100' (TYPE * for every type; STATE complete or failed; KEY age or count); default: kept")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {
 		return cfg, err
 	}
@@ -111,6 +113,9 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	}
 	if cfg.stallLimit < 1 || cfg.stallLimit > core.MaxStallLimit {
 		return cfg, usagef("--stall-limit: %d is outside 1..%d (a job's own stall_limit may be 0)", cfg.stallLimit, core.MaxStallLimit)
+	}
+	if cfg.retention, err = clusterconfig.ParseRetention(*retention); err != nil {
+		return cfg, usagef("--retention: %v", err)
 	}
 	if cfg.dataDir, err = filepath.Abs(cfg.dataDir); err != nil {
 		return cfg, usagef("--data-dir: %v", err)
@@ -198,6 +203,7 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 		RedisPrefix:     c.redisPrefix,
 		ShutdownTimeout: c.shutdownTimeout,
 		StallLimit:      c.stallLimit,
+		Retention:       c.retention,
 		NATS: clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{
 			Listen:      c.natsListen,
 			ClusterName: clusterconfig.NATSClusterNameDefault,

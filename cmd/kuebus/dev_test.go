@@ -64,9 +64,12 @@ func TestDev(t *testing.T) {
 		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 500}, job.Backoff)
 		require.EqualValues(t, 30_000, job.TTL)
 		require.Equal(t, "order-1", job.UniqueKey)
-		require.True(t, job.RemoveOnComplete)
+		require.True(t, job.RemoveOnComplete.AtOnce)
 		require.Equal(t, 3, job.StallLimit, "the node's --stall-limit")
 		require.Zero(t, createJob("email", "--stall-limit", "0").StallLimit, "the job's own --stall-limit")
+		kept := createJob("email", "--remove-on-complete=age=90m,count=1000", "--remove-on-fail")
+		require.Equal(t, core.Retention{Age: 5_400_000, Count: 1000}, kept.RemoveOnComplete)
+		require.Equal(t, core.RemoveAtOnce, kept.RemoveOnFail)
 
 		again := createJob("email", "--unique-key", "order-1", "--priority", "-3")
 		require.Equal(t, job.ID, again.ID, "a second create with the same unique key returns the first job")

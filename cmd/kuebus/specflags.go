@@ -12,7 +12,7 @@ import (
 type specFlags struct {
 	data, priority, delay, backoff, ttl, uniqueKey, stallLimit *string
 	maxAttempts                                                *int
-	removeOnComplete                                           *bool
+	removeOnComplete, removeOnFail                             retentionFlag
 }
 
 func (f *specFlags) register(fs *flag.FlagSet) {
@@ -23,14 +23,16 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	f.backoff = fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
 	f.ttl = fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
 	f.uniqueKey = fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
-	f.removeOnComplete = fs.Bool("remove-on-complete", false, "remove the job once it completes")
+	fs.Var(&f.removeOnComplete, "remove-on-complete", "remove the job as it completes; or, as =age=DURATION,count=N, keep it that long and while among the N newest complete jobs of its type (default: the type's default, else kept)")
+	fs.Var(&f.removeOnFail, "remove-on-fail", "the same, once the job failed for good")
 	f.stallLimit = fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
 }
 
 // spec is the job spec of type jobType the flags give; a bad flag is a
 // usage error.
 func (f *specFlags) spec(jobType string) (core.Spec, error) {
-	sp := core.Spec{Type: jobType, MaxAttempts: *f.maxAttempts, UniqueKey: *f.uniqueKey, RemoveOnComplete: *f.removeOnComplete}
+	sp := core.Spec{Type: jobType, MaxAttempts: *f.maxAttempts, UniqueKey: *f.uniqueKey,
+		RemoveOnComplete: f.removeOnComplete.r, RemoveOnFail: f.removeOnFail.r}
 	var err error
 	if *f.data != "" {
 		if sp.Data, err = parseJSON("data", *f.data); err != nil {

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -223,7 +224,8 @@ var holderCalls = map[core.Op]holderCall{
 type held struct {
 	// code: 0 no such job, -1 not the job's current lease, 4 a repeat of an
 	// operation done before with this lease; else the operation's own
-	// (complete: 1 done, 2 done and deleted; fail: 1 will retry, 3 failed).
+	// (complete: 1 done, 2 done and deleted; fail: 1 will retry, 3 failed,
+	// 5 failed and deleted).
 	code int64
 	job  core.Job // after the operation; zero for 0 and -1
 }
@@ -269,4 +271,20 @@ func (s *Store) runCancel(ctx context.Context, tk typeKeys, id, now int64) (*cor
 	}
 	job, err := jobOf(res[1].([]any), nil)
 	return job, num(res[0]) == 1, err
+}
+
+// runClean removes, of the candidates ids (read oldest first from the
+// state's index at rank cursor; atEnd when they reach the newest), those
+// their retention or rule (the type's default) no longer keeps: the ids
+// removed.
+func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core.State, rule core.Retention, cursor int64, atEnd bool, ids []string) ([]string, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 5+len(ids))
+	args = append(args, now, string(state), encodeLimit(rule), cursor, flag(atEnd))
+	for _, id := range ids {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		keys = append(keys, tk.job(n), tk.log(n))
+		args = append(args, id)
+	}
+	return cleanJobs.Run(ctx, s.rdb, keys, args...).StringSlice()
 }

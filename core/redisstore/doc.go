@@ -13,6 +13,7 @@
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call
 //	schedule.go schedules beside their job type's keys: set, list, remove,
 //	            the due ones, and firing one tick
+//	clean.go    the cleaner's removal of finished jobs past their retention
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT
@@ -68,6 +69,15 @@
 // checks it in the type's slot; Lease also leaves paused types out of the
 // read of ready, so that a paused type's jobs never stand in the way of
 // another type's.
+//
+// Retention (remove_on_complete, remove_on_fail): true is the roc or rof
+// field of the job, and complete.lua or fail.lua delete such a job as it
+// finishes; {age, count} is roc_limit or rof_limit, read by clean.lua, which
+// walks a state's index oldest first from a cursor kept in the type's stats
+// and removes what neither the job's own rule nor the type's default keeps.
+// A type none of whose jobs brought a rule (stats own_retention) and
+// without a default is not read. Every removal, whoever makes it, is
+// includes/remove.lua.
 //
 // Every script that changes state can run twice without harm (a client
 // retry after a Redis stall, two leaders for a moment): create_jobs skips a

@@ -30,7 +30,11 @@ import (
 //	unique    HASH  unique_key → id of the unfinished job holding it
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
-//	                paused "1" while the type is paused (lua/pause.lua)
+//	                paused "1" while the type is paused (lua/pause.lua);
+//	                own_retention "1" once a job of the type was created
+//	                with a retention of its own (create_jobs),
+//	                clean_complete, clean_failed: the cleaner's place in
+//	                those indexes (lua/clean.lua)
 //	schedules ZSET  the type's schedules; score = next_at (+inf while
 //	                paused), member = the schedule's name
 //	schedule:<name> HASH  a schedule whose jobs are of the type

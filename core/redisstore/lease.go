@@ -143,7 +143,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 			default:
 				out[i].Job = &res[n].job
 				out[i].Repeated = res[n].code == 4
-				if op == core.OpComplete && res[n].code == 2 {
+				if (op == core.OpComplete && res[n].code == 2) || (op == core.OpFail && res[n].code == 5) {
 					out[i].Removed = true
 					removed = append(removed, strconv.FormatInt(ops[i].ID, 10))
 				}

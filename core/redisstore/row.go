@@ -60,7 +60,10 @@ var fieldDecoders = map[string]func(j *core.Job, v any){
 	"attempts":     func(j *core.Job, v any) { j.Attempts = int(num(v)) },
 	"backoff":      func(j *core.Job, v any) { j.Backoff = decodeBackoff(str(v)) },
 	"ttl":          func(j *core.Job, v any) { j.TTL = num(v) },
-	"roc":          func(j *core.Job, v any) { j.RemoveOnComplete = str(v) == "1" },
+	"roc":          func(j *core.Job, v any) { j.RemoveOnComplete.AtOnce = str(v) == "1" },
+	"roc_limit":    func(j *core.Job, v any) { decodeLimit(&j.RemoveOnComplete, str(v)) },
+	"rof":          func(j *core.Job, v any) { j.RemoveOnFail.AtOnce = str(v) == "1" },
+	"rof_limit":    func(j *core.Job, v any) { decodeLimit(&j.RemoveOnFail, str(v)) },
 	"unique_key":   func(j *core.Job, v any) { j.UniqueKey = str(v) },
 	"progress":     func(j *core.Job, v any) { j.Progress = int(num(v)) },
 	"error":        func(j *core.Job, v any) { j.Error = str(v) },
@@ -150,7 +153,7 @@ func raw(v any) json.RawMessage {
 func newJob(sp *core.Spec, id, now int64) core.Job {
 	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
 		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
-		RemoveOnComplete: sp.RemoveOnComplete, UniqueKey: sp.UniqueKey, StallLimit: 1,
+		RemoveOnComplete: sp.RemoveOnComplete, RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, StallLimit: 1,
 		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay}
 	if sp.Delay > 0 {
 		j.State = core.StateDelayed
@@ -184,7 +187,10 @@ var newJobEncoders = map[string]func(j *core.Job) any{
 	"attempts":     func(j *core.Job) any { return j.Attempts },
 	"backoff":      func(j *core.Job) any { return encodeBackoff(j.Backoff) },
 	"ttl":          func(j *core.Job) any { return j.TTL },
-	"roc":          func(j *core.Job) any { return flag(j.RemoveOnComplete) },
+	"roc":          func(j *core.Job) any { return flag(j.RemoveOnComplete.AtOnce) },
+	"roc_limit":    func(j *core.Job) any { return encodeLimit(j.RemoveOnComplete) },
+	"rof":          func(j *core.Job) any { return flag(j.RemoveOnFail.AtOnce) },
+	"rof_limit":    func(j *core.Job) any { return encodeLimit(j.RemoveOnFail) },
 	"unique_key":   func(j *core.Job) any { return j.UniqueKey },
 	"progress":     func(j *core.Job) any { return j.Progress },
 	"created_at":   func(j *core.Job) any { return j.CreatedAt },
@@ -229,6 +235,21 @@ func decodeBackoff(s string) *core.Backoff {
 	t, d, _ := strings.Cut(s, ":")
 	delay, _ := strconv.ParseInt(d, 10, 64)
 	return &core.Backoff{Type: core.BackoffType(t), Delay: delay}
+}
+
+// A retention's limits are stored as "<age ms>:<count>", "" for none
+// (lua/clean.lua reads them); true is the roc or rof flag beside it.
+func encodeLimit(r core.Retention) string {
+	if !r.Limited() {
+		return ""
+	}
+	return strconv.FormatInt(r.Age, 10) + ":" + strconv.FormatInt(r.Count, 10)
+}
+
+func decodeLimit(r *core.Retention, s string) {
+	age, count, _ := strings.Cut(s, ":")
+	r.Age, _ = strconv.ParseInt(age, 10, 64)
+	r.Count, _ = strconv.ParseInt(count, 10, 64)
 }
 
 // readyID is the job id in a ready member "<seq>:<id>".

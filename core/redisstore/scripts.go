@@ -69,6 +69,7 @@ var (
 	setSchedule   = loadScript("schedule_set.lua")
 	removeSched   = loadScript("schedule_remove.lua")
 	fireSchedule  = loadScript("fire_schedule.lua")
+	cleanJobs     = loadScript("clean.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

@@ -27,8 +27,9 @@ func TestIndexIDsAndCreateJobsStoreWhatTheyReply(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	two := 2
 	jobs, existing, err := st.Create(ctx, 1000, []core.Spec{
-		{Type: "t", Data: json.RawMessage(`{"n":1}`), Priority: -10, MaxAttempts: 3, TTL: 1000, UniqueKey: "u", StallLimit: &two},
-		{Type: "t", Delay: 500, MaxAttempts: 1, TTL: 60000, RemoveOnComplete: true,
+		{Type: "t", Data: json.RawMessage(`{"n":1}`), Priority: -10, MaxAttempts: 3, TTL: 1000, UniqueKey: "u", StallLimit: &two,
+			RemoveOnFail: core.Retention{Age: 5000, Count: 7}},
+		{Type: "t", Delay: 500, MaxAttempts: 1, TTL: 60000, RemoveOnComplete: core.RemoveAtOnce,
 			Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100}},
 	})
 	require.NoError(t, err)
@@ -42,7 +43,8 @@ func TestIndexIDsAndCreateJobsStoreWhatTheyReply(t *testing.T) {
 		"{t}:seq":    "1",
 		"{t}:due":    map[string]float64{"0000000000000000002": 1500},
 		"{t}:unique": map[string]string{"u": "1"},
-		"{t}:job:1":  jobHash(map[string]string{"priority": "-10", "unique_key": "u", "stall_limit": "2"}),
+		"{t}:job:1":  jobHash(map[string]string{"priority": "-10", "unique_key": "u", "stall_limit": "2", "rof_limit": "5000:7"}),
+		"{t}:stats":  map[string]string{"own_retention": "1"}, // job 1's remove_on_fail
 		"{t}:job:2": jobHash(map[string]string{"id": "2", "data": "", "state": "delayed", "delay": "500",
 			"max_attempts": "1", "backoff": "exponential:100", "ttl": "60000", "roc": "1", "promote_at": "1500",
 			"rmember": "-"}),
@@ -54,7 +56,7 @@ func TestIndexIDsAndCreateJobsStoreWhatTheyReply(t *testing.T) {
 		require.Equal(t, *got, j, "what Create returns is what it stored")
 	}
 	require.Equal(t, core.Job{ID: 2, Type: "t", State: core.StateDelayed, Delay: 500, MaxAttempts: 1,
-		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100}, TTL: 60000, RemoveOnComplete: true,
+		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100}, TTL: 60000, RemoveOnComplete: core.RemoveAtOnce,
 		CreatedAt: 1000, UpdatedAt: 1000, PromoteAt: 1500, StallLimit: 1}, jobs[1])
 
 	again, existing, err := st.Create(ctx, 2000, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 1, UniqueKey: "u"}})

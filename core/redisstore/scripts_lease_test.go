@@ -121,6 +121,33 @@ func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
 	}, "gone but for its work time")
 }
 
+// TestFailRemovesARemoveOnFailJobOnlyForGood: a failed attempt with
+// attempts left keeps the job (it retries); the last one deletes its hash,
+// log, ids and unique key, and Removed says so.
+func TestFailRemovesARemoveOnFailJobOnlyForGood(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	seed := activeJob(map[string]string{"rof": "1", "unique_key": "u", "max_attempts": "2"}).
+		with(keyspace{"{t}:log:1": []string{"working"}, "{t}:unique": map[string]string{"u": "1"}})
+	st.seed(seed)
+	res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom"})
+	require.NoError(t, res.Err)
+	require.False(t, res.Removed, "an attempt remains")
+	require.Equal(t, core.StateInactive, res.Job.State)
+
+	st = newScriptStore(t, redisstore.Config{})
+	st.seed(seed)
+	res = apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: true})
+	require.NoError(t, res.Err)
+	require.True(t, res.Removed)
+	require.Equal(t, core.StateFailed, res.Job.State, "the reply is the job as it failed")
+	require.True(t, res.Job.RemoveOnFail.AtOnce)
+	st.requireKeys(keyspace{
+		"{_}:types": []string{"t"},
+		"{t}:seq":   "1",
+	}, "gone, with its id, log and unique key")
+}
+
 // TestFailWaitsTheBackoffCappedByMaxDelay: a failed attempt with attempts
 // left waits its backoff, Kue's formula, never longer than core.MaxDelay
 // (which Go hands the script), in delayed; with no backoff it is ready at

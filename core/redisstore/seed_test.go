@@ -147,7 +147,7 @@ func jobHash(more map[string]string) map[string]string {
 		"id": "1", "type": "t", "data": `{"n":1}`, "priority": "0", "state": "inactive", "delay": "0",
 		"max_attempts": "3", "attempts": "0", "backoff": "", "ttl": "1000", "roc": "0", "unique_key": "",
 		"progress": "0", "created_at": "1000", "updated_at": "1000", "promote_at": "1000",
-		"stall_limit": "1", "rmember": "0000000000000001:1",
+		"stall_limit": "1", "rmember": "0000000000000001:1", "roc_limit": "", "rof": "0", "rof_limit": "",
 	}, more)
 }
 

@@ -25,6 +25,8 @@
 //	                   schedules and fire a tick once
 //	tick.go            a schedule's timing (cron via robfig/cron, or every)
 //	                   and its latest tick at or before now
+//	clean.go           the leader's clean: finished jobs past their
+//	                   retention, per type defaults (Config.Retention)
 //	batcher.go         creates from concurrent requests share one store call
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the

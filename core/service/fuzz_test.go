@@ -83,6 +83,9 @@ func specSeeds(wrap func(string) string) []string {
 		`{"type":"e","backoff":{"type":"exponential","delay":315360000000},"max_attempts":1000000}`,
 		`{"type":"e","backoff":{"type":"fixed","delay":-1}}`, `{"type":"a.b"}`, `{"type":"a*"}`, `{"type":""}`,
 		`{"type":"` + strings.Repeat("t", 129) + `"}`, `{"type":"e","unique_key":"` + strings.Repeat("k", 513) + `"}`,
+		`{"type":"e","remove_on_complete":true,"remove_on_fail":{"age":1,"count":9223372036854775807}}`,
+		`{"type":"e","remove_on_complete":{"age":-1}}`, `{"type":"e","remove_on_fail":{}}`, `{"type":"e","remove_on_fail":{"count":1e3}}`,
+		`{"type":"e","remove_on_complete":{"age":1,"age":-1}}`, `{"type":"e","remove_on_complete":[]}`, `{"type":"e","remove_on_fail":null}`,
 	}
 	out := append([]string{}, edgeSeeds...)
 	for _, s := range specs {
@@ -112,6 +115,9 @@ func specHolds(t *testing.T, sp *core.Spec, maxData int) {
 		b := sp.Backoff
 		require(t, (b.Type == core.BackoffFixed || b.Type == core.BackoffExponential) && b.Delay >= 0 && b.Delay <= core.MaxDelay,
 			"backoff %+v", *b)
+	}
+	for _, r := range []core.Retention{sp.RemoveOnComplete, sp.RemoveOnFail} {
+		require(t, r.Age >= 0 && r.Count >= 0 && (!r.AtOnce || r == core.RemoveAtOnce), "retention %+v", r)
 	}
 	now := time.Now().UnixMilli()
 	require(t, now+sp.Delay >= now && now+sp.TTL > now, "now + delay/ttl overflows")

@@ -35,6 +35,7 @@ func (s *Service) register() error {
 		handle(s, bus.MethodResume, s.resume),
 		handle(s, bus.MethodCancel, s.cancel),
 		handle(s, bus.MethodBulk, s.bulk),
+		handle(s, bus.MethodClean, s.clean),
 	)
 }
 

@@ -47,6 +47,12 @@ type Config struct {
 	// OnLeaseWait, when set, is called each time a lease request finds
 	// nothing and starts to wait. A test hook: nil in production.
 	OnLeaseWait func(types []string)
+	// Retention holds the default retention of job types, per finished
+	// state, for the jobs that bring none of their own (a job's own always
+	// wins); the key AnyType ("*") holds for every type without an entry.
+	// Each default is zero (kept) or {age, count}. Default: none, every
+	// finished job is kept unless it says otherwise.
+	Retention map[string]core.TypeRetention
 	// ShutdownTimeout bounds how long Run waits for requests in flight after
 	// its context ends. Default 10s.
 	ShutdownTimeout time.Duration
@@ -102,6 +108,9 @@ func New(cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
 	if cfg.MaxWaitingLeases < 0 {
 		return nil, fmt.Errorf("core: MaxWaitingLeases: %d is negative", cfg.MaxWaitingLeases)
+	}
+	if err := checkRetention(cfg.Retention); err != nil {
+		return nil, err
 	}
 	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core"),
 		waits: newWaitRoom(), closing: make(chan struct{})}

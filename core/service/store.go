@@ -50,6 +50,11 @@ type Store interface {
 	// Bulk applies q's action to the jobs of q's state that pass its
 	// filters, looking at no more than q.Limit jobs.
 	Bulk(ctx context.Context, now int64, q *BulkQuery) (*BulkResult, error)
+	// Clean removes up to limit finished jobs of one type in one state
+	// (complete or failed) that their own retention, or else rule (the
+	// type's default, zero or {age, count}), no longer keeps: how many it
+	// removed, and more when it stopped short having removed some.
+	Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error)
 	Ping(ctx context.Context) error
 	LeaseStore
 	ScheduleStore
@@ -95,7 +100,8 @@ type Applied struct {
 	// Err is nil, or a coded error: not_found, conflict (the lease is not
 	// the job's current one).
 	Err error
-	// Removed is set when a completed job was deleted (remove_on_complete).
+	// Removed is set when the job was deleted as it completed or failed for
+	// good (remove_on_complete or remove_on_fail true).
 	Removed bool
 	// Repeated is set when this very operation had been applied before with
 	// the same lease (a retried acknowledgement): it succeeds and nothing

@@ -173,7 +173,7 @@ func TestCompleteStoresResultAndRefusesStaleTokens(t *testing.T) {
 
 func TestRemoveOnComplete(t *testing.T) {
 	c, _ := newCore(t)
-	_, err := c.Client.Create(ctx, "tmp", 1, &core.CreateOpts{RemoveOnComplete: true})
+	_, err := c.Client.Create(ctx, "tmp", 1, &core.CreateOpts{RemoveOnComplete: core.RemoveAtOnce})
 	require.NoError(t, err)
 	j := lease(t, c, core.LeaseRequest{Types: []string{"tmp"}})[0]
 	require.NoError(t, c.Client.AddLog(ctx, j.ID, "working"))

@@ -49,7 +49,7 @@ for i = 1, #ARGV - 5 do
     and (before == 0 or (tonumber(row[R.updated_at]) or 0) < before) then
     out[1] = out[1] + 1
     if action == 'remove' then
-      remove(jobkey, logkey, id, row)
+      remove_job(jobkey, logkey, id, row)
       out[#out + 1] = row
     else
       if action == 'cancel' then

@@ -1,6 +1,7 @@
 -- complete: the handler of each job succeeded. The attempt counts; the
 -- job's progress becomes 100; its duration (since its lease began) is added
--- to the type's work time; a job with roc 1 is deleted with its log.
+-- to the type's work time; a job with roc 1 (remove_on_complete true) is
+-- deleted with its log (includes/remove.lua).
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
@@ -24,6 +25,7 @@
 --@include row.lua
 --@include unique.lua
 --@include lease_holder.lua
+--@include remove.lua
 
 local work_time = 0
 local out = each('complete', 2, 3, function(jobkey, logkey, id, row, result)
@@ -34,8 +36,7 @@ local out = each('complete', 2, 3, function(jobkey, logkey, id, row, result)
   row[R.state], row[R.progress], row[R.duration] = 'complete', 100, duration
   row[R.attempts] = (tonumber(row[R.attempts]) or 0) + 1
   if row[R.roc] == '1' then
-    redis.call('ZREM', K_JOBS, id)
-    redis.call('DEL', jobkey, logkey)
+    delete_job(jobkey, logkey, id)
     return {2, row}
   end
   redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,

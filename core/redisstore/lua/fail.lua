@@ -1,7 +1,8 @@
 -- fail: the handler of each job failed. The attempt counts; while
 -- attempts remain the job goes back to inactive, or to delayed for its
 -- backoff (capped at max_delay); otherwise, or when final, it is failed
--- for good (includes/attempt_failed.lua).
+-- for good (includes/attempt_failed.lua), and then deleted with its log
+-- when its rof is 1 (remove_on_fail true; includes/remove.lua).
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
@@ -19,7 +20,8 @@
 --   final  1: fail for good whatever attempts remain, else 0
 --
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 will retry,
--- 3 failed for good, or 0, -1, 4.
+-- 3 failed for good, 5 failed for good and deleted (rof: the caller drops
+-- its id from the id index, as for complete's 2), or 0, -1, 4.
 -- Events: the service publishes job.failed_attempt.<id>.<type> (and
 -- queue.due when the job went to delayed) or job.failed.<id>.<type>, with
 -- the error and attempts.
@@ -27,9 +29,16 @@
 --@include row.lua
 --@include lease_holder.lua
 --@include attempt_failed.lua
+--@include remove.lua
 
 local max_delay = tonumber(ARGV[2])
 return each('fail', 3, 4, function(jobkey, logkey, id, row, err, final)
   unlease(id, row)
-  return {attempt_failed(jobkey, id, row, err, final == '1', now, mark, max_delay), row}
+  local code = attempt_failed(jobkey, id, row, err, final == '1', now, mark, max_delay)
+  if code == 3 and row[R.rof] == '1' then
+    redis.call('ZREM', K_FAILED, id)
+    delete_job(jobkey, logkey, id)
+    return {5, row}
+  end
+  return {code, row}
 end)

@@ -20,5 +20,5 @@
 local jobkey, id = KEYS[11], ARGV[1]
 local row = snapshot(jobkey)
 if not row[R.id] then return {} end
-remove(jobkey, KEYS[12], id, row)
+remove_job(jobkey, KEYS[12], id, row)
 return row

@@ -14,7 +14,7 @@
 -- constants), OWN are each job's own.
 local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
 local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
-  'unique_key', 'promote_at', 'stall_limit'}
+  'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit'}
 local O = {}
 for f = 1, #OWN do O[OWN[f]] = f end
 
@@ -50,5 +50,13 @@ local function new_job(jobkey, shared, own)
   end
   redis.call('HSET', jobkey, unpack(hash))
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
+  if ARGV[own + O.roc] == '1' or ARGV[own + O.roc_limit] ~= '' or ARGV[own + O.rof] == '1'
+    or ARGV[own + O.rof_limit] ~= '' then
+    -- clean.lua walks the finished jobs of a type only while the type has
+    -- a default retention or this flag: the type's jobs may have their own
+    -- (true too: such a job reaches complete or failed by set_state or a
+    -- stall without being deleted, and the cleaner removes it).
+    redis.call('HSET', K_STATS, 'own_retention', '1')
+  end
   return 0
 end

@@ -1,16 +1,23 @@
--- Deleting a job: what remove_job.lua does to one job and bulk.lua's remove
--- to each of its, written once.
+-- Deleting a job: what remove_job, bulk's remove, clean, and complete and
+-- fail (for a job whose retention is true) share, so that a job goes the
+-- same way whoever removes it. Its id → type entry lives in another slot:
+-- the store deletes it after the script, from the ids the script replies.
 --@include type_keys.lua
 --@include row.lua
 --@include indexes.lua
 --@include unique.lua
 
--- delete the job at jobkey (row: its row) with its log at logkey, from
--- every index of its type; a unique key it holds becomes free. Its id →
--- type entry lives in another slot: the caller's store deletes it after.
-local function remove(jobkey, logkey, id, row)
-  leave(jobkey, id, row[R.state])
+-- delete the hash and log of a job that is in no state index any more,
+-- and drop it from the type's jobs
+local function delete_job(jobkey, logkey, id)
   redis.call('ZREM', K_JOBS, id)
-  release_key(row[R.unique_key], id)
   redis.call('DEL', jobkey, logkey)
+end
+
+-- remove a job, row its row: out of the index of its state, its unique key
+-- free, then deleted
+local function remove_job(jobkey, logkey, id, row)
+  leave(jobkey, id, row[R.state])
+  release_key(row[R.unique_key], id)
+  delete_job(jobkey, logkey, id)
 end

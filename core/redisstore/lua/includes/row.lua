@@ -13,10 +13,15 @@
 -- the operation that ended its last lease (see includes/lease_holder.lua);
 -- lease_ttl is how long that lease lasts per touch; schedule and
 -- schedule_at are set on a job a schedule made (lua/fire_schedule.lua).
+-- roc and rof are "1" when the job goes as it completes, as it fails for
+-- good (retention true); roc_limit and rof_limit its own retention {age,
+-- count} in either state, "<age ms>:<count>" ("" or missing: none;
+-- clean.lua reads them).
 local ROW = {'id', 'type', 'priority', 'state', 'delay', 'max_attempts', 'attempts',
   'backoff', 'ttl', 'roc', 'unique_key', 'progress', 'error', 'created_at', 'promote_at',
   'started_at', 'updated_at', 'failed_at', 'duration', 'worker_id', 'stalls', 'lease_until',
-  'lease', 'lease_ttl', 'rmember', 'stall_limit', 'last_lease', 'schedule', 'schedule_at'}
+  'lease', 'lease_ttl', 'rmember', 'stall_limit', 'last_lease', 'schedule', 'schedule_at',
+  'roc_limit', 'rof', 'rof_limit'}
 
 -- R.<field> is the field's position in a row: row[R.attempts]. A name that
 -- is not a field is an error, not a silent nil. (A numeric loop, not

@@ -1,0 +1,69 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// ownRetentionField is the field of a type's stats hash that is "1" once a
+// job of the type was created with a retention of its own (true or
+// {age, count})
+// (lua/create_jobs.lua sets it); cursorField is where lua/clean.lua keeps
+// its place in a state's index.
+const ownRetentionField = "own_retention"
+
+func cursorField(state core.State) string { return "clean_" + string(state) }
+
+// Clean removes up to limit finished jobs of one type in one state
+// (complete or failed) that their retention no longer keeps: their own
+// remove_on_complete / remove_on_fail, else rule, the type's default (zero:
+// none). It returns how many it removed, and more when it stopped short of
+// the newest job having removed some: a call at once may remove more.
+//
+// It reads at most limit candidates from where the last call stopped (the
+// cursor in the type's stats), and lua/clean.lua decides and removes. A
+// type with no default and no job with a retention of its own is not read
+// at all, so that kept jobs cost the cleaner nothing.
+func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error) {
+	if state != core.StateComplete && state != core.StateFailed {
+		return 0, false, core.Invalidf("state", "%q is not complete or failed", state)
+	}
+	if rule.AtOnce || limit <= 0 {
+		return 0, false, fmt.Errorf("redisstore: clean %s %s: rule %+v, limit %d: a default is {age, count} and the limit positive", jobType, state, rule, limit)
+	}
+	tk := s.keys.ofType(jobType)
+	index := indexOf(tk, state)
+	pipe := s.rdb.Pipeline()
+	fields := pipe.HMGet(ctx, tk.stats(), ownRetentionField, cursorField(state))
+	size := pipe.ZCard(ctx, index)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, false, s.fail("clean: read the index", err)
+	}
+	f := fields.Val()
+	if size.Val() == 0 || (!rule.Limited() && f[0] != "1") {
+		return 0, false, nil
+	}
+	cursor := num(f[1])
+	if cursor >= size.Val() {
+		cursor = 0 // jobs removed by other means since: start again
+	}
+	ids, err := s.rdb.ZRange(ctx, index, cursor, cursor+int64(limit)-1).Result()
+	if err != nil {
+		return 0, false, s.fail("clean: read candidates", err)
+	}
+	atEnd := cursor+int64(len(ids)) >= size.Val()
+	gone, err := s.runClean(ctx, tk, now, state, rule, cursor, atEnd, ids)
+	if err != nil {
+		return 0, false, s.fail("clean", err)
+	}
+	if len(gone) > 0 {
+		// After the jobs: a crash in between leaves ids that read as not
+		// found, as after Remove.
+		if err := s.rdb.HDel(ctx, s.keys.idType(), gone...).Err(); err != nil {
+			return 0, false, s.fail("clean: drop removed ids", err)
+		}
+	}
+	return len(gone), !atEnd && len(gone) > 0, nil
+}

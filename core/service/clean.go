@@ -1,0 +1,77 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// clean: the leader's cleaner removes finished jobs that their retention no
+// longer keeps (remove_on_complete, remove_on_fail, or the type's default
+// from Config.Retention), in bounded batches, and each removal is announced
+// on queue.cleaned once per type and state.
+
+// AnyType is the key of Config.Retention whose defaults hold for every type
+// without an entry of its own.
+const AnyType = "*"
+
+// retentionOf is the default retention of a type: its own entry, else
+// AnyType's, else none.
+func (s *Service) retentionOf(jobType string) core.TypeRetention {
+	if r, ok := s.cfg.Retention[jobType]; ok {
+		return r
+	}
+	return s.cfg.Retention[AnyType]
+}
+
+// checkRetention checks Config.Retention: type names (or AnyType), and
+// defaults that are none or {age, count}.
+func checkRetention(defaults map[string]core.TypeRetention) error {
+	for t, r := range defaults {
+		if t != AnyType {
+			if err := bus.ValidToken(t); err != nil {
+				return fmt.Errorf("core: Retention: %q is not a job type (or %q): %v", t, AnyType, err)
+			}
+		}
+		for _, st := range []core.State{core.StateComplete, core.StateFailed} {
+			d := r.For(st)
+			if d.AtOnce || d.Age < 0 || d.Count < 0 {
+				return fmt.Errorf("core: Retention[%s].%s: %+v is not {age ≥ 0, count ≥ 0}", t, st, d)
+			}
+		}
+	}
+	return nil
+}
+
+// clean runs the store's clean over every type, complete then failed, each
+// at most limit jobs; reply.More asks the leader to call again at once.
+func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.CleanReply, error) {
+	limit, err := checkLimit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	types, err := s.store.Types(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Rounded down, as for promote: no job goes before its age is over.
+	now := s.dueNow()
+	reply := &core.CleanReply{}
+	for _, t := range types {
+		defaults := s.retentionOf(t)
+		for _, state := range []core.State{core.StateComplete, core.StateFailed} {
+			n, more, err := s.store.Clean(ctx, now, t, state, defaults.For(state), limit)
+			if n > 0 {
+				reply.Removed += n
+				s.emit(s.subj.Queue(bus.QueueCleaned), &core.Event{Event: bus.QueueCleaned, Type: t, State: state, Removed: n, At: s.now()})
+			}
+			if err != nil {
+				return nil, fmt.Errorf("core: clean %s %s after %d removed: %w", t, state, reply.Removed, err)
+			}
+			reply.More = reply.More || more
+		}
+	}
+	return reply, nil
+}
