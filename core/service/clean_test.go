@@ -43,7 +43,7 @@ func TestRetentionOnTheWireEchoesItsShapeAndRefusesBadOnes(t *testing.T) {
 	} {
 		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodCreate), []byte(bad.body), 5*time.Second)
 		require.NoError(t, err)
-		require.Equal(t, "invalid", msg.Header.Get("Kuebus-Error-Code")+msg.Header.Get(bus.HeaderErrorCode), bad.body)
+		require.Equal(t, "invalid", msg.Header.Get(bus.HeaderKuebusCode), bad.body)
 		require.Contains(t, msg.Header.Get(bus.HeaderError), bad.want, bad.body)
 	}
 	types, err := c.Client.Types(ctx)

@@ -27,9 +27,4 @@ for base = #SHARED, #ARGV - 1, #OWN do
   n = n + 1
   out[n] = new_job(KEYS[10 + n], 0, base)
 end
--- clean.lua walks the finished jobs of a type only while the type has a
--- default retention or this flag: the type's jobs may have their own (true
--- too: such a job reaches complete or failed by set_state or a stall
--- without being deleted, and the cleaner removes it).
-if own_retention then redis.call('HSET', K_STATS, 'own_retention', '1') end
 return out
