@@ -64,6 +64,13 @@
 // read of ready, so that a paused type's jobs never stand in the way of
 // another type's.
 //
+// A job's error history (its last 25 failed attempts) is a list of its
+// own, errors:<id>, next to log:<id>, not a field of the row: every script
+// reads and replies the row and every event carries it, and 25 errors with
+// their stacks would weigh on each. fail.lua and rescue_expired.lua append
+// to it (lua/includes/errors.lua), remove_job.lua and a remove-on-complete
+// delete it, and only Get reads it.
+//
 // Every script that changes state can run twice without harm (a client
 // retry after a Redis stall, two leaders for a moment): create_jobs skips a
 // job whose id is in its type's jobs index already, promote and rescue

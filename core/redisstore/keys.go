@@ -32,6 +32,8 @@ import (
 //	                paused "1" while the type is paused (lua/pause.lua)
 //	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)
 //	log:<id>  LIST  the job's log lines
+//	errors:<id>  LIST  the job's last failed attempts, newest last, each a
+//	                JSON object (lua/includes/errors.lua)
 type keys struct {
 	prefix string
 }
@@ -65,5 +67,6 @@ func (t typeKeys) unique() string   { return t.base + "unique" }
 func (t typeKeys) seq() string      { return t.base + "seq" }
 func (t typeKeys) stats() string    { return t.base + "stats" }
 
-func (t typeKeys) job(id int64) string { return t.base + "job:" + strconv.FormatInt(id, 10) }
-func (t typeKeys) log(id int64) string { return t.base + "log:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) job(id int64) string    { return t.base + "job:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) log(id int64) string    { return t.base + "log:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) errors(id int64) string { return t.base + "errors:" + strconv.FormatInt(id, 10) }

@@ -108,8 +108,8 @@ func TestPromoteDueMovesWhatIsDueOnce(t *testing.T) {
 	st.requireKeys(after, "a second promote changes nothing")
 }
 
-// TestRemoveJobDeletesTheJobAndEveryTraceOfIt: its hash, log, index
-// entries, unique key and id; another job of the type stays.
+// TestRemoveJobDeletesTheJobAndEveryTraceOfIt: its hash, log, error
+// history, index entries, unique key and id; another job of the type stays.
 func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -122,12 +122,13 @@ func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 		"{t}:job:2":  jobHash(map[string]string{"id": "2", "rmember": "0000000000000002:2"}),
 	}
 	st.seed(other.with(keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "t"},
-		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
-		"{t}:ready":  map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
-		"{t}:unique": map[string]string{"u": "1"},
-		"{t}:job:1":  jobHash(map[string]string{"unique_key": "u"}),
-		"{t}:log:1":  []string{"working"},
+		"{_}:idtype":   map[string]string{"1": "t", "2": "t"},
+		"{t}:jobs":     map[string]float64{"1": 1, "2": 2},
+		"{t}:ready":    map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
+		"{t}:unique":   map[string]string{"u": "1"},
+		"{t}:job:1":    jobHash(map[string]string{"unique_key": "u"}),
+		"{t}:log:1":    []string{"working"},
+		"{t}:errors:1": []string{`{"attempt":1,"at":1500,"error":"boom"}`},
 	}))
 	job, err := st.Remove(ctx, 1)
 	require.NoError(t, err)

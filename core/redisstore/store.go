@@ -3,6 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -122,21 +123,42 @@ func (s *Store) typeOf(ctx context.Context, id int64) (typeKeys, string, error) 
 	return s.keys.ofType(t), t, nil
 }
 
-// Get reads one job, data and result included: its row, by position.
+// Get reads one job, data and result included (its row, by position), and
+// its error history, in one round trip.
 func (s *Store) Get(ctx context.Context, id int64) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	vals, err := s.rdb.HMGet(ctx, tk.job(id), rowWithData...).Result()
-	if err != nil {
+	return s.getOfType(ctx, tk, id)
+}
+
+func (s *Store) getOfType(ctx context.Context, tk typeKeys, id int64) (*core.Job, error) {
+	pipe := s.rdb.Pipeline()
+	vals := pipe.HMGet(ctx, tk.job(id), rowWithData...)
+	history := pipe.LRange(ctx, tk.errors(id), 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, s.fail("get job", err)
 	}
-	j, ok := decodeRow(vals)
+	j, ok := decodeRow(vals.Val())
 	if !ok {
 		return nil, core.JobNotFound(id)
 	}
+	j.Errors = decodeErrors(history.Val())
 	return &j, nil
+}
+
+// decodeErrors reads a job's error history as lua/includes/errors.lua
+// writes it; an entry that does not decode is left out, not fatal.
+func decodeErrors(entries []string) []core.AttemptError {
+	var out []core.AttemptError
+	for _, e := range entries {
+		var ae core.AttemptError
+		if json.Unmarshal([]byte(e), &ae) == nil {
+			out = append(out, ae)
+		}
+	}
+	return out
 }
 
 // Create stores jobs, grouped by type: one id allocation and one create
@@ -218,7 +240,7 @@ func groupByType(specs []core.Spec) [][]int {
 	return groups
 }
 
-// Remove deletes a job and its log.
+// Remove deletes a job, its log and its error history.
 func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {

@@ -19,8 +19,10 @@ type Store interface {
 	// Create stores jobs. For each spec it returns the stored job and whether
 	// it was an existing unfinished job holding the spec's unique key.
 	Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error)
+	// Get reads a job, its data, result and error history included.
 	Get(ctx context.Context, id int64) (*core.Job, error)
-	// Remove deletes a job and its log, returning what it was.
+	// Remove deletes a job, its log and its error history, returning what
+	// it was.
 	Remove(ctx context.Context, id int64) (*core.Job, error)
 	Log(ctx context.Context, id int64) ([]string, error)
 	AddLog(ctx context.Context, id int64, line string) (*core.Job, error)
@@ -77,6 +79,7 @@ type LeaseOp struct {
 	Result  json.RawMessage // complete: the handler's result, nil for none
 	Error   string          // fail: the handler's error
 	Final   bool            // fail: no attempt remains, whatever max_attempts says
+	Stack   string          // fail: the handler's stack, "" for none
 	Delay   int64           // rejoin: ms until the job is due again
 	Percent int64           // progress: 0..100
 }

@@ -1,21 +1,24 @@
 -- fail: the handler of each job failed. The attempt counts; while
 -- attempts remain the job goes back to inactive, or to delayed for its
 -- backoff (capped at max_delay); otherwise, or when final, it is failed
--- for good (includes/attempt_failed.lua).
+-- for good (includes/attempt_failed.lua). Each failed attempt joins the
+-- job's error history (includes/errors.lua), with its stack.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[8+2i]      job:<id_i>
--- KEYS[9+2i]      log:<id_i>
+-- KEYS[7+3i]      job:<id_i>
+-- KEYS[8+3i]      log:<id_i>
+-- KEYS[9+3i]      errors:<id_i>
 --
 -- ARGV[1]  now        unix ms
 -- ARGV[2]  max_delay  ms, the cap of a backoff (core.MaxDelay)
--- then 4 values per job i, from ARGV[3 + 4(i-1)]:
+-- then 5 values per job i, from ARGV[3 + 5(i-1)]:
 --   id     the job's id
 --   lease  the lease token the worker holds
 --   error  the handler's error message
 --   final  1: fail for good whatever attempts remain, else 0
+--   stack  the handler's stack, "" for none
 --
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 will retry,
 -- 3 failed for good, or 0, -1, 4.
@@ -28,7 +31,7 @@
 --@include attempt_failed.lua
 
 local max_delay = tonumber(ARGV[2])
-return each('fail', 3, 4, function(jobkey, logkey, id, row, err, final)
+return each('fail', 3, 5, function(jobkey, logkey, errkey, id, row, err, final, stack)
   unlease(id, row)
-  return {attempt_failed(jobkey, id, row, err, final == '1', now, mark, max_delay), row}
+  return {attempt_failed(jobkey, errkey, id, row, err, stack, final == '1', now, mark, max_delay), row}
 end)

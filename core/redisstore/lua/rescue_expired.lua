@@ -2,14 +2,16 @@
 -- stall_limit stalls of a job (its own limit, or the node's for a job
 -- stored without one) put it back to inactive without using an attempt;
 -- every later stall is a failed attempt, retried with the job's backoff
--- while attempts remain (includes/attempt_failed.lua). The candidates were
+-- while attempts remain (includes/attempt_failed.lua) and joins the job's
+-- error history (includes/errors.lua), with no stack. The candidates were
 -- read just before and are re-checked, so running it twice moves each job
 -- once.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+i]       job:<id_i>
+-- KEYS[8+2i]      job:<id_i>
+-- KEYS[9+2i]      errors:<id_i>
 --
 -- ARGV[1]    now          unix ms
 -- ARGV[2]    stall_limit  the node's stall limit, for jobs stored without one
@@ -34,7 +36,7 @@ for i = 4, #ARGV do
   local id = ARGV[i]
   local until_ = redis.call('ZSCORE', K_LEASES, id)
   if until_ and tonumber(until_) <= now then
-    local jobkey = KEYS[6 + i]
+    local jobkey, errkey = KEYS[2 + 2 * i], KEYS[3 + 2 * i] -- KEYS[8+2j], j = i-3
     redis.call('ZREM', K_LEASES, id)
     local row = snapshot(jobkey)
     if row[R.id] then
@@ -45,7 +47,7 @@ for i = 4, #ARGV do
       if stalls > limit then
         local ttl = tonumber(row[R.lease_ttl]) or tonumber(row[R.ttl])
         local msg = 'lease expired: ran past its ttl of ' .. ttl .. ' ms'
-        local code = attempt_failed(jobkey, id, row, msg, false, now, '', max_delay)
+        local code = attempt_failed(jobkey, errkey, id, row, msg, '', false, now, '', max_delay)
         if code == 1 then code = 2 end
         out[#out + 1] = {code, row}
       else
