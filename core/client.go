@@ -180,6 +180,12 @@ func (c *Client) Log(ctx context.Context, id int64) ([]string, error) {
 	return reply.Lines, c.call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
 }
 
+// LogEntries reads a job's log lines with their times, oldest first.
+func (c *Client) LogEntries(ctx context.Context, id int64) ([]LogEntry, error) {
+	var reply LogReply
+	return reply.Entries, c.call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
+}
+
 // AddLog appends a line to a job's log.
 func (c *Client) AddLog(ctx context.Context, id int64, line string) error {
 	return c.call(ctx, bus.MethodAddLog, AddLogRequest{ID: id, Line: line}, nil)

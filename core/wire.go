@@ -44,9 +44,18 @@ type AddLogRequest struct {
 	Line string `json:"line"`
 }
 
-// LogReply is log's reply: the job's log lines, oldest first.
+// LogReply is log's reply: the job's log lines, oldest first, as Kue's
+// lines and as entries with their times.
 type LogReply struct {
-	Lines []string `json:"lines"`
+	Lines   []string   `json:"lines"`
+	Entries []LogEntry `json:"entries"`
+}
+
+// LogEntry is one line of a job's log and when it was added (unix ms). At
+// is left out for a line stored before lines had times.
+type LogEntry struct {
+	At   int64  `json:"at,omitempty"`
+	Line string `json:"line"`
 }
 
 // Order is the direction of a range: asc (the default) or desc.

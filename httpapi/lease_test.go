@@ -137,7 +137,7 @@ func TestPopAndFinish(t *testing.T) {
 		require.Equal(t, `lease: missing: send {"lease":"<the token from POST /pop>"}`,
 			e.fails(http.StatusBadRequest, "invalid", "POST", path+"complete", `{}`))
 		require.Equal(t, "body: truncated JSON", e.fails(http.StatusBadRequest, "invalid", "POST", path+"fail", `{"lease":`))
-		require.Equal(t, "error: only fail takes an error and final",
+		require.Equal(t, "error: only fail takes an error, final and a stack",
 			e.fails(http.StatusBadRequest, "invalid", "POST", path+"complete", `{"lease":"x","error":"no"}`))
 		require.Equal(t, "token: unknown field", e.fails(http.StatusBadRequest, "invalid", "POST", path+"touch", `{"token":"x"}`))
 		e.fails(http.StatusNotFound, "not_found", "POST", "/job/987654/complete", `{"lease":"x"}`)

@@ -127,8 +127,8 @@ func jobOf(row []any, err error) (*core.Job, error) {
 }
 
 // runAddLog appends a line to a job's log: the job, nil when there is none.
-func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id int64, line string) (*core.Job, error) {
-	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines).Slice()
+func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id, now int64, line string) (*core.Job, error) {
+	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines, now).Slice()
 	return jobOf(res, err)
 }
 

@@ -260,8 +260,8 @@ func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	return j, nil
 }
 
-// Log returns a job's log lines, oldest first.
-func (s *Store) Log(ctx context.Context, id int64) ([]string, error) {
+// Log returns a job's log entries, oldest first.
+func (s *Store) Log(ctx context.Context, id int64) ([]core.LogEntry, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
@@ -275,16 +275,35 @@ func (s *Store) Log(ctx context.Context, id int64) ([]string, error) {
 	if exists.Val() == 0 {
 		return nil, core.JobNotFound(id)
 	}
-	return lines.Val(), nil
+	entries := make([]core.LogEntry, len(lines.Val()))
+	for i, l := range lines.Val() {
+		entries[i] = logEntry(l)
+	}
+	return entries, nil
 }
 
-// AddLog appends a line to a job's log.
-func (s *Store) AddLog(ctx context.Context, id int64, line string) (*core.Job, error) {
+// timeMark starts a log line stored with its time, "\xff<unix ms> <line>"
+// (lua/add_log.lua): a byte that UTF-8 never holds.
+const timeMark = 0xff
+
+// logEntry reads a stored log line: one with its time, or one stored
+// before lines had times, which has no mark and reads with At 0.
+func logEntry(stored string) core.LogEntry {
+	if len(stored) == 0 || stored[0] != timeMark {
+		return core.LogEntry{Line: stored}
+	}
+	at, line, _ := strings.Cut(stored[1:], " ")
+	n, _ := strconv.ParseInt(at, 10, 64)
+	return core.LogEntry{At: n, Line: line}
+}
+
+// AddLog appends a line to a job's log, with its time.
+func (s *Store) AddLog(ctx context.Context, now, id int64, line string) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.runAddLog(ctx, tk, id, line)
+	j, err := s.runAddLog(ctx, tk, id, now, line)
 	if err != nil {
 		return nil, s.fail("add log", err)
 	}

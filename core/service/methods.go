@@ -154,11 +154,15 @@ func (s *Service) logLines(ctx context.Context, req *core.IDRequest) (*core.LogR
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
-	lines, err := s.store.Log(ctx, req.ID)
+	entries, err := s.store.Log(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &core.LogReply{Lines: lines}, nil
+	reply := &core.LogReply{Lines: make([]string, len(entries)), Entries: entries}
+	for i, e := range entries {
+		reply.Lines[i] = e.Line
+	}
+	return reply, nil
 }
 
 // checkAddLog checks an add_log request. The line needs no UTF-8 check:
@@ -178,7 +182,7 @@ func (s *Service) addLog(ctx context.Context, req *core.AddLogRequest) (*core.Em
 	if err := s.checkAddLog(req); err != nil {
 		return nil, err
 	}
-	job, err := s.store.AddLog(ctx, req.ID, req.Line)
+	job, err := s.store.AddLog(ctx, s.now(), req.ID, req.Line)
 	if err != nil {
 		return nil, err
 	}

@@ -244,17 +244,26 @@ func TestUniqueKeyReturnsTheUnfinishedJob(t *testing.T) {
 }
 
 func TestLogs(t *testing.T) {
-	c, _ := newCore(t)
+	c, clock := newCore(t)
 	evs := events(t, c, c.Client.Subjects().JobEventsOf("log", ""))
 	job, err := c.Client.Create(ctx, "email", nil, nil)
 	require.NoError(t, err)
+	var want []core.LogEntry
 	for _, line := range []string{"first", "second", "third"} {
+		clock.Advance(time.Second)
 		require.NoError(t, c.Client.AddLog(ctx, job.ID, line))
 		require.Equal(t, line, next(t, evs).Line)
+		want = append(want, core.LogEntry{At: clock.Now().UnixMilli(), Line: line})
 	}
 	lines, err := c.Client.Log(ctx, job.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"first", "second", "third"}, lines)
+	entries, err := c.Client.LogEntries(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, want, entries, "each line with its time")
+	body, code := raw(t, c, bus.MethodLog, fmt.Sprintf(`{"id":%d}`, job.ID))
+	require.Empty(t, code)
+	require.Contains(t, body, fmt.Sprintf(`"entries":[{"at":%d,"line":"first"}`, want[0].At))
 
 	require.ErrorIs(t, c.Client.AddLog(ctx, job.ID+1000, "x"), core.ErrNotFound)
 	_, err = c.Client.Log(ctx, job.ID+1000)

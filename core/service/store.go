@@ -24,8 +24,10 @@ type Store interface {
 	// Remove deletes a job, its log and its error history, returning what
 	// it was.
 	Remove(ctx context.Context, id int64) (*core.Job, error)
-	Log(ctx context.Context, id int64) ([]string, error)
-	AddLog(ctx context.Context, id int64, line string) (*core.Job, error)
+	// Log reads a job's log, oldest first, each line with its time (0 for
+	// a line stored before lines had times).
+	Log(ctx context.Context, id int64) ([]core.LogEntry, error)
+	AddLog(ctx context.Context, now, id int64, line string) (*core.Job, error)
 	Range(ctx context.Context, req core.RangeRequest) ([]core.Job, error)
 	Count(ctx context.Context, state core.State, jobType string) (int64, error)
 	Types(ctx context.Context) ([]string, error)
