@@ -163,6 +163,17 @@ func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
 	return &job, nil
 }
 
+// GetByKey reads the unfinished job of jobType that holds uniqueKey, as
+// Get does; ErrNotFound when none does (a finished job gave its key up:
+// Search finds it).
+func (c *Client) GetByKey(ctx context.Context, jobType, uniqueKey string) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodGet, GetRequest{Type: jobType, UniqueKey: uniqueKey}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
 // Exists reports whether a job exists.
 func (c *Client) Exists(ctx context.Context, id int64) (bool, error) {
 	var reply ExistsReply

@@ -16,6 +16,14 @@ type IDRequest struct {
 	ID int64 `json:"id"`
 }
 
+// GetRequest is get's request: a job by its id, or by its type and unique
+// key (the unfinished job holding the key), never both.
+type GetRequest struct {
+	ID        int64  `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	UniqueKey string `json:"unique_key,omitempty"`
+}
+
 // BulkRequest is create_bulk's request.
 type BulkRequest struct {
 	Jobs []Spec `json:"jobs"`

@@ -20,6 +20,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET /stats", s.getStats)
 	handle("GET /job/types", s.getTypes)
 	handle("GET /job/{id}", s.getJob)
+	handle("GET /job", s.getJobByKey)
 	handle("GET /job/{id}/log", s.getLog)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.

@@ -78,9 +78,39 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	})
 }
 
+// runJobGet prints a job by id, or the unfinished job of a type that
+// holds a unique key (--type and --key).
 func runJobGet(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		job, err := c.Get(ctx, id)
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	jobType := fs.String("type", "", "with --key: the `TYPE` whose unfinished job holds the key")
+	key := fs.String("key", "", "with --type: the unique `KEY` to look up")
+	pos, err := e.parse(fs, args, 0, 1)
+	if err != nil {
+		return err
+	}
+	byKey := *jobType != "" || *key != ""
+	var id int64
+	switch {
+	case byKey && len(pos) > 0:
+		return usagef("job get: give an ID, or --type and --key, not both")
+	case byKey && (*jobType == "" || *key == ""):
+		return usagef("job get: --type and --key go together")
+	case !byKey && len(pos) == 0:
+		return usagef("job get: missing argument: usage: kuebus job get [flags] %s", e.cmd.args)
+	case !byKey:
+		if id, err = parseID("job get: ID", pos[0]); err != nil {
+			return err
+		}
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		var job *core.Job
+		if byKey {
+			job, err = c.GetByKey(ctx, *jobType, *key)
+		} else {
+			job, err = c.Get(ctx, id)
+		}
 		if err != nil {
 			return err
 		}

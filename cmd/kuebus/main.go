@@ -63,7 +63,7 @@ func commands() *command {
 		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
 			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate},
-			{name: "get", args: "ID", summary: "print a job as JSON", run: runJobGet},
+			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet},
 			{name: "ls", summary: "list jobs by state and type", run: runJobList},
 			{name: "rm", args: "ID", summary: "remove a job and its log", run: runJobRemove},
 			{name: "log", args: "ID", summary: "print a job's log, one line per entry", run: runJobLog},

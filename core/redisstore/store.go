@@ -133,6 +133,21 @@ func (s *Store) Get(ctx context.Context, id int64) (*core.Job, error) {
 	return s.getOfType(ctx, tk, id)
 }
 
+// GetByKey reads the job of jobType that holds uniqueKey: the unfinished
+// one, as create's unique check knows it. A job that finished in between
+// is still read (it gave its key up after the first read).
+func (s *Store) GetByKey(ctx context.Context, jobType, uniqueKey string) (*core.Job, error) {
+	tk := s.keys.ofType(jobType)
+	id, err := s.rdb.HGet(ctx, tk.unique(), uniqueKey).Int64()
+	if errors.Is(err, redis.Nil) {
+		return nil, bus.Errorf(bus.CodeNotFound, "no unfinished %s job holds unique_key %q", jobType, uniqueKey)
+	}
+	if err != nil {
+		return nil, s.fail("find unique key", err)
+	}
+	return s.getOfType(ctx, tk, id)
+}
+
 func (s *Store) getOfType(ctx context.Context, tk typeKeys, id int64) (*core.Job, error) {
 	pipe := s.rdb.Pipeline()
 	vals := pipe.HMGet(ctx, tk.job(id), rowWithData...)

@@ -117,9 +117,30 @@ func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.
 	return &core.JobsReply{Jobs: jobs}, nil
 }
 
-func (s *Service) get(ctx context.Context, req *core.IDRequest) (*core.Job, error) {
-	if err := checkID(req.ID); err != nil {
+// checkGet checks a get request: an id, or a type and a unique key.
+func checkGet(req *core.GetRequest) error {
+	byKey := req.Type != "" || req.UniqueKey != ""
+	switch {
+	case req.ID != 0 && byKey:
+		return core.Invalidf("id", "give an id, or a type and a unique_key, not both")
+	case !byKey:
+		return checkID(req.ID)
+	case req.Type == "":
+		return core.Invalidf("type", "missing: a unique_key is looked up in its job type")
+	case req.UniqueKey == "":
+		return core.Invalidf("unique_key", "missing: give it with the type")
+	case len(req.UniqueKey) > core.MaxUniqueKeyLen:
+		return core.Invalidf("unique_key", "%d bytes is longer than %d", len(req.UniqueKey), core.MaxUniqueKeyLen)
+	}
+	return checkType(req.Type)
+}
+
+func (s *Service) get(ctx context.Context, req *core.GetRequest) (*core.Job, error) {
+	if err := checkGet(req); err != nil {
 		return nil, err
+	}
+	if req.ID == 0 {
+		return s.store.GetByKey(ctx, req.Type, req.UniqueKey)
 	}
 	return s.store.Get(ctx, req.ID)
 }

@@ -21,6 +21,9 @@ type Store interface {
 	Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error)
 	// Get reads a job, its data, result and error history included.
 	Get(ctx context.Context, id int64) (*core.Job, error)
+	// GetByKey reads, as Get does, the unfinished job of jobType that
+	// holds uniqueKey; not_found when none does.
+	GetByKey(ctx context.Context, jobType, uniqueKey string) (*core.Job, error)
 	// Remove deletes a job, its log and its error history, returning what
 	// it was.
 	Remove(ctx context.Context, id int64) (*core.Job, error)
