@@ -345,8 +345,8 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodLog, bus.MethodAddLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs,
 		bus.MethodStats, bus.MethodSetState, bus.MethodSetPriority, bus.MethodPromote, bus.MethodLease,
 		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
-		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume}
-	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats}
+		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume, bus.MethodSearch}
+	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats, bus.MethodSearch}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,

@@ -66,6 +66,7 @@ const (
 	MethodPromote     = "promote"
 	MethodPause       = "pause"
 	MethodResume      = "resume"
+	MethodSearch      = "search"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

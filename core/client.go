@@ -191,6 +191,18 @@ func (c *Client) Log(ctx context.Context, id int64) ([]string, error) {
 	return reply.Lines, c.call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
 }
 
+// Search returns one page of the jobs whose id, unique key or data
+// contains req.Q (see SearchRequest). Go on with the reply's Cursor until
+// it is "": a page may hold fewer jobs than the limit, none even, while
+// jobs remain to look at.
+func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchReply, error) {
+	var reply SearchReply
+	if err := c.call(ctx, bus.MethodSearch, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
 // LogEntries reads a job's log lines with their times, oldest first.
 func (c *Client) LogEntries(ctx context.Context, id int64) ([]LogEntry, error) {
 	var reply LogReply

@@ -21,6 +21,7 @@
 //	client_worker.go  Client: the calls of workers (lease, the lease holder's
 //	                  operations, batch) and the promoter's rescue
 //	create.go         concurrent creates of one client share one create_bulk
+//	search.go         search's request, reply, bounds and cursor
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

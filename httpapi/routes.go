@@ -21,6 +21,10 @@ func (s *Server) routes() http.Handler {
 	handle("GET /job/types", s.getTypes)
 	handle("GET /job/{id}", s.getJob)
 	handle("GET /job", s.getJobByKey)
+	// Search (search.go): Kue's /job/search was taken for the job id
+	// "search"; the literal segment wins over {id} and {path...}.
+	handle("GET /job/search", s.kueSearch)
+	handle("GET /jobs/search", s.searchJobs)
 	handle("GET /job/{id}/log", s.getLog)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.

@@ -117,3 +117,41 @@ func TestJobGetByKeyAndItsErrorHistory(t *testing.T) {
 		require.Empty(t, r.stdout)
 	}
 }
+
+// TestJobSearchListsWhatItFinds: by text in the data, following core's
+// cursor; --limit stops early and prints how to go on; a bad flag is a
+// usage error.
+func TestJobSearchListsWhatItFinds(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	url := c.NATS.ClientURL()
+	var want []string
+	for i := range 3 {
+		j, err := c.Client.Create(t.Context(), "order", map[string]any{"customer": "ACME", "n": i}, nil)
+		require.NoError(t, err)
+		want = append(want, strconv.FormatInt(j.ID, 10))
+	}
+	_, err := c.Client.Create(t.Context(), "order", map[string]any{"customer": "other"}, nil)
+	require.NoError(t, err)
+	first := func(r result) []string {
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {
+			if !strings.HasPrefix(l, "more:") {
+				got = append(got, strings.Fields(l)[0])
+			}
+		}
+		return got
+	}
+	r := kuebus(t, "job", "search", "acme", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, want, first(r))
+	require.NotContains(t, r.stdout, "more:")
+	r = kuebus(t, "job", "search", "acme", "--limit", "2", "--type", "order", "--state", "inactive", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, want[:2], first(r))
+	require.Contains(t, r.stdout, "more: add --cursor order:"+want[1])
+	for _, args := range [][]string{{}, {"a", "--state", "done"}, {"a", "--limit", "0"}} {
+		r := kuebus(t, append([]string{"job", "search", "--nats-url", url}, args...)...)
+		require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+	}
+}

@@ -21,6 +21,7 @@
 //	                explain: the errors a person meets, as one sentence
 //	nats_auth.go    the NATS credential and TLS flags and their variables
 //	cli_job.go      kuebus job create, get, ls, rm, log, state, priority, retry
+//	cli_search.go   kuebus job search
 //	cli_misc.go     kuebus stats, pause, resume, events and version
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs
 //	cluster.go      kuebus cluster: the promoter ring as one node sees it

@@ -65,6 +65,7 @@ func commands() *command {
 			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate},
 			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet},
 			{name: "ls", summary: "list jobs by state and type", run: runJobList},
+			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch},
 			{name: "rm", args: "ID", summary: "remove a job and its log", run: runJobRemove},
 			{name: "log", args: "ID", summary: "print a job's log, one line per entry", run: runJobLog},
 			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},

@@ -9,6 +9,7 @@
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
 //	pause.go    pause and resume of a type, and which types are paused
+//	search.go   search: the type-by-type walk within a budget, and its script
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT

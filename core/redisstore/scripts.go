@@ -64,6 +64,7 @@ var (
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
+	searchJobs    = loadScript("search.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

@@ -15,6 +15,7 @@
 //	methods.go         the producer and reader methods and their checks
 //	worker_methods.go  lease, batch and the lease holders' operations (a
 //	                   progress handed to the store as its percent), rescue
+//	search.go          search: its checks, and a page cut to one message
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
 //	batcher.go         creates from concurrent requests share one store call

@@ -33,6 +33,7 @@ func (s *Service) register() error {
 		handle(s, bus.MethodPromote, s.promote),
 		handle(s, bus.MethodPause, s.pause),
 		handle(s, bus.MethodResume, s.resume),
+		handle(s, bus.MethodSearch, s.search),
 	)
 }
 

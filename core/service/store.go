@@ -38,6 +38,12 @@ type Store interface {
 	// cursor to go on from (nil when the listing is done).
 	IDs(ctx context.Context, state core.State, from core.IDsCursor, limit int) (ids []int64, next *core.IDsCursor, err error)
 	Stats(ctx context.Context) (*core.Stats, error)
+	// Search looks at no more than budget jobs, type by type (sorted) and
+	// in id order within a type, from a cursor on, for jobs of jobType and
+	// state (each "" for any) whose id, unique key or data contains q; it
+	// stops at limit matches. next is where to go on, nil when all was
+	// looked at. Jobs come without data.
+	Search(ctx context.Context, q, jobType string, state core.State, from core.IDsCursor, limit, budget int) (jobs []core.Job, next *core.IDsCursor, err error)
 	// SetState moves a job by hand; changed is false when it was already there.
 	SetState(ctx context.Context, now, id int64, state core.State) (job *core.Job, changed bool, err error)
 	SetPriority(ctx context.Context, now, id int64, p core.Priority) (*core.Job, error)
