@@ -34,12 +34,15 @@ const (
 	EventRemove        = "remove"
 	EventStalled       = "stalled"
 	EventRejoin        = "rejoin"
+	// EventPriority: set_priority changed a job's priority.
+	EventPriority = "priority"
 )
 
 // Queue events, the <event> token of queue.<event>.
 const (
 	QueueLeader = "leader"
-	QueueError  = "error"
+	// QueueError: core could not do its work (Redis down, a script failing).
+	QueueError = "error"
 	QueuePause  = "pause"
 	QueueResume = "resume"
 	// QueueDue announces the earliest due time of a delayed job that was just

@@ -180,9 +180,14 @@ func (c *Client) Exists(ctx context.Context, id int64) (bool, error) {
 	return reply.Exists, c.call(ctx, bus.MethodExists, IDRequest{ID: id}, &reply)
 }
 
-// Remove removes a job and its log.
-func (c *Client) Remove(ctx context.Context, id int64) error {
-	return c.call(ctx, bus.MethodRemove, IDRequest{ID: id}, nil)
+// Remove removes a job, its log and its error history, and returns the
+// job as it was (without data).
+func (c *Client) Remove(ctx context.Context, id int64) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodRemove, IDRequest{ID: id}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
 }
 
 // Log reads a job's log lines, oldest first.

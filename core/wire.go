@@ -286,6 +286,14 @@ type Event struct {
 	// delayed. Leader is queue.leader's: the new leader's name.
 	DueAt  int64  `json:"due_at,omitempty"`
 	Leader string `json:"leader,omitempty"`
+	// Priority is job.priority's: the job's new priority.
+	Priority *Priority `json:"priority,omitempty"`
+	// Code, Method and Suppressed are queue.error's: the error's code
+	// (unavailable, internal), the method that met it, and how many errors
+	// of that code were not published since the last queue.error of it.
+	Code       string `json:"code,omitempty"`
+	Method     string `json:"method,omitempty"`
+	Suppressed int    `json:"suppressed,omitempty"`
 }
 
 // MaxMoveLimit bounds promote's and rescue's limit.

@@ -120,7 +120,7 @@ func runJobGet(ctx context.Context, e *env, args []string) error {
 
 func runJobRemove(ctx context.Context, e *env, args []string) error {
 	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		if err := c.Remove(ctx, id); err != nil {
+		if _, err := c.Remove(ctx, id); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(e.stdout, "removed job %d\n", id)

@@ -37,9 +37,16 @@ func (s *Service) register() error {
 	)
 }
 
-// handle serves one method on core.<method>.
+// handle serves one method on core.<method>, and reports on queue.error
+// the failures that are core's, not the caller's (reportError).
 func handle[Req, Resp any](s *Service, method string, fn func(context.Context, *Req) (*Resp, error)) error {
-	return bus.Handle(s.server, method, s.subj.Core(method), fn)
+	return bus.Handle(s.server, method, s.subj.Core(method), func(ctx context.Context, req *Req) (*Resp, error) {
+		resp, err := fn(ctx, req)
+		if err != nil {
+			s.errs.report(method, err)
+		}
+		return resp, err
+	})
 }
 
 func checkID(id int64) error {
@@ -160,7 +167,8 @@ func (s *Service) exists(ctx context.Context, req *core.IDRequest) (*core.Exists
 	return &core.ExistsReply{Exists: true}, nil
 }
 
-func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Empty, error) {
+// remove answers the job as it was, as its remove event carries it.
+func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Job, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
@@ -169,7 +177,7 @@ func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Empty,
 		return nil, err
 	}
 	s.publish(bus.EventRemove, job, nil)
-	return &core.Empty{}, nil
+	return job.ForEvent(), nil
 }
 
 func (s *Service) logLines(ctx context.Context, req *core.IDRequest) (*core.LogReply, error) {
@@ -397,7 +405,13 @@ func (s *Service) setPriority(ctx context.Context, req *core.SetPriorityRequest)
 	if err := checkSetPriority(req); err != nil {
 		return nil, err
 	}
-	return s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
+	job, err := s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
+	if err != nil {
+		return nil, err
+	}
+	p := job.Priority
+	s.publish(bus.EventPriority, job, func(ev *core.Event) { ev.Priority = &p })
+	return job, nil
 }
 
 func checkLimit(limit int) (int, error) {

@@ -18,7 +18,13 @@ import (
 
 func (s *Service) registerWorker() error {
 	return errors.Join(
-		bus.HandleWaiting(s.server, bus.MethodLease, s.subj.Core(bus.MethodLease), s.lease),
+		bus.HandleWaiting(s.server, bus.MethodLease, s.subj.Core(bus.MethodLease), func(ctx context.Context, req *core.LeaseRequest) (*core.JobsReply, error) {
+			reply, err := s.lease(ctx, req)
+			if err != nil {
+				s.errs.report(bus.MethodLease, err)
+			}
+			return reply, err
+		}),
 		handle(s, bus.MethodComplete, s.single(core.OpComplete, func(*Applied) any { return &core.Empty{} })),
 		handle(s, bus.MethodFail, s.single(core.OpFail, func(a *Applied) any { return a.Job })),
 		handle(s, bus.MethodTouch, s.single(core.OpTouch, func(a *Applied) any { return &core.TouchReply{LeaseUntil: a.Job.LeaseUntil} })),
