@@ -42,7 +42,7 @@ const (
 const (
 	QueueLeader = "leader"
 	// QueueError: core could not do its work (Redis down, a script failing).
-	QueueError = "error"
+	QueueError  = "error"
 	QueuePause  = "pause"
 	QueueResume = "resume"
 	// QueueDue announces the earliest due time of a delayed job that was just
