@@ -37,7 +37,8 @@
 //	read.go     GET /stats, /job/types, /job/{id}, its log, /jobs/... ranges
 //	create.go   POST /job: one job or many, in Kue's body
 //	write.go    remove a job, set its state or priority, add a log line
-//	lease.go    POST /pop and a lease holder's complete, fail, touch, release
+//	lease.go    POST /pop and a lease holder's complete, fail, touch,
+//	            release, rejoin, progress
 //	search.go   GET /jobs/search (core's pages) and Kue's GET /job/search
 //	respond.go  error codes to HTTP statuses, the error body, JSON bodies
 //	auth.go     Auth, CheckBind, the check of every request, login, logout

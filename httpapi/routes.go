@@ -40,6 +40,8 @@ func (s *Server) routes() http.Handler {
 	handle("POST /job/{id}/fail", s.leaseOp(s.fail))
 	handle("POST /job/{id}/touch", s.leaseOp(s.touch))
 	handle("POST /job/{id}/release", s.leaseOp(s.release))
+	handle("POST /job/{id}/rejoin", s.leaseOp(s.rejoin))
+	handle("POST /job/{id}/progress", s.leaseOp(s.progress))
 	// Live events and the dashboard's page.
 	api.HandleFunc("GET /events", s.events)
 	api.Handle("GET /{$}", s.indexHandler())
