@@ -128,14 +128,36 @@ func runJobRemove(ctx context.Context, e *env, args []string) error {
 	})
 }
 
+// runJobLog prints a job's log lines; with --time each after the time it
+// was added (UTC, ms; "-" for a line stored before lines had times).
 func runJobLog(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		lines, err := c.Log(ctx, id)
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	withTime := fs.Bool("time", false, "print each line after the time it was added")
+	pos, err := e.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	id, err := parseID(e.cmd.path()+": ID", pos[0])
+	if err != nil {
+		return err
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		entries, err := c.LogEntries(ctx, id)
 		if err != nil {
 			return err
 		}
-		for _, l := range lines {
-			if _, err := fmt.Fprintln(e.stdout, l); err != nil {
+		for _, en := range entries {
+			line := en.Line
+			if *withTime {
+				at := "-"
+				if en.At != 0 {
+					at = time.UnixMilli(en.At).UTC().Format("2006-01-02T15:04:05.000Z")
+				}
+				line = at + " " + line
+			}
+			if _, err := fmt.Fprintln(e.stdout, line); err != nil {
 				return err
 			}
 		}

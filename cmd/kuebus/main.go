@@ -67,7 +67,7 @@ func commands() *command {
 			{name: "ls", summary: "list jobs by state and type", run: runJobList},
 			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch},
 			{name: "rm", args: "ID", summary: "remove a job and its log", run: runJobRemove},
-			{name: "log", args: "ID", summary: "print a job's log, one line per entry", run: runJobLog},
+			{name: "log", args: "ID", summary: "print a job's log, one line per entry (--time: with the time of each)", run: runJobLog},
 			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},
 			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},
 			{name: "retry", args: "ID", summary: "run a job again (set its state to inactive)", run: runJobRetry},
