@@ -50,11 +50,14 @@ const (
 	// EventCancel: a person cancelled the job (core.StateCancelled); the
 	// worker running it cancels its handler's context.
 	EventCancel = "cancel"
+	// EventPriority: set_priority changed a job's priority.
+	EventPriority = "priority"
 )
 
 // Queue events, the <event> token of queue.<event>.
 const (
 	QueueLeader = "leader"
+	// QueueError: core could not do its work (Redis down, a script failing).
 	QueueError  = "error"
 	QueuePause  = "pause"
 	QueueResume = "resume"
@@ -88,6 +91,7 @@ const (
 	MethodCancel      = "cancel"
 	MethodBulk        = "bulk"
 	MethodClean       = "clean"
+	MethodSearch      = "search"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

@@ -164,21 +164,55 @@ func (c *Client) Get(ctx context.Context, id int64) (*Job, error) {
 	return &job, nil
 }
 
+// GetByKey reads the unfinished job of jobType that holds uniqueKey, as
+// Get does; ErrNotFound when none does (a finished job gave its key up:
+// Search finds it).
+func (c *Client) GetByKey(ctx context.Context, jobType, uniqueKey string) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodGet, GetRequest{Type: jobType, UniqueKey: uniqueKey}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
 // Exists reports whether a job exists.
 func (c *Client) Exists(ctx context.Context, id int64) (bool, error) {
 	var reply ExistsReply
 	return reply.Exists, c.call(ctx, bus.MethodExists, IDRequest{ID: id}, &reply)
 }
 
-// Remove removes a job and its log.
-func (c *Client) Remove(ctx context.Context, id int64) error {
-	return c.call(ctx, bus.MethodRemove, IDRequest{ID: id}, nil)
+// Remove removes a job, its log and its error history, and returns the
+// job as it was (without data).
+func (c *Client) Remove(ctx context.Context, id int64) (*Job, error) {
+	var job Job
+	if err := c.call(ctx, bus.MethodRemove, IDRequest{ID: id}, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
 }
 
 // Log reads a job's log lines, oldest first.
 func (c *Client) Log(ctx context.Context, id int64) ([]string, error) {
 	var reply LogReply
 	return reply.Lines, c.call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
+}
+
+// Search returns one page of the jobs whose id, unique key or data
+// contains req.Q (see SearchRequest). Go on with the reply's Cursor until
+// it is "": a page may hold fewer jobs than the limit, none even, while
+// jobs remain to look at.
+func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchReply, error) {
+	var reply SearchReply
+	if err := c.call(ctx, bus.MethodSearch, req, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
+// LogEntries reads a job's log lines with their times, oldest first.
+func (c *Client) LogEntries(ctx context.Context, id int64) ([]LogEntry, error) {
+	var reply LogReply
+	return reply.Entries, c.call(ctx, bus.MethodLog, IDRequest{ID: id}, &reply)
 }
 
 // AddLog appends a line to a job's log.

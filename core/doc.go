@@ -24,6 +24,7 @@
 //	create.go         concurrent creates of one client share one create_bulk
 //	bulk.go           bulk's actions, the states each starts from, its bodies
 //	schedule.go       schedules: their wire types and Client calls
+//	search.go         search's request, reply, bounds and cursor
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -281,7 +281,29 @@ type Job struct {
 	ScheduleAt int64  `json:"schedule_at,omitempty"`
 	// RemoveOnFail is the job's own retention once failed (absent: none).
 	RemoveOnFail Retention `json:"remove_on_fail,omitzero"`
+	// Errors is the job's error history: its last ErrorsKept failed
+	// attempts, newest last. Only get carries it; range, lease and events
+	// leave it out, to stay light.
+	Errors []AttemptError `json:"errors,omitempty"`
 }
+
+// AttemptError is one failed attempt in a job's error history: which
+// attempt, when (unix ms), its error, and the stack the worker sent with it
+// (none for a stall past the stall limit).
+type AttemptError struct {
+	Attempt int    `json:"attempt"`
+	At      int64  `json:"at"`
+	Error   string `json:"error"`
+	Stack   string `json:"stack,omitempty"`
+}
+
+// ErrorsKept is how many failed attempts a job's error history keeps, the
+// newest (core/redisstore's lua/includes/errors.lua keeps as many).
+const ErrorsKept = 25
+
+// MaxStackBytes bounds the stack a fail may carry; a longer one is
+// invalid. The Go worker cuts a stack to this size before it sends it.
+const MaxStackBytes = 16 << 10
 
 // ForEvent returns the copy an event carries: without its data, and never
 // with the lease token, which would let any listener complete or fail a job

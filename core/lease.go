@@ -71,6 +71,10 @@ type LeaseOp struct {
 	Delay    int64           `json:"delay,omitempty"`    // rejoin, ms
 	Complete *int64          `json:"complete,omitempty"` // progress: done so far
 	Total    *int64          `json:"total,omitempty"`    // progress: of this many
+	// Stack is fail's: where the handler failed (a panic's stack, or the
+	// stack an error carried), at most MaxStackBytes. It goes to the
+	// job's error history with the error.
+	Stack string `json:"stack,omitempty"`
 }
 
 // TouchReply is touch's reply: the lease's new expiry (unix ms).

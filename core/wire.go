@@ -16,6 +16,14 @@ type IDRequest struct {
 	ID int64 `json:"id"`
 }
 
+// GetRequest is get's request: a job by its id, or by its type and unique
+// key (the unfinished job holding the key), never both.
+type GetRequest struct {
+	ID        int64  `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	UniqueKey string `json:"unique_key,omitempty"`
+}
+
 // BulkRequest is create_bulk's request.
 type BulkRequest struct {
 	Jobs []Spec `json:"jobs"`
@@ -44,9 +52,18 @@ type AddLogRequest struct {
 	Line string `json:"line"`
 }
 
-// LogReply is log's reply: the job's log lines, oldest first.
+// LogReply is log's reply: the job's log lines, oldest first, as Kue's
+// lines and as entries with their times.
 type LogReply struct {
-	Lines []string `json:"lines"`
+	Lines   []string   `json:"lines"`
+	Entries []LogEntry `json:"entries"`
+}
+
+// LogEntry is one line of a job's log and when it was added (unix ms). At
+// is left out for a line stored before lines had times.
+type LogEntry struct {
+	At   int64  `json:"at,omitempty"`
+	Line string `json:"line"`
 }
 
 // Order is the direction of a range: asc (the default) or desc.
@@ -282,6 +299,14 @@ type Event struct {
 	// Reason is job.cancel's: why the job was cancelled, as the request
 	// gave it ("" for none).
 	Reason string `json:"reason,omitempty"`
+	// Priority is job.priority's: the job's new priority.
+	Priority *Priority `json:"priority,omitempty"`
+	// Code, Method and Suppressed are queue.error's: the error's code
+	// (unavailable, internal), the method that met it, and how many errors
+	// of that code were not published since the last queue.error of it.
+	Code       string `json:"code,omitempty"`
+	Method     string `json:"method,omitempty"`
+	Suppressed int    `json:"suppressed,omitempty"`
 }
 
 // CancelRequest is cancel's request: the job, and why (optional, shown in

@@ -39,8 +39,10 @@
 //	write.go    remove a job, set its state or priority, add a log line
 //	pause.go    PUT /types/{type}/pause and resume
 //	cancel.go   POST /job/{id}/cancel, POST /jobs/bulk
-//	lease.go    POST /pop and a lease holder's complete, fail, touch, release
+//	lease.go    POST /pop and a lease holder's complete, fail, touch,
+//	            release, rejoin, progress
 //	schedules.go GET /schedules, and GET, PUT, DELETE /schedules/{name}
+//	search.go   GET /jobs/search (core's pages) and Kue's GET /job/search
 //	respond.go  error codes to HTTP statuses, the error body, JSON bodies
 //	auth.go     Auth, CheckBind, the check of every request, login, logout
 //	session.go  the signed, expiring session cookie

@@ -93,21 +93,26 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// leaseBody is the body of complete, fail, touch and release. Fields a route
-// does not take are refused, by core, with their name.
+// leaseBody is the body of complete, fail, touch, release, rejoin and
+// progress. Fields a route does not take are refused, by core, with their
+// name.
 type leaseBody struct {
-	Lease  string          `json:"lease"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
-	Final  bool            `json:"final,omitempty"`
+	Lease    string          `json:"lease"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Final    bool            `json:"final,omitempty"`
+	Stack    string          `json:"stack,omitempty"`
+	Delay    int64           `json:"delay,omitempty"`
+	Complete *int64          `json:"complete,omitempty"`
+	Total    *int64          `json:"total,omitempty"`
 }
 
 // holderCall is the core call of one lease holder's route, and the reply
 // the route answers with: core's own.
 type holderCall func(ctx context.Context, op core.LeaseOp) (reply any, err error)
 
-// The lease holder's routes: complete and release answer {}, fail the job
-// (retried or failed), touch {"lease_until":ms}.
+// The lease holder's routes: complete, release, rejoin and progress answer
+// {}, fail the job (retried or failed), touch {"lease_until":ms}.
 
 func (s *Server) complete(ctx context.Context, op core.LeaseOp) (any, error) {
 	return core.Empty{}, s.core.Complete(ctx, op)
@@ -126,7 +131,16 @@ func (s *Server) release(ctx context.Context, op core.LeaseOp) (any, error) {
 	return core.Empty{}, s.core.Release(ctx, op)
 }
 
-// leaseOp serves POST /job/{id}/complete|fail|touch|release with call.
+func (s *Server) rejoin(ctx context.Context, op core.LeaseOp) (any, error) {
+	return core.Empty{}, s.core.Rejoin(ctx, op)
+}
+
+func (s *Server) progress(ctx context.Context, op core.LeaseOp) (any, error) {
+	return core.Empty{}, s.core.Progress(ctx, op)
+}
+
+// leaseOp serves POST /job/{id}/complete|fail|touch|release|rejoin|progress
+// with call.
 func (s *Server) leaseOp(call holderCall) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
@@ -140,7 +154,8 @@ func (s *Server) leaseOp(call holderCall) func(http.ResponseWriter, *http.Reques
 		if body.Lease == "" {
 			return badRequest(`lease: missing: send {"lease":"<the token from POST /pop>"}`)
 		}
-		op := core.LeaseOp{ID: id, Lease: body.Lease, Result: body.Result, Error: body.Error, Final: body.Final}
+		op := core.LeaseOp{ID: id, Lease: body.Lease, Result: body.Result, Error: body.Error, Final: body.Final,
+			Stack: body.Stack, Delay: body.Delay, Complete: body.Complete, Total: body.Total}
 		reply, err := call(r.Context(), op)
 		if err != nil {
 			return err

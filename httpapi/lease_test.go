@@ -137,7 +137,7 @@ func TestPopAndFinish(t *testing.T) {
 		require.Equal(t, `lease: missing: send {"lease":"<the token from POST /pop>"}`,
 			e.fails(http.StatusBadRequest, "invalid", "POST", path+"complete", `{}`))
 		require.Equal(t, "body: truncated JSON", e.fails(http.StatusBadRequest, "invalid", "POST", path+"fail", `{"lease":`))
-		require.Equal(t, "error: only fail takes an error and final",
+		require.Equal(t, "error: only fail takes an error, final and a stack",
 			e.fails(http.StatusBadRequest, "invalid", "POST", path+"complete", `{"lease":"x","error":"no"}`))
 		require.Equal(t, "token: unknown field", e.fails(http.StatusBadRequest, "invalid", "POST", path+"touch", `{"token":"x"}`))
 		e.fails(http.StatusNotFound, "not_found", "POST", "/job/987654/complete", `{"lease":"x"}`)
@@ -155,4 +155,47 @@ func TestPopWaitCannotBeConfiguredPastCoresLimit(t *testing.T) {
 	require.ErrorContains(t, err, "MaxPopWait 5m0.001s is over core's limit on a lease's wait, 5m0s")
 	_, err = httpapi.New(httpapi.Config{Conn: conn, MaxPopWait: core.MaxLeaseWait * time.Millisecond})
 	require.NoError(t, err)
+}
+
+// TestProgressAndRejoinForPopClients: a pop client sets progress and puts
+// its job back for later without NATS; fail carries a stack to the job's
+// error history; bad bodies are 400 invalid and change nothing.
+func TestProgressAndRejoinForPopClients(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	job := e.create(map[string]any{"type": "report", "max_attempts": 3})
+	var got core.Job
+	e.ok(http.StatusOK, "POST", "/pop?type=report", nil, &got)
+	path := fmt.Sprintf("/job/%d/", got.ID)
+
+	e.ok(http.StatusOK, "POST", path+"progress", map[string]any{"lease": got.Lease, "complete": 3, "total": 4}, nil)
+	now, err := e.core.Client.Get(t.Context(), job.ID)
+	require.NoError(t, err)
+	require.Equal(t, 75, now.Progress)
+
+	msg := e.fails(http.StatusBadRequest, "invalid", "POST", path+"progress", map[string]any{"lease": got.Lease, "complete": 1})
+	require.Contains(t, msg, "progress needs complete and total")
+	msg = e.fails(http.StatusBadRequest, "invalid", "POST", path+"rejoin", map[string]any{"lease": got.Lease, "delay": -1})
+	require.Contains(t, msg, "delay: -1")
+	msg = e.fails(http.StatusBadRequest, "invalid", "POST", path+"rejoin", map[string]any{"delay": 5})
+	require.Contains(t, msg, "lease: missing")
+	now, err = e.core.Client.Get(t.Context(), job.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateActive, now.State, "bad bodies changed nothing")
+	require.Equal(t, 75, now.Progress)
+
+	e.ok(http.StatusOK, "POST", path+"rejoin", map[string]any{"lease": got.Lease, "delay": 60000}, nil)
+	now, err = e.core.Client.Get(t.Context(), job.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateDelayed, now.State)
+	require.Zero(t, now.Attempts, "a rejoin uses no attempt")
+
+	// A second job: fail with a stack.
+	other := e.create(map[string]any{"type": "thumb", "max_attempts": 2})
+	e.ok(http.StatusOK, "POST", "/pop?type=thumb", nil, &got)
+	e.ok(http.StatusOK, "POST", fmt.Sprintf("/job/%d/fail", got.ID), map[string]any{"lease": got.Lease, "error": "boom", "stack": "app.py:12"}, nil)
+	var shown core.Job
+	e.ok(http.StatusOK, "GET", fmt.Sprintf("/job/%d", other.ID), nil, &shown)
+	require.Len(t, shown.Errors, 1, "GET /job/:id has the error history")
+	require.Equal(t, "app.py:12", shown.Errors[0].Stack)
 }

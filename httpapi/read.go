@@ -62,6 +62,22 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// getJobByKey is GET /job?type=TYPE&unique_key=KEY: the unfinished job of
+// the type that holds the key, as GET /job/{id} answers it.
+func (s *Server) getJobByKey(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	jobType, key := q.Get("type"), q.Get("unique_key")
+	if jobType == "" && key == "" {
+		return badRequest("type, unique_key: missing: GET /job?type=TYPE&unique_key=KEY")
+	}
+	job, err := s.core.GetByKey(r.Context(), jobType, key)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, job)
+	return nil
+}
+
 func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {

@@ -120,3 +120,21 @@ func TestReadRoutes(t *testing.T) {
 		}
 	})
 }
+
+// TestGetJobByTypeAndUniqueKey: GET /job?type&unique_key returns the
+// unfinished job holding the key; a key nobody holds is 404; a half query
+// is 400.
+func TestGetJobByTypeAndUniqueKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	k := e.create(map[string]any{"type": "invoice", "unique_key": "INV 42/7"})
+	var got core.Job
+	e.ok(http.StatusOK, "GET", "/job?type=invoice&unique_key=INV+42%2F7", nil, &got)
+	require.Equal(t, k.ID, got.ID)
+	msg := e.fails(http.StatusNotFound, "not_found", "GET", "/job?type=invoice&unique_key=nope", nil)
+	require.Equal(t, `no unfinished invoice job holds unique_key "nope"`, msg)
+	msg = e.fails(http.StatusBadRequest, "invalid", "GET", "/job?unique_key=k", nil)
+	require.Contains(t, msg, "type: missing")
+	msg = e.fails(http.StatusBadRequest, "invalid", "GET", "/job", nil)
+	require.Contains(t, msg, "type, unique_key: missing")
+}

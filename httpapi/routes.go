@@ -20,6 +20,11 @@ func (s *Server) routes() http.Handler {
 	handle("GET /stats", s.getStats)
 	handle("GET /job/types", s.getTypes)
 	handle("GET /job/{id}", s.getJob)
+	handle("GET /job", s.getJobByKey)
+	// Search (search.go): Kue's /job/search was taken for the job id
+	// "search"; the literal segment wins over {id} and {path...}.
+	handle("GET /job/search", s.kueSearch)
+	handle("GET /jobs/search", s.searchJobs)
 	handle("GET /job/{id}/log", s.getLog)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.
@@ -45,6 +50,8 @@ func (s *Server) routes() http.Handler {
 	handle("POST /job/{id}/fail", s.leaseOp(s.fail))
 	handle("POST /job/{id}/touch", s.leaseOp(s.touch))
 	handle("POST /job/{id}/release", s.leaseOp(s.release))
+	handle("POST /job/{id}/rejoin", s.leaseOp(s.rejoin))
+	handle("POST /job/{id}/progress", s.leaseOp(s.progress))
 	// Live events and the dashboard's page.
 	api.HandleFunc("GET /events", s.events)
 	api.Handle("GET /{$}", s.indexHandler())

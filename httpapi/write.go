@@ -20,10 +20,11 @@ func (s *Server) removeJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.core.Remove(r.Context(), id); err != nil {
+	job, err := s.core.Remove(r.Context(), id)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, changed{Message: fmt.Sprintf("job %d removed", id)})
+	writeJSON(w, http.StatusOK, changed{Message: fmt.Sprintf("job %d removed", id), Job: job})
 	return nil
 }
 

@@ -96,10 +96,19 @@ var ErrCancelled = errors.New("kuebus: job cancelled")
 var ErrTTLExceeded = errors.New("kuebus: job ran past its ttl")
 
 // PanicError is a handler's recovered panic; the attempt fails with it and
-// the stack goes to the job's log.
+// the stack goes to the job's log and, with the error, to its error
+// history.
 type PanicError struct {
 	Value any
 	Stack []byte
 }
 
 func (p *PanicError) Error() string { return fmt.Sprintf("worker: handler panicked: %v", p.Value) }
+
+// Stacker is an error that carries the stack where it was made. When a
+// handler's error (or one it wraps) is a Stacker, the failed attempt sends
+// its Stack with the error, and the job's error history shows it (cut to
+// core.MaxStackBytes). A panic's stack is sent without it.
+type Stacker interface {
+	Stack() []byte
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -217,6 +219,9 @@ func (w *Worker) acknowledge(r *running, job *Job, err error) {
 	if len(o.Error) > maxErrorBytes {
 		o.Error = o.Error[:maxErrorBytes]
 	}
+	if o.Op == core.OpFail {
+		o.Stack = stackOf(err)
+	}
 	// Under the registry's lock: after a shutdown released the job, its
 	// outcome no longer counts (the lease is gone).
 	w.jobs.done(r, func() {
@@ -226,6 +231,31 @@ func (w *Worker) acknowledge(r *running, job *Job, err error) {
 
 // maxErrorBytes keeps an error within what core accepts in fail.
 const maxErrorBytes = 32 << 10
+
+// stackOf is the stack a failed attempt sends for the job's error history:
+// a panic's, or that of the first error in err's chain that is a Stacker;
+// "" for none. It keeps the head, where the failure is, within what core
+// accepts (core.MaxStackBytes), cut at a character.
+func stackOf(err error) string {
+	var panicked *PanicError
+	var stacker Stacker
+	var stack []byte
+	switch {
+	case errors.As(err, &panicked):
+		stack = panicked.Stack
+	case errors.As(err, &stacker):
+		stack = stacker.Stack()
+	}
+	s := strings.ToValidUTF8(string(stack), "?") // JSON would widen a bad byte to three
+	if len(s) <= core.MaxStackBytes {
+		return s
+	}
+	cut := core.MaxStackBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
 
 // backoff is the wait before retrying a failed lease call.
 func backoff(failures int) time.Duration {

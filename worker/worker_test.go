@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -158,6 +159,41 @@ func TestPanicFailsTheAttemptWithTheStackInTheLog(t *testing.T) {
 	require.Len(t, lines, 1)
 	require.Contains(t, lines[0], "panic: kaboom")
 	require.Contains(t, lines[0], "worker_test.go", "the stack names the handler")
+	got, err := c.Client.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.Len(t, got.Errors, 1)
+	require.Equal(t, 1, got.Errors[0].Attempt)
+	require.Contains(t, got.Errors[0].Error, "kaboom")
+	require.Contains(t, got.Errors[0].Stack, "worker_test.go", "the history has the stack too")
+}
+
+// stackedError is an error that carries a stack, as worker.Stacker says.
+type stackedError struct{ stack []byte }
+
+func (e *stackedError) Error() string { return "stacked" }
+func (e *stackedError) Stack() []byte { return e.stack }
+
+// TestAnErrorsStackGoesToTheHistoryCutToTheLimit: a handler's error that
+// wraps a Stacker sends its stack; one over core.MaxStackBytes is cut at a
+// character, keeping the head.
+func TestAnErrorsStackGoesToTheHistoryCutToTheLimit(t *testing.T) {
+	c := stack(t)
+	w := newWorker(t, c, worker.Config{})
+	long := []byte("top of stack\n" + strings.Repeat("é", core.MaxStackBytes))
+	w.Process("stacked", 1, func(ctx context.Context, job *worker.Job) error {
+		return fmt.Errorf("wrapped: %w", &stackedError{stack: long})
+	})
+	run(t, w)
+	job := create(t, c, "stacked", nil, nil)
+	require.Equal(t, core.StateFailed, await(t, c, job.ID).State)
+	got, err := c.Client.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.Len(t, got.Errors, 1)
+	st := got.Errors[0].Stack
+	require.True(t, strings.HasPrefix(st, "top of stack"))
+	require.LessOrEqual(t, len(st), core.MaxStackBytes)
+	require.Greater(t, len(st), core.MaxStackBytes-2)
+	require.True(t, utf8.ValidString(st), "cut at a character")
 }
 
 func TestRetryAfterRejoinsWithoutUsingAnAttempt(t *testing.T) {

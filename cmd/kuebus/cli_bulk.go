@@ -155,7 +155,7 @@ func runJobRetry(ctx context.Context, e *env, args []string) error {
 
 func runJobRemove(ctx context.Context, e *env, args []string) error {
 	return jobAction(ctx, e, args, core.BulkRemove, nil, func(c *core.Client, id int64) error {
-		if err := c.Remove(ctx, id); err != nil {
+		if _, err := c.Remove(ctx, id); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(e.stdout, "removed job %d\n", id)

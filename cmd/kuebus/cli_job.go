@@ -35,9 +35,39 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	})
 }
 
+// runJobGet prints a job by id, or the unfinished job of a type that
+// holds a unique key (--type and --key).
 func runJobGet(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		job, err := c.Get(ctx, id)
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	jobType := fs.String("type", "", "with --key: the `TYPE` whose unfinished job holds the key")
+	key := fs.String("key", "", "with --type: the unique `KEY` to look up")
+	pos, err := e.parse(fs, args, 0, 1)
+	if err != nil {
+		return err
+	}
+	byKey := *jobType != "" || *key != ""
+	var id int64
+	switch {
+	case byKey && len(pos) > 0:
+		return usagef("job get: give an ID, or --type and --key, not both")
+	case byKey && (*jobType == "" || *key == ""):
+		return usagef("job get: --type and --key go together")
+	case !byKey && len(pos) == 0:
+		return usagef("job get: missing argument: usage: kuebus job get [flags] %s", e.cmd.args)
+	case !byKey:
+		if id, err = parseID("job get: ID", pos[0]); err != nil {
+			return err
+		}
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		var job *core.Job
+		if byKey {
+			job, err = c.GetByKey(ctx, *jobType, *key)
+		} else {
+			job, err = c.Get(ctx, id)
+		}
 		if err != nil {
 			return err
 		}
@@ -45,14 +75,36 @@ func runJobGet(ctx context.Context, e *env, args []string) error {
 	})
 }
 
+// runJobLog prints a job's log lines; with --time each after the time it
+// was added (UTC, ms; "-" for a line stored before lines had times).
 func runJobLog(ctx context.Context, e *env, args []string) error {
-	return withJobID(ctx, e, args, func(c *core.Client, id int64) error {
-		lines, err := c.Log(ctx, id)
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	withTime := fs.Bool("time", false, "print each line after the time it was added")
+	pos, err := e.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	id, err := parseID(e.cmd.path()+": ID", pos[0])
+	if err != nil {
+		return err
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		entries, err := c.LogEntries(ctx, id)
 		if err != nil {
 			return err
 		}
-		for _, l := range lines {
-			if _, err := fmt.Fprintln(e.stdout, l); err != nil {
+		for _, en := range entries {
+			line := en.Line
+			if *withTime {
+				at := "-"
+				if en.At != 0 {
+					at = time.UnixMilli(en.At).UTC().Format("2006-01-02T15:04:05.000Z")
+				}
+				line = at + " " + line
+			}
+			if _, err := fmt.Fprintln(e.stdout, line); err != nil {
 				return err
 			}
 		}

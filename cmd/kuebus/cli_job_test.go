@@ -84,3 +84,74 @@ func TestPauseAndResumeATypeFromTheCommandLine(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"email", "sms"}, types, "bad input stored nothing")
 }
+
+// TestJobGetByKeyAndItsErrorHistory: `job get --type --key` prints the job
+// holding the key, with its error history; a key no job holds is not
+// found (exit 1); a half or mixed lookup is a usage error that reaches no
+// core (exit 2).
+func TestJobGetByKeyAndItsErrorHistory(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	url := c.NATS.ClientURL()
+	created, err := c.Client.Create(t.Context(), "invoice", nil, &core.CreateOpts{UniqueKey: "INV-42", MaxAttempts: 2})
+	require.NoError(t, err)
+	jobs, err := c.Client.Lease(t.Context(), core.LeaseRequest{Types: []string{"invoice"}})
+	require.NoError(t, err)
+	_, err = c.Client.Fail(t.Context(), core.LeaseOp{ID: created.ID, Lease: jobs[0].Lease, Error: "boom", Stack: "main.go:7"})
+	require.NoError(t, err)
+
+	r := kuebus(t, "job", "get", "--type", "invoice", "--key", "INV-42", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	var job core.Job
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &job))
+	require.Equal(t, created.ID, job.ID)
+	require.Len(t, job.Errors, 1)
+	require.Equal(t, "main.go:7", job.Errors[0].Stack)
+
+	r = kuebus(t, "job", "get", "--type", "invoice", "--key", "INV-43", "--nats-url", url)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, `no unfinished invoice job holds unique_key "INV-43"`)
+	for _, args := range [][]string{{"--type", "invoice"}, {"--key", "k"}, {"1", "--type", "t", "--key", "k"}, {}} {
+		r := kuebus(t, append([]string{"job", "get", "--nats-url", url}, args...)...)
+		require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+		require.Empty(t, r.stdout)
+	}
+}
+
+// TestJobSearchListsWhatItFinds: by text in the data, following core's
+// cursor; --limit stops early and prints how to go on; a bad flag is a
+// usage error.
+func TestJobSearchListsWhatItFinds(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	url := c.NATS.ClientURL()
+	var want []string
+	for i := range 3 {
+		j, err := c.Client.Create(t.Context(), "order", map[string]any{"customer": "ACME", "n": i}, nil)
+		require.NoError(t, err)
+		want = append(want, strconv.FormatInt(j.ID, 10))
+	}
+	_, err := c.Client.Create(t.Context(), "order", map[string]any{"customer": "other"}, nil)
+	require.NoError(t, err)
+	first := func(r result) []string {
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {
+			if !strings.HasPrefix(l, "more:") {
+				got = append(got, strings.Fields(l)[0])
+			}
+		}
+		return got
+	}
+	r := kuebus(t, "job", "search", "acme", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, want, first(r))
+	require.NotContains(t, r.stdout, "more:")
+	r = kuebus(t, "job", "search", "acme", "--limit", "2", "--type", "order", "--state", "inactive", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, want[:2], first(r))
+	require.Contains(t, r.stdout, "more: add --cursor order:"+want[1])
+	for _, args := range [][]string{{}, {"a", "--state", "done"}, {"a", "--limit", "0"}} {
+		r := kuebus(t, append([]string{"job", "search", "--nats-url", url}, args...)...)
+		require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+	}
+}

@@ -109,6 +109,9 @@ func TestDev(t *testing.T) {
 		require.NoError(t, client.AddLog(t.Context(), job.ID, "second line"))
 		r = cli("job", "log", id)
 		require.Equal(t, result{code: 0, stdout: "first line\nsecond line\n"}, r)
+		r = cli("job", "log", id, "--time")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z first line\n\S+ second line\n$`, r.stdout)
 
 		r = cli("job", "priority", id, "-12")
 		require.Equal(t, result{code: 0, stdout: "job " + id + " has priority -12\n"}, r)

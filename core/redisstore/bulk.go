@@ -91,7 +91,7 @@ func (s *Store) runBulk(ctx context.Context, tk typeKeys, now int64, q *service.
 	args := make([]any, 0, 5+len(ids))
 	args = append(args, now, string(q.Action), string(q.State), q.Error, q.Before)
 	for _, id := range ids {
-		keys = append(keys, tk.job(id), tk.log(id))
+		keys = append(keys, tk.job(id), tk.log(id), tk.errors(id))
 		args = append(args, id)
 	}
 	res, err := bulkJobs.Run(ctx, s.rdb, keys, args...).Slice()

@@ -108,10 +108,10 @@ func decodeRows(rows []any) []core.Job {
 	return jobs
 }
 
-// runRemoveJob deletes a job and its log: the job as it was, nil when there
-// was none.
+// runRemoveJob deletes a job, its log and its error history: the job as
+// it was, nil when there was none.
 func (s *Store) runRemoveJob(ctx context.Context, tk typeKeys, id int64) (*core.Job, error) {
-	res, err := removeJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), id).Slice()
+	res, err := removeJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id), tk.errors(id)), id).Slice()
 	return jobOf(res, err)
 }
 
@@ -128,8 +128,8 @@ func jobOf(row []any, err error) (*core.Job, error) {
 }
 
 // runAddLog appends a line to a job's log: the job, nil when there is none.
-func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id int64, line string) (*core.Job, error) {
-	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines).Slice()
+func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id, now int64, line string) (*core.Job, error) {
+	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines, now).Slice()
 	return jobOf(res, err)
 }
 
@@ -177,7 +177,7 @@ func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, st
 	args := make([]any, 0, 3+len(ids))
 	args = append(args, now, stallLimit, int64(core.MaxDelay))
 	for _, id := range ids {
-		keys = append(keys, tk.job(id))
+		keys = append(keys, tk.job(id), tk.errors(id))
 		args = append(args, id)
 	}
 	res, err := rescueExpired.Run(ctx, s.rdb, keys, args...).Slice()
@@ -208,7 +208,7 @@ var holderCalls = map[core.Op]holderCall{
 		return append(dst, string(o.Result))
 	}},
 	core.OpFail: {script: failJobs, head: []any{int64(core.MaxDelay)}, args: func(dst []any, o *service.LeaseOp) []any {
-		return append(dst, o.Error, flag(o.Final))
+		return append(dst, o.Error, flag(o.Final), o.Stack)
 	}},
 	core.OpTouch:   {script: touchJobs},
 	core.OpRelease: {script: releaseJobs},
@@ -237,7 +237,7 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 	args = append(args, now)
 	args = append(args, call.head...)
 	for _, o := range ops {
-		keys = append(keys, tk.job(o.ID), tk.log(o.ID))
+		keys = append(keys, tk.job(o.ID), tk.log(o.ID), tk.errors(o.ID))
 		args = append(args, o.ID, o.Lease)
 		if call.args != nil {
 			args = call.args(args, o)
@@ -283,7 +283,7 @@ func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core
 	args = append(args, now, string(state), encodeLimit(rule), cursor, flag(atEnd))
 	for _, id := range ids {
 		n, _ := strconv.ParseInt(id, 10, 64)
-		keys = append(keys, tk.job(n), tk.log(n))
+		keys = append(keys, tk.job(n), tk.log(n), tk.errors(n))
 		args = append(args, id)
 	}
 	return cleanJobs.Run(ctx, s.rdb, keys, args...).StringSlice()

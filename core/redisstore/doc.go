@@ -14,6 +14,7 @@
 //	schedule.go schedules beside their job type's keys: set, list, remove,
 //	            the due ones, and firing one tick
 //	clean.go    the cleaner's removal of finished jobs past their retention
+//	search.go   search: the type-by-type walk within a budget, and its script
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT
@@ -78,6 +79,13 @@
 // A type none of whose jobs brought a rule (stats own_retention) and
 // without a default is not read. Every removal, whoever makes it, is
 // includes/remove.lua.
+//
+// A job's error history (its last 25 failed attempts) is a list of its
+// own, errors:<id>, next to log:<id>, not a field of the row: every script
+// reads and replies the row and every event carries it, and 25 errors with
+// their stacks would weigh on each. fail.lua and rescue_expired.lua append
+// to it (lua/includes/errors.lua), every removal (includes/remove.lua)
+// deletes it, and only Get reads it.
 //
 // Every script that changes state can run twice without harm (a client
 // retry after a Redis stall, two leaders for a moment): create_jobs skips a

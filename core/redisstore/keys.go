@@ -43,6 +43,8 @@ import (
 //	                set's rev (lua/schedule_set.lua)
 //	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)
 //	log:<id>  LIST  the job's log lines
+//	errors:<id>  LIST  the job's last failed attempts, newest last, each a
+//	                JSON object (lua/includes/errors.lua)
 type keys struct {
 	prefix string
 }
@@ -83,5 +85,6 @@ func (t typeKeys) schedule(name string) string { return t.base + "schedule:" + n
 
 func (t typeKeys) scheduleRev() string { return t.base + "schedule_rev" }
 
-func (t typeKeys) job(id int64) string { return t.base + "job:" + strconv.FormatInt(id, 10) }
-func (t typeKeys) log(id int64) string { return t.base + "log:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) job(id int64) string    { return t.base + "job:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) log(id int64) string    { return t.base + "log:" + strconv.FormatInt(id, 10) }
+func (t typeKeys) errors(id int64) string { return t.base + "errors:" + strconv.FormatInt(id, 10) }

@@ -70,6 +70,7 @@ var (
 	removeSched   = loadScript("schedule_remove.lua")
 	fireSchedule  = loadScript("fire_schedule.lua")
 	cleanJobs     = loadScript("clean.lua")
+	searchJobs    = loadScript("search.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

@@ -110,8 +110,8 @@ func TestPromoteDueMovesWhatIsDueOnce(t *testing.T) {
 	st.requireKeys(after, "a second promote changes nothing")
 }
 
-// TestRemoveJobDeletesTheJobAndEveryTraceOfIt: its hash, log, index
-// entries, unique key and id; another job of the type stays.
+// TestRemoveJobDeletesTheJobAndEveryTraceOfIt: its hash, log, error
+// history, index entries, unique key and id; another job of the type stays.
 func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -124,12 +124,13 @@ func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 		"{t}:job:2":  jobHash(map[string]string{"id": "2", "rmember": "0000000000000002:2"}),
 	}
 	st.seed(other.with(keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "t"},
-		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
-		"{t}:ready":  map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
-		"{t}:unique": map[string]string{"u": "1"},
-		"{t}:job:1":  jobHash(map[string]string{"unique_key": "u"}),
-		"{t}:log:1":  []string{"working"},
+		"{_}:idtype":   map[string]string{"1": "t", "2": "t"},
+		"{t}:jobs":     map[string]float64{"1": 1, "2": 2},
+		"{t}:ready":    map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
+		"{t}:unique":   map[string]string{"u": "1"},
+		"{t}:job:1":    jobHash(map[string]string{"unique_key": "u"}),
+		"{t}:log:1":    []string{"working"},
+		"{t}:errors:1": []string{`{"attempt":1,"at":1500,"error":"boom"}`},
 	}))
 	job, err := st.Remove(ctx, 1)
 	require.NoError(t, err)
@@ -141,8 +142,9 @@ func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrNotFound)
 }
 
-// TestAddLogKeepsTheNewestLines: the log keeps MaxLogLines lines; a job
-// whose hash is gone (its id still indexed) stores no line.
+// TestAddLogKeepsTheNewestLines: the log keeps MaxLogLines lines, each
+// with its time; a job whose hash is gone (its id still indexed) stores no
+// line.
 func TestAddLogKeepsTheNewestLines(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{MaxLogLines: 2})
@@ -155,17 +157,34 @@ func TestAddLogKeepsTheNewestLines(t *testing.T) {
 		"{t}:job:1":  jobHash(nil),
 	}
 	st.seed(before)
-	for _, line := range []string{"one", "two", "three"} {
-		job, err := st.AddLog(ctx, 1, line)
+	for n, line := range []string{"one", "two", "three ☃ with spaces"} {
+		job, err := st.AddLog(ctx, int64(2000+n), 1, line)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), job.ID)
 	}
-	st.requireKeys(before.with(keyspace{"{t}:log:1": []string{"two", "three"}}), "the newest two lines")
+	st.requireKeys(before.with(keyspace{"{t}:log:1": []string{"\xff2001 two", "\xff2002 three ☃ with spaces"}}),
+		"the newest two lines, each after its time")
+	entries, err := st.Log(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, []core.LogEntry{{At: 2001, Line: "two"}, {At: 2002, Line: "three ☃ with spaces"}}, entries)
 
-	_, err := st.AddLog(ctx, 9, "lost")
+	_, err = st.AddLog(ctx, 2000, 9, "lost")
 	require.ErrorIs(t, err, core.ErrNotFound)
 	_, err = st.Log(ctx, 9)
 	require.ErrorIs(t, err, core.ErrNotFound)
+}
+
+// TestLogReadsLinesStoredWithoutTimes: lines stored before lines had times
+// read whole, with no time, next to newer ones, whatever they hold.
+func TestLogReadsLinesStoredWithoutTimes(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	st.seed(activeJob(nil).with(keyspace{"{t}:log:1": []string{"old line", "", "1700 looks timed"}}))
+	_, err := st.AddLog(ctx, 2500, 1, "")
+	require.NoError(t, err)
+	entries, err := st.Log(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, []core.LogEntry{{Line: "old line"}, {Line: ""}, {Line: "1700 looks timed"}, {At: 2500, Line: ""}}, entries)
 }
 
 // TestSetStateRunsAFailedJobAgain: a failed job moved to inactive by hand

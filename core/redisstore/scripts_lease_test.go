@@ -105,12 +105,13 @@ func TestCompleteEndsTheLeaseOnce(t *testing.T) {
 	st.requireKeys(after, "a conflict and a not found change nothing")
 }
 
-// TestCompleteRemovesARemoveOnCompleteJob: its hash, log and ids go; only
-// the work time stays.
+// TestCompleteRemovesARemoveOnCompleteJob: its hash, log, error history
+// and ids go; only the work time stays.
 func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
-	st.seed(activeJob(map[string]string{"roc": "1"}).with(keyspace{"{t}:log:1": []string{"working"}}))
+	st.seed(activeJob(map[string]string{"roc": "1"}).with(keyspace{"{t}:log:1": []string{"working"},
+		"{t}:errors:1": []string{`{"attempt":1,"at":1500,"error":"boom"}`}}))
 	res := apply(t, st, 2500, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
 	require.NoError(t, res.Err)
 	require.True(t, res.Removed)
@@ -185,7 +186,8 @@ func TestFailWaitsTheBackoffCappedByMaxDelay(t *testing.T) {
 			require.Equal(t, "boom", res.Job.Error)
 			changed := map[string]string{"state": string(tc.state), "attempts": strconv.Itoa(tc.attempts + 1), "error": "boom",
 				"updated_at": "2500", "lease": "", "lease_until": "", "last_lease": "fail:L"}
-			after := before.with(keyspace{"{t}:leases": nil})
+			after := before.with(keyspace{"{t}:leases": nil, "{t}:errors:1": []string{
+				`{"attempt":` + strconv.Itoa(tc.attempts+1) + `,"at":2500,"error":"boom"}`}})
 			switch tc.state {
 			case core.StateDelayed:
 				at := strconv.FormatInt(2500+tc.wait, 10)
@@ -311,10 +313,11 @@ func TestRescueExpiredJudgesEachStall(t *testing.T) {
 	require.Equal(t, 2, moved[1].Stalls)
 	require.Equal(t, 1, moved[1].StallLimit, "the job's own limit, not the node's 5")
 	st.requireKeys(before.with(keyspace{
-		"{t}:leases": map[string]float64{"3": 9000},
-		"{t}:ready":  map[string]float64{"0000000000000004:1": 0},
-		"{t}:seq":    "4",
-		"{t}:due":    map[string]float64{"0000000000000000002": 4000},
+		"{t}:leases":   map[string]float64{"3": 9000},
+		"{t}:ready":    map[string]float64{"0000000000000004:1": 0},
+		"{t}:seq":      "4",
+		"{t}:due":      map[string]float64{"0000000000000000002": 4000},
+		"{t}:errors:2": []string{`{"attempt":1,"at":3000,"error":"lease expired: ran past its ttl of 1000 ms"}`},
 		"{t}:job:1": job("1", map[string]string{"state": "inactive", "stalls": "1", "rmember": "0000000000000004:1",
 			"updated_at": "3000", "lease": "", "lease_until": ""}),
 		"{t}:job:2": job("2", map[string]string{"state": "delayed", "stalls": "2", "backoff": "fixed:1000", "attempts": "1",

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -122,21 +123,57 @@ func (s *Store) typeOf(ctx context.Context, id int64) (typeKeys, string, error) 
 	return s.keys.ofType(t), t, nil
 }
 
-// Get reads one job, data and result included: its row, by position.
+// Get reads one job, data and result included (its row, by position), and
+// its error history, in one round trip.
 func (s *Store) Get(ctx context.Context, id int64) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	vals, err := s.rdb.HMGet(ctx, tk.job(id), rowWithData...).Result()
+	return s.getOfType(ctx, tk, id)
+}
+
+// GetByKey reads the job of jobType that holds uniqueKey: the unfinished
+// one, as create's unique check knows it. A job that finished in between
+// is still read (it gave its key up after the first read).
+func (s *Store) GetByKey(ctx context.Context, jobType, uniqueKey string) (*core.Job, error) {
+	tk := s.keys.ofType(jobType)
+	id, err := s.rdb.HGet(ctx, tk.unique(), uniqueKey).Int64()
+	if errors.Is(err, redis.Nil) {
+		return nil, bus.Errorf(bus.CodeNotFound, "no unfinished %s job holds unique_key %q", jobType, uniqueKey)
+	}
 	if err != nil {
+		return nil, s.fail("find unique key", err)
+	}
+	return s.getOfType(ctx, tk, id)
+}
+
+func (s *Store) getOfType(ctx context.Context, tk typeKeys, id int64) (*core.Job, error) {
+	pipe := s.rdb.Pipeline()
+	vals := pipe.HMGet(ctx, tk.job(id), rowWithData...)
+	history := pipe.LRange(ctx, tk.errors(id), 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, s.fail("get job", err)
 	}
-	j, ok := decodeRow(vals)
+	j, ok := decodeRow(vals.Val())
 	if !ok {
 		return nil, core.JobNotFound(id)
 	}
+	j.Errors = decodeErrors(history.Val())
 	return &j, nil
+}
+
+// decodeErrors reads a job's error history as lua/includes/errors.lua
+// writes it; an entry that does not decode is left out, not fatal.
+func decodeErrors(entries []string) []core.AttemptError {
+	var out []core.AttemptError
+	for _, e := range entries {
+		var ae core.AttemptError
+		if json.Unmarshal([]byte(e), &ae) == nil {
+			out = append(out, ae)
+		}
+	}
+	return out
 }
 
 // Create stores jobs, grouped by type: one id allocation and one create
@@ -218,7 +255,7 @@ func groupByType(specs []core.Spec) [][]int {
 	return groups
 }
 
-// Remove deletes a job and its log.
+// Remove deletes a job, its log and its error history.
 func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
@@ -238,8 +275,8 @@ func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	return j, nil
 }
 
-// Log returns a job's log lines, oldest first.
-func (s *Store) Log(ctx context.Context, id int64) ([]string, error) {
+// Log returns a job's log entries, oldest first.
+func (s *Store) Log(ctx context.Context, id int64) ([]core.LogEntry, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
@@ -253,16 +290,35 @@ func (s *Store) Log(ctx context.Context, id int64) ([]string, error) {
 	if exists.Val() == 0 {
 		return nil, core.JobNotFound(id)
 	}
-	return lines.Val(), nil
+	entries := make([]core.LogEntry, len(lines.Val()))
+	for i, l := range lines.Val() {
+		entries[i] = logEntry(l)
+	}
+	return entries, nil
 }
 
-// AddLog appends a line to a job's log.
-func (s *Store) AddLog(ctx context.Context, id int64, line string) (*core.Job, error) {
+// timeMark starts a log line stored with its time, "\xff<unix ms> <line>"
+// (lua/add_log.lua): a byte that UTF-8 never holds.
+const timeMark = 0xff
+
+// logEntry reads a stored log line: one with its time, or one stored
+// before lines had times, which has no mark and reads with At 0.
+func logEntry(stored string) core.LogEntry {
+	if len(stored) == 0 || stored[0] != timeMark {
+		return core.LogEntry{Line: stored}
+	}
+	at, line, _ := strings.Cut(stored[1:], " ")
+	n, _ := strconv.ParseInt(at, 10, 64)
+	return core.LogEntry{At: n, Line: line}
+}
+
+// AddLog appends a line to a job's log, with its time.
+func (s *Store) AddLog(ctx context.Context, now, id int64, line string) (*core.Job, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.runAddLog(ctx, tk, id, line)
+	j, err := s.runAddLog(ctx, tk, id, now, line)
 	if err != nil {
 		return nil, s.fail("add log", err)
 	}

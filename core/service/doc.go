@@ -15,6 +15,8 @@
 //	methods.go         the producer and reader methods and their checks
 //	worker_methods.go  lease, batch and the lease holders' operations (a
 //	                   progress handed to the store as its percent), rescue
+//	search.go          search: its checks, and a page cut to one message
+//	queue_error.go     queue.error: core's own failures, once a second per code
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
 //	cancel.go          cancel a job that has not finished, then job.cancel

@@ -36,12 +36,20 @@ func (s *Service) register() error {
 		handle(s, bus.MethodCancel, s.cancel),
 		handle(s, bus.MethodBulk, s.bulk),
 		handle(s, bus.MethodClean, s.clean),
+		handle(s, bus.MethodSearch, s.search),
 	)
 }
 
-// handle serves one method on core.<method>.
+// handle serves one method on core.<method>, and reports on queue.error
+// the failures that are core's, not the caller's (reportError).
 func handle[Req, Resp any](s *Service, method string, fn func(context.Context, *Req) (*Resp, error)) error {
-	return bus.Handle(s.server, method, s.subj.Core(method), fn)
+	return bus.Handle(s.server, method, s.subj.Core(method), func(ctx context.Context, req *Req) (*Resp, error) {
+		resp, err := fn(ctx, req)
+		if err != nil {
+			s.errs.report(method, err)
+		}
+		return resp, err
+	})
 }
 
 func checkID(id int64) error {
@@ -120,9 +128,30 @@ func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.
 	return &core.JobsReply{Jobs: jobs}, nil
 }
 
-func (s *Service) get(ctx context.Context, req *core.IDRequest) (*core.Job, error) {
-	if err := checkID(req.ID); err != nil {
+// checkGet checks a get request: an id, or a type and a unique key.
+func checkGet(req *core.GetRequest) error {
+	byKey := req.Type != "" || req.UniqueKey != ""
+	switch {
+	case req.ID != 0 && byKey:
+		return core.Invalidf("id", "give an id, or a type and a unique_key, not both")
+	case !byKey:
+		return checkID(req.ID)
+	case req.Type == "":
+		return core.Invalidf("type", "missing: a unique_key is looked up in its job type")
+	case req.UniqueKey == "":
+		return core.Invalidf("unique_key", "missing: give it with the type")
+	case len(req.UniqueKey) > core.MaxUniqueKeyLen:
+		return core.Invalidf("unique_key", "%d bytes is longer than %d", len(req.UniqueKey), core.MaxUniqueKeyLen)
+	}
+	return checkType(req.Type)
+}
+
+func (s *Service) get(ctx context.Context, req *core.GetRequest) (*core.Job, error) {
+	if err := checkGet(req); err != nil {
 		return nil, err
+	}
+	if req.ID == 0 {
+		return s.store.GetByKey(ctx, req.Type, req.UniqueKey)
 	}
 	return s.store.Get(ctx, req.ID)
 }
@@ -141,7 +170,8 @@ func (s *Service) exists(ctx context.Context, req *core.IDRequest) (*core.Exists
 	return &core.ExistsReply{Exists: true}, nil
 }
 
-func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Empty, error) {
+// remove answers the job as it was, as its remove event carries it.
+func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Job, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
@@ -150,18 +180,22 @@ func (s *Service) remove(ctx context.Context, req *core.IDRequest) (*core.Empty,
 		return nil, err
 	}
 	s.publish(bus.EventRemove, job, nil)
-	return &core.Empty{}, nil
+	return job.ForEvent(), nil
 }
 
 func (s *Service) logLines(ctx context.Context, req *core.IDRequest) (*core.LogReply, error) {
 	if err := checkID(req.ID); err != nil {
 		return nil, err
 	}
-	lines, err := s.store.Log(ctx, req.ID)
+	entries, err := s.store.Log(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &core.LogReply{Lines: lines}, nil
+	reply := &core.LogReply{Lines: make([]string, len(entries)), Entries: entries}
+	for i, e := range entries {
+		reply.Lines[i] = e.Line
+	}
+	return reply, nil
 }
 
 // checkAddLog checks an add_log request. The line needs no UTF-8 check:
@@ -181,7 +215,7 @@ func (s *Service) addLog(ctx context.Context, req *core.AddLogRequest) (*core.Em
 	if err := s.checkAddLog(req); err != nil {
 		return nil, err
 	}
-	job, err := s.store.AddLog(ctx, req.ID, req.Line)
+	job, err := s.store.AddLog(ctx, s.now(), req.ID, req.Line)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +412,13 @@ func (s *Service) setPriority(ctx context.Context, req *core.SetPriorityRequest)
 	if err := checkSetPriority(req); err != nil {
 		return nil, err
 	}
-	return s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
+	job, err := s.store.SetPriority(ctx, s.now(), req.ID, *req.Priority)
+	if err != nil {
+		return nil, err
+	}
+	p := job.Priority
+	s.publish(bus.EventPriority, job, func(ev *core.Event) { ev.Priority = &p })
+	return job, nil
 }
 
 func checkLimit(limit int) (int, error) {

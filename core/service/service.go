@@ -92,6 +92,7 @@ type Service struct {
 
 	creates  *bus.Batcher[core.Spec, stored]
 	waits    *waitRoom
+	errs     *errorReporter // queue.error
 	wakeSub  []*nats.Subscription
 	closing  chan struct{} // closed by Stop: waiting leases answer at once
 	leaseMu  sync.Mutex    // one lease at a time per core (see leaseNow)
@@ -114,6 +115,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core"),
 		waits: newWaitRoom(), closing: make(chan struct{})}
+	s.errs = newErrorReporter(s)
 	for _, ev := range wakeEvents {
 		sub, err := cfg.Conn.Subscribe(cfg.Subjects.JobEventsOf(ev, ""), s.waits.onEvent)
 		if err != nil {

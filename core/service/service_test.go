@@ -82,14 +82,21 @@ func TestCreateGetExistsRemove(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	require.NoError(t, c.Client.Remove(ctx, job.ID))
-	require.Equal(t, "remove", next(t, evs).Event)
+	removed, err := c.Client.Remove(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, job.ID, removed.ID, "remove answers the job as it was")
+	require.Equal(t, core.StateInactive, removed.State)
+	require.Nil(t, removed.Data, "without data, as its event")
+	gone := next(t, evs)
+	require.Equal(t, "remove", gone.Event)
+	require.Equal(t, removed, gone.Job)
 	ok, err = c.Client.Exists(ctx, job.ID)
 	require.NoError(t, err)
 	require.False(t, ok)
 	_, err = c.Client.Get(ctx, job.ID)
 	require.ErrorIs(t, err, core.ErrNotFound)
-	require.ErrorIs(t, c.Client.Remove(ctx, job.ID), core.ErrNotFound)
+	_, err = c.Client.Remove(ctx, job.ID)
+	require.ErrorIs(t, err, core.ErrNotFound)
 	n, err := c.Client.Count(ctx, "", "")
 	require.NoError(t, err)
 	require.Zero(t, n, "remove leaves no index entry behind")
@@ -244,17 +251,26 @@ func TestUniqueKeyReturnsTheUnfinishedJob(t *testing.T) {
 }
 
 func TestLogs(t *testing.T) {
-	c, _ := newCore(t)
+	c, clock := newCore(t)
 	evs := events(t, c, c.Client.Subjects().JobEventsOf("log", ""))
 	job, err := c.Client.Create(ctx, "email", nil, nil)
 	require.NoError(t, err)
+	var want []core.LogEntry
 	for _, line := range []string{"first", "second", "third"} {
+		clock.Advance(time.Second)
 		require.NoError(t, c.Client.AddLog(ctx, job.ID, line))
 		require.Equal(t, line, next(t, evs).Line)
+		want = append(want, core.LogEntry{At: clock.Now().UnixMilli(), Line: line})
 	}
 	lines, err := c.Client.Log(ctx, job.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"first", "second", "third"}, lines)
+	entries, err := c.Client.LogEntries(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, want, entries, "each line with its time")
+	body, code := raw(t, c, bus.MethodLog, fmt.Sprintf(`{"id":%d}`, job.ID))
+	require.Empty(t, code)
+	require.Contains(t, body, fmt.Sprintf(`"entries":[{"at":%d,"line":"first"}`, want[0].At))
 
 	require.ErrorIs(t, c.Client.AddLog(ctx, job.ID+1000, "x"), core.ErrNotFound)
 	_, err = c.Client.Log(ctx, job.ID+1000)
@@ -421,7 +437,7 @@ func TestNotFound(t *testing.T) {
 	c, _ := newCore(t)
 	for _, call := range []func() error{
 		func() error { _, err := c.Client.Get(ctx, 424242); return err },
-		func() error { return c.Client.Remove(ctx, 424242) },
+		func() error { _, err := c.Client.Remove(ctx, 424242); return err },
 		func() error { _, err := c.Client.SetState(ctx, 424242, core.StateInactive); return err },
 		func() error { _, err := c.Client.SetPriority(ctx, 424242, 1); return err },
 		func() error { _, err := c.Client.Log(ctx, 424242); return err },

@@ -19,11 +19,18 @@ type Store interface {
 	// Create stores jobs. For each spec it returns the stored job and whether
 	// it was an existing unfinished job holding the spec's unique key.
 	Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error)
+	// Get reads a job, its data, result and error history included.
 	Get(ctx context.Context, id int64) (*core.Job, error)
-	// Remove deletes a job and its log, returning what it was.
+	// GetByKey reads, as Get does, the unfinished job of jobType that
+	// holds uniqueKey; not_found when none does.
+	GetByKey(ctx context.Context, jobType, uniqueKey string) (*core.Job, error)
+	// Remove deletes a job, its log and its error history, returning what
+	// it was.
 	Remove(ctx context.Context, id int64) (*core.Job, error)
-	Log(ctx context.Context, id int64) ([]string, error)
-	AddLog(ctx context.Context, id int64, line string) (*core.Job, error)
+	// Log reads a job's log, oldest first, each line with its time (0 for
+	// a line stored before lines had times).
+	Log(ctx context.Context, id int64) ([]core.LogEntry, error)
+	AddLog(ctx context.Context, now, id int64, line string) (*core.Job, error)
 	Range(ctx context.Context, req core.RangeRequest) ([]core.Job, error)
 	Count(ctx context.Context, state core.State, jobType string) (int64, error)
 	Types(ctx context.Context) ([]string, error)
@@ -31,6 +38,12 @@ type Store interface {
 	// cursor to go on from (nil when the listing is done).
 	IDs(ctx context.Context, state core.State, from core.IDsCursor, limit int) (ids []int64, next *core.IDsCursor, err error)
 	Stats(ctx context.Context) (*core.Stats, error)
+	// Search looks at no more than budget jobs, type by type (sorted) and
+	// in id order within a type, from a cursor on, for jobs of jobType and
+	// state (each "" for any) whose id, unique key or data contains q; it
+	// stops at limit matches. next is where to go on, nil when all was
+	// looked at. Jobs come without data.
+	Search(ctx context.Context, q, jobType string, state core.State, from core.IDsCursor, limit, budget int) (jobs []core.Job, next *core.IDsCursor, err error)
 	// SetState moves a job by hand; changed is false when it was already there.
 	SetState(ctx context.Context, now, id int64, state core.State) (job *core.Job, changed bool, err error)
 	SetPriority(ctx context.Context, now, id int64, p core.Priority) (*core.Job, error)
@@ -90,6 +103,7 @@ type LeaseOp struct {
 	Result  json.RawMessage // complete: the handler's result, nil for none
 	Error   string          // fail: the handler's error
 	Final   bool            // fail: no attempt remains, whatever max_attempts says
+	Stack   string          // fail: the handler's stack, "" for none
 	Delay   int64           // rejoin: ms until the job is due again
 	Percent int64           // progress: 0..100
 }

@@ -18,7 +18,13 @@ import (
 
 func (s *Service) registerWorker() error {
 	return errors.Join(
-		bus.HandleWaiting(s.server, bus.MethodLease, s.subj.Core(bus.MethodLease), s.lease),
+		bus.HandleWaiting(s.server, bus.MethodLease, s.subj.Core(bus.MethodLease), func(ctx context.Context, req *core.LeaseRequest) (*core.JobsReply, error) {
+			reply, err := s.lease(ctx, req)
+			if err != nil {
+				s.errs.report(bus.MethodLease, err)
+			}
+			return reply, err
+		}),
 		handle(s, bus.MethodComplete, s.single(core.OpComplete, func(*Applied) any { return &core.Empty{} })),
 		handle(s, bus.MethodFail, s.single(core.OpFail, func(a *Applied) any { return a.Job })),
 		handle(s, bus.MethodTouch, s.single(core.OpTouch, func(a *Applied) any { return &core.TouchReply{LeaseUntil: a.Job.LeaseUntil} })),
@@ -219,8 +225,8 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 	if o.Result != nil && op != core.OpComplete {
 		return core.Invalidf("result", "only complete takes a result")
 	}
-	if (o.Error != "" || o.Final) && op != core.OpFail {
-		return core.Invalidf("error", "only fail takes an error and final")
+	if (o.Error != "" || o.Final || o.Stack != "") && op != core.OpFail {
+		return core.Invalidf("error", "only fail takes an error, final and a stack")
 	}
 	if o.Delay != 0 && op != core.OpRejoin {
 		return core.Invalidf("delay", "only rejoin takes a delay")
@@ -239,6 +245,9 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 	case core.OpFail:
 		if len(o.Error) > s.cfg.MaxLogLineBytes {
 			return core.Invalidf("error", "%d bytes is over the limit of %d", len(o.Error), s.cfg.MaxLogLineBytes)
+		}
+		if len(o.Stack) > core.MaxStackBytes {
+			return core.Invalidf("stack", "%d bytes is over the limit of %d", len(o.Stack), core.MaxStackBytes)
 		}
 	case core.OpRejoin:
 		if o.Delay < 0 || o.Delay > core.MaxDelay {
@@ -268,7 +277,7 @@ func storeOp(op core.Op, o *core.LeaseOp) LeaseOp {
 	case core.OpComplete:
 		so.Result = o.Result
 	case core.OpFail:
-		so.Error, so.Final = o.Error, o.Final
+		so.Error, so.Final, so.Stack = o.Error, o.Final, o.Stack
 	case core.OpRejoin:
 		so.Delay = o.Delay
 	case core.OpProgress:

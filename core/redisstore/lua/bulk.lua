@@ -15,8 +15,9 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+2i]      job:<id_i>
--- KEYS[10+2i]     log:<id_i>
+-- KEYS[8+3i]      job:<id_i>
+-- KEYS[9+3i]      log:<id_i>
+-- KEYS[10+3i]     errors:<id_i>
 --
 -- ARGV[1]    now     unix ms
 -- ARGV[2]    action  retry, promote, remove or cancel
@@ -42,14 +43,14 @@ local err, before = ARGV[4], tonumber(ARGV[5])
 local out = {0}
 for i = 1, #ARGV - 5 do
   local id = ARGV[5 + i]
-  local jobkey, logkey = KEYS[9 + 2 * i], KEYS[10 + 2 * i]
+  local jobkey, logkey, errkey = KEYS[8 + 3 * i], KEYS[9 + 3 * i], KEYS[10 + 3 * i]
   local row = snapshot(jobkey)
   if row[R.id] and row[R.state] == state
     and (err == '' or string.find(row[R.error] or '', err, 1, true))
     and (before == 0 or (tonumber(row[R.updated_at]) or 0) < before) then
     out[1] = out[1] + 1
     if action == 'remove' then
-      remove_job(jobkey, logkey, id, row)
+      remove_job(jobkey, logkey, errkey, id, row)
       out[#out + 1] = row
     else
       if action == 'cancel' then

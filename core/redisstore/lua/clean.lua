@@ -24,8 +24,9 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+2i]      job:<id_i>
--- KEYS[10+2i]     log:<id_i>
+-- KEYS[8+3i]      job:<id_i>
+-- KEYS[9+3i]      log:<id_i>
+-- KEYS[10+3i]     errors:<id_i>
 --
 -- ARGV[1]    now     unix ms
 -- ARGV[2]    state   complete or failed
@@ -61,7 +62,7 @@ local kept = 0
 for i = 6, #ARGV do
   local id = ARGV[i]
   local n = i - 5
-  local jobkey, logkey = KEYS[9 + 2 * n], KEYS[10 + 2 * n]
+  local jobkey, logkey, errkey = KEYS[8 + 3 * n], KEYS[9 + 3 * n], KEYS[10 + 3 * n]
   local finished = redis.call('ZSCORE', index, id)
   if finished then
     local row = snapshot(jobkey)
@@ -79,7 +80,7 @@ for i = 6, #ARGV do
       end
     end
     if go then
-      remove_job(jobkey, logkey, id, row)
+      remove_job(jobkey, logkey, errkey, id, row)
       removed[#removed + 1] = id
     else
       kept = kept + 1

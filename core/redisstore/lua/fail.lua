@@ -2,22 +2,26 @@
 -- attempts remain the job goes back to inactive, or to delayed for its
 -- backoff (capped at max_delay); otherwise, or when final, it is failed
 -- for good (includes/attempt_failed.lua), and then deleted with its log
--- when its rof is 1 (remove_on_fail true; includes/remove.lua).
+-- and error history when its rof is 1 (remove_on_fail true;
+-- includes/remove.lua). Each failed attempt joins the job's error history
+-- (includes/errors.lua), with its stack.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+2i]      job:<id_i>
--- KEYS[10+2i]      log:<id_i>
+-- KEYS[8+3i]      job:<id_i>
+-- KEYS[9+3i]      log:<id_i>
+-- KEYS[10+3i]     errors:<id_i>
 --
 -- ARGV[1]  now        unix ms
 -- ARGV[2]  max_delay  ms, the cap of a backoff (core.MaxDelay)
--- then 4 values per job i, from ARGV[3 + 4(i-1)]:
+-- then 5 values per job i, from ARGV[3 + 5(i-1)]:
 --   id     the job's id
 --   lease  the lease token the worker holds
 --   error  the handler's error message
 --   final  1: fail for good whatever attempts remain, else 0
+--   stack  the handler's stack, "" for none
 --
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 will retry,
 -- 3 failed for good, 5 failed for good and deleted (rof: the caller drops
@@ -32,12 +36,12 @@
 --@include remove.lua
 
 local max_delay = tonumber(ARGV[2])
-return each('fail', 3, 4, function(jobkey, logkey, id, row, err, final)
+return each('fail', 3, 5, function(jobkey, logkey, errkey, id, row, err, final, stack)
   unlease(id, row)
-  local code = attempt_failed(jobkey, id, row, err, final == '1', now, mark, max_delay)
+  local code = attempt_failed(jobkey, errkey, id, row, err, stack, final == '1', now, mark, max_delay)
   if code == 3 and row[R.rof] == '1' then
     redis.call('ZREM', K_FAILED, id)
-    delete_job(jobkey, logkey, id)
+    delete_job(jobkey, logkey, errkey, id)
     return {5, row}
   end
   return {code, row}

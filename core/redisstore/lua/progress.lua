@@ -4,8 +4,9 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+2i]      job:<id_i>
--- KEYS[10+2i]      log:<id_i>
+-- KEYS[8+3i]      job:<id_i>
+-- KEYS[9+3i]      log:<id_i>
+-- KEYS[10+3i]     errors:<id_i>
 --
 -- ARGV[1]  now  unix ms
 -- then 3 values per job i, from ARGV[2 + 3(i-1)]:
@@ -20,7 +21,7 @@
 --@include row.lua
 --@include lease_holder.lua
 
-return each('progress', 2, 3, function(jobkey, logkey, id, row, percent)
+return each('progress', 2, 3, function(jobkey, logkey, errkey, id, row, percent)
   redis.call('HSET', jobkey, 'progress', percent, 'updated_at', now)
   row[R.progress], row[R.updated_at] = percent, now
   return {1, row}

@@ -6,8 +6,9 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+2i]      job:<id_i>
--- KEYS[10+2i]      log:<id_i>
+-- KEYS[8+3i]      job:<id_i>
+-- KEYS[9+3i]      log:<id_i>
+-- KEYS[10+3i]     errors:<id_i>
 --
 -- ARGV[1]  now  unix ms
 -- then 2 values per job i, from ARGV[2 + 2(i-1)]:
@@ -21,7 +22,7 @@
 --@include row.lua
 --@include lease_holder.lua
 
-return each('release', 2, 2, function(jobkey, logkey, id, row)
+return each('release', 2, 2, function(jobkey, logkey, errkey, id, row)
   unlease(id, row)
   requeue(id, row)
   redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', row[R.rmember], 'updated_at', now,

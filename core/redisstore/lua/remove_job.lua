@@ -1,6 +1,6 @@
--- remove_job: delete a job, its log and every index entry of its type; a
--- unique key it holds becomes free. (Its id → type entry lives in another
--- slot: the store deletes it after this script.)
+-- remove_job: delete a job, its log, its error history and every index
+-- entry of its type; a unique key it holds becomes free. (Its id → type
+-- entry lives in another slot: the store deletes it after this script.)
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
@@ -8,6 +8,7 @@
 --                 the type's keys (includes/type_keys.lua)
 -- KEYS[11]        job:<id>
 -- KEYS[12]        log:<id>
+-- KEYS[13]        errors:<id>
 --
 -- ARGV[1]  id  the job's id
 --
@@ -20,5 +21,5 @@
 local jobkey, id = KEYS[11], ARGV[1]
 local row = snapshot(jobkey)
 if not row[R.id] then return {} end
-remove_job(jobkey, KEYS[12], id, row)
+remove_job(jobkey, KEYS[12], KEYS[13], id, row)
 return row

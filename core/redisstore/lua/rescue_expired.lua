@@ -2,7 +2,8 @@
 -- stall_limit stalls of a job (its own limit, or the node's for a job
 -- stored without one) put it back to inactive without using an attempt;
 -- every later stall is a failed attempt, retried with the job's backoff
--- while attempts remain (includes/attempt_failed.lua). The candidates were
+-- while attempts remain (includes/attempt_failed.lua) and joins the job's
+-- error history (includes/errors.lua), with no stack. The candidates were
 -- read just before and are re-checked, so running it twice moves each job
 -- once.
 --
@@ -10,7 +11,8 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10+i]       job:<id_i>
+-- KEYS[9+2i]      job:<id_i>
+-- KEYS[10+2i]     errors:<id_i>
 --
 -- ARGV[1]    now          unix ms
 -- ARGV[2]    stall_limit  the node's stall limit, for jobs stored without one
@@ -35,7 +37,7 @@ for i = 4, #ARGV do
   local id = ARGV[i]
   local until_ = redis.call('ZSCORE', K_LEASES, id)
   if until_ and tonumber(until_) <= now then
-    local jobkey = KEYS[7 + i]
+    local jobkey, errkey = KEYS[3 + 2 * i], KEYS[4 + 2 * i] -- KEYS[9+2j], j = i-3
     redis.call('ZREM', K_LEASES, id)
     local row = snapshot(jobkey)
     if row[R.id] then
@@ -46,7 +48,7 @@ for i = 4, #ARGV do
       if stalls > limit then
         local ttl = tonumber(row[R.lease_ttl]) or tonumber(row[R.ttl])
         local msg = 'lease expired: ran past its ttl of ' .. ttl .. ' ms'
-        local code = attempt_failed(jobkey, id, row, msg, false, now, '', max_delay)
+        local code = attempt_failed(jobkey, errkey, id, row, msg, '', false, now, '', max_delay)
         if code == 1 then code = 2 end
         out[#out + 1] = {code, row}
       else

@@ -6,6 +6,7 @@
 --@include row.lua
 --@include indexes.lua
 --@include unique.lua
+--@include errors.lua
 
 -- the wait in ms before retrying after the attempts-th failed attempt, for
 -- a job's backoff "<type>:<delay ms>" ("" for none: retry at once): fixed
@@ -28,10 +29,12 @@ end
 -- count it, then retry with the job's backoff (to delayed, or to inactive
 -- at once) while attempts remain, else fail for good (final: whatever
 -- remains). row is the job's row; this stores the changes and sets them in
--- row. mark is the job's new last_lease; max_delay caps the backoff (ms).
--- Returns 1 (will retry) or 3 (failed).
-local function attempt_failed(jobkey, id, row, err, final, now, mark, max_delay)
+-- row, and adds the attempt to the job's error history errkey (with stack,
+-- "" for none). mark is the job's new last_lease; max_delay caps the
+-- backoff (ms). Returns 1 (will retry) or 3 (failed).
+local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, mark, max_delay)
   local attempts = (tonumber(row[R.attempts]) or 0) + 1
+  record_error(errkey, attempts, now, err, stack)
   row[R.attempts], row[R.error], row[R.updated_at] = attempts, err, now
   row[R.lease], row[R.lease_until], row[R.last_lease] = '', '', mark
   if attempts >= tonumber(row[R.max_attempts]) or final then

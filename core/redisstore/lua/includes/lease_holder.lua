@@ -4,7 +4,8 @@
 -- out its KEYS and ARGV alike:
 --
 --   KEYS[1..10]  the type's keys (type_keys.lua)
---   KEYS[9+2i]   job:<id_i>    KEYS[10+2i]  log:<id_i>
+--   KEYS[8+3i]   job:<id_i>    KEYS[9+3i]  log:<id_i>
+--   KEYS[10+3i]  errors:<id_i> (includes/errors.lua)
 --   ARGV[1]      now (unix ms)
 --   then, from ARGV[first] on, width values per job: id_i, lease_i, and
 --   the operation's own arguments (named in each script's header)
@@ -26,7 +27,7 @@
 local now = tonumber(ARGV[1])
 local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease ends
 
--- run fn(jobkey, logkey, id, row, args...) for each job whose lease the
+-- run fn(jobkey, logkey, errkey, id, row, args...) for each job whose lease the
 -- caller holds, with the job's row (one HMGET) and its arguments after id
 -- and lease; fn writes its changes in one HSET, sets them in the row, and
 -- returns {code, row}
@@ -34,7 +35,7 @@ local function each(op, first, width, fn)
   local out = {}
   for i = 1, (#ARGV - first + 1) / width do
     local a = first + (i - 1) * width
-    local jobkey, logkey = KEYS[9 + 2 * i], KEYS[10 + 2 * i]
+    local jobkey, logkey, errkey = KEYS[8 + 3 * i], KEYS[9 + 3 * i], KEYS[10 + 3 * i]
     local id, lease = ARGV[a], ARGV[a + 1]
     local row = snapshot(jobkey)
     mark = op .. ':' .. lease
@@ -45,7 +46,7 @@ local function each(op, first, width, fn)
     elseif row[R.lease] ~= lease then
       if row[R.last_lease] == mark then out[i] = {4, row} else out[i] = {-1, {}} end
     else
-      out[i] = fn(jobkey, logkey, id, row, unpack(ARGV, a + 2, a + width - 1))
+      out[i] = fn(jobkey, logkey, errkey, id, row, unpack(ARGV, a + 2, a + width - 1))
     end
   end
   return out

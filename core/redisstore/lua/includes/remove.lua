@@ -7,17 +7,17 @@
 --@include indexes.lua
 --@include unique.lua
 
--- delete the hash and log of a job that is in no state index any more,
--- and drop it from the type's jobs
-local function delete_job(jobkey, logkey, id)
+-- delete the hash, log and error history of a job that is in no state
+-- index any more, and drop it from the type's jobs
+local function delete_job(jobkey, logkey, errkey, id)
   redis.call('ZREM', K_JOBS, id)
-  redis.call('DEL', jobkey, logkey)
+  redis.call('DEL', jobkey, logkey, errkey)
 end
 
 -- remove a job, row its row: out of the index of its state, its unique key
 -- free, then deleted
-local function remove_job(jobkey, logkey, id, row)
+local function remove_job(jobkey, logkey, errkey, id, row)
   leave(jobkey, id, row[R.state])
   release_key(row[R.unique_key], id)
-  delete_job(jobkey, logkey, id)
+  delete_job(jobkey, logkey, errkey, id)
 end

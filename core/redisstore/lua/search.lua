@@ -1,0 +1,42 @@
+-- search: which of the given jobs of one type match a text. It writes
+-- nothing: a read, in Lua so that the jobs' data is matched inside Redis
+-- and only the rows that match come back. The store picks the candidates
+-- (ids of the type's jobs index, in id order, from a cursor on) and bounds
+-- how many one call looks at.
+--
+-- A job matches when its id, its unique key or its data (the JSON text as
+-- stored) contains q, ASCII letters compared without case.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[9+i]       job:<id_i>
+--
+-- ARGV[1]    q      the text
+-- ARGV[2]    state  only jobs in this state; "" any
+-- ARGV[3]    limit  stop after this many matches
+-- ARGV[3+i]  id_i   a candidate's id, ascending
+--
+-- Reply: {last, row...}: the id of the last candidate looked at (the
+-- search goes on after it), then the row of each match, without data.
+-- Events: none.
+--@include type_keys.lua
+--@include row.lua
+
+local q, state, limit = string.lower(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local function has(s)
+  return s and s ~= '' and string.find(string.lower(s), q, 1, true) ~= nil
+end
+local out = {0}
+for i = 4, #ARGV do
+  local id, jobkey = ARGV[i], KEYS[6 + i]
+  out[1] = tonumber(id)
+  local row = snapshot(jobkey)
+  if row[R.id] and (state == '' or row[R.state] == state) then
+    if has(id) or has(row[R.unique_key]) or has(redis.call('HGET', jobkey, 'data')) then
+      out[#out + 1] = row
+      if #out - 1 >= limit then break end
+    end
+  end
+end
+return out

@@ -1,0 +1,76 @@
+package redisstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// Search looks, type by type (sorted by name) and within a type in id
+// order, from the cursor on, for jobs whose id, unique key or data contains
+// q (lua/search.lua), of one type and one state when given. It looks at no
+// more than budget jobs and stops at limit matches; next is where to go on
+// (after the last job looked at), nil when every type has been searched.
+// Jobs come without their data.
+func (s *Store) Search(ctx context.Context, q, jobType string, state core.State, from core.IDsCursor, limit, budget int) ([]core.Job, *core.IDsCursor, error) {
+	types := []string{jobType}
+	if jobType == "" {
+		var err error
+		if types, err = s.Types(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	after := from.Position
+	i, found := slices.BinarySearch(types, from.Type)
+	if !found { // "" or a type that is gone: the next type from its start
+		after = 0
+	}
+	jobs := []core.Job{}
+	for _, t := range types[i:] {
+		tk := s.keys.ofType(t)
+		for {
+			if budget == 0 || len(jobs) == limit {
+				return jobs, &core.IDsCursor{Type: t, Position: after}, nil
+			}
+			ids, err := s.rdb.ZRangeByScore(ctx, tk.jobs(), &redis.ZRangeBy{
+				Min: "(" + strconv.FormatInt(after, 10), Max: "+inf", Count: int64(budget)}).Result()
+			if err != nil {
+				return nil, nil, s.fail("search: read ids", err)
+			}
+			if len(ids) == 0 {
+				break
+			}
+			last, found, err := s.runSearch(ctx, tk, q, state, limit-len(jobs), ids)
+			if err != nil {
+				return nil, nil, s.fail("search", err)
+			}
+			jobs = append(jobs, found...)
+			budget -= slices.Index(ids, strconv.FormatInt(last, 10)) + 1
+			after = last
+		}
+		after = 0
+	}
+	return jobs, nil, nil
+}
+
+// runSearch runs lua/search.lua over ids of one type: the last id it
+// looked at and the jobs that match.
+func (s *Store) runSearch(ctx context.Context, tk typeKeys, q string, state core.State, limit int, ids []string) (int64, []core.Job, error) {
+	keys := tk.fixed()
+	args := make([]any, 0, 3+len(ids))
+	args = append(args, q, string(state), limit)
+	for _, id := range ids {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		keys = append(keys, tk.job(n))
+		args = append(args, id)
+	}
+	res, err := searchJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	return num(res[0]), decodeRows(res[1:]), nil
+}

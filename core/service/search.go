@@ -1,0 +1,59 @@
+package service
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// search: jobs by text, in bounded steps. Each call looks at no more than
+// core.SearchBudget jobs, so a search of a million jobs is a thousand
+// calls, each as cheap as the first, never one call that holds Redis.
+
+// checkSearch checks a search request and returns its cursor and limit.
+func checkSearch(req *core.SearchRequest) (core.IDsCursor, int, error) {
+	switch {
+	case req.Q == "":
+		return core.IDsCursor{}, 0, core.Invalidf("q", "missing: the text to look for")
+	case len(req.Q) > core.MaxSearchQuery:
+		return core.IDsCursor{}, 0, core.Invalidf("q", "%d bytes is longer than %d", len(req.Q), core.MaxSearchQuery)
+	case req.Limit < 0 || req.Limit > core.MaxSearchLimit:
+		return core.IDsCursor{}, 0, core.Invalidf("limit", "%d is outside 0..%d (0 means %d)", req.Limit, core.MaxSearchLimit, core.SearchLimitDefault)
+	}
+	if err := checkType(req.Type); err != nil {
+		return core.IDsCursor{}, 0, err
+	}
+	if err := checkState(req.State, true); err != nil {
+		return core.IDsCursor{}, 0, err
+	}
+	from, err := core.ParseSearchCursor(req.Cursor)
+	if err != nil {
+		return core.IDsCursor{}, 0, err
+	}
+	if req.Type != "" && from.Type != "" && from.Type != req.Type {
+		return core.IDsCursor{}, 0, core.Invalidf("cursor", "%q is a cursor of type %s, not of %s", req.Cursor, from.Type, req.Type)
+	}
+	return from, cmp.Or(req.Limit, core.SearchLimitDefault), nil
+}
+
+func (s *Service) search(ctx context.Context, req *core.SearchRequest) (*core.SearchReply, error) {
+	from, limit, err := checkSearch(req)
+	if err != nil {
+		return nil, err
+	}
+	jobs, next, err := s.store.Search(ctx, req.Q, req.Type, req.State, from, limit, core.SearchBudget)
+	if err != nil {
+		return nil, err
+	}
+	reply := &core.SearchReply{Jobs: fitJobs(jobs, int(s.nc.MaxPayload())-replyHeadroom)}
+	if n := len(reply.Jobs); n < len(jobs) {
+		// Cut to fit one message: go on after the last job sent.
+		last := reply.Jobs[n-1]
+		next = &core.IDsCursor{Type: last.Type, Position: last.ID}
+	}
+	if next != nil {
+		reply.Cursor = next.String()
+	}
+	return reply, nil
+}
