@@ -9,8 +9,9 @@
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[9+i]       job:<id_i>
+-- KEYS[10+i]      job:<id_i>
 --
 -- ARGV[1]    q      the text
 -- ARGV[2]    state  only jobs in this state; "" any
@@ -29,7 +30,7 @@ local function has(s)
 end
 local out = {0}
 for i = 4, #ARGV do
-  local id, jobkey = ARGV[i], KEYS[6 + i]
+  local id, jobkey = ARGV[i], KEYS[7 + i] -- KEYS[10+j], j = i-3
   out[1] = tonumber(id)
   local row = snapshot(jobkey)
   if row[R.id] and (state == '' or row[R.state] == state) then
