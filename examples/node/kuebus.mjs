@@ -55,6 +55,13 @@ export class Kuebus {
   progress(job, complete, total) { return this.call("progress", { id: job.id, lease: job.lease, complete, total }); }
   complete(job, result) { return this.call("complete", { id: job.id, lease: job.lease, result }); }
   fail(job, error) { return this.call("fail", { id: job.id, lease: job.lease, error }); }
+  cancel(id, reason) { return this.call("cancel", reason === undefined ? { id } : { id, reason }); }
+  bulk(body) { return this.call("bulk", body); }
+  getByKey(type, unique_key) { return this.call("get", { type, unique_key }); }
+  search(q, more = {}) { return this.call("search", { q, ...more }); }
+  scheduleSet(schedule) { return this.call("schedule_set", schedule); }
+  scheduleList() { return this.call("schedule_list").then((r) => r.schedules); }
+  scheduleRemove(name) { return this.call("schedule_remove", { name }); }
   pause(type) { return this.call("pause", { type }); }
   resume(type) { return this.call("resume", { type }); }
   stats() { return this.call("stats"); }

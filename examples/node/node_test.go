@@ -46,5 +46,7 @@ func TestNodeTour(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 2, st.Types["tour"].Complete)
 	require.EqualValues(t, 1, st.Types["tour"].Failed)
+	require.EqualValues(t, 5, st.Types["tour"].Cancelled)
+	require.EqualValues(t, 1, st.Types["tour"].Inactive)
 	require.Empty(t, st.Paused)
 }
