@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
@@ -11,7 +12,9 @@ import (
 )
 
 // runWorker is a demo worker: it logs every job of the given types, takes
-// --work to do it (reporting progress halfway), and completes it. It stops
+// --work to do it (reporting progress halfway), and completes it; with
+// --fail-rate some attempts fail instead, so that retries and backoff show,
+// and with --log each attempt writes to the job's own log. It stops
 // gracefully on SIGINT/SIGTERM and exits 0 then, also when the grace
 // period ran out and unfinished jobs were released (one warning line says
 // so): a stop that was asked for is not a failure.
@@ -22,6 +25,10 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	concurrency := fs.Int("concurrency", 4, "how many jobs run at once, `N`")
 	work := fs.Duration("work", 0, "how long each job takes, a `DURATION` (0: done at once)")
 	grace := fs.Duration("grace", 10*time.Second, "how long running jobs may finish after a stop signal, a `DURATION`")
+	failRate := fs.Float64("fail-rate", 0, "the share of attempts that fail, from 0 to 1 (`RATE`), to show retries and backoff")
+	jobLog := fs.Bool("log", false, "write each attempt's start and end to the job's own log (kuebus job log ID)")
+	var lf logFlags
+	lf.register(fs, "text")
 	types, err := e.parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -37,7 +44,14 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if *work < 0 || *grace < 0 {
 		return usagef("--work and --grace must not be negative")
 	}
+	if !(*failRate >= 0 && *failRate <= 1) { // also refuses NaN
+		return usagef("--fail-rate: %v is outside 0..1", *failRate)
+	}
 	if _, err := cf.check(); err != nil {
+		return err
+	}
+	log, _, err := lf.logger(e.stderr)
+	if err != nil {
 		return err
 	}
 	nc, err := cf.connect()
@@ -45,7 +59,6 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	w, err := worker.New(worker.Config{
 		Conn: nc, Prefix: cf.prefix, Concurrency: *concurrency, ShutdownTimeout: *grace, Logger: log,
 	})
@@ -53,7 +66,13 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return usagef("worker: %v", err)
 	}
 	handler := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
-		log.Info("job", "job_id", job.ID, "type", job.Type, "attempt", job.Attempts+1, "data", string(job.Data))
+		attempt := job.Attempts + 1
+		log.Info("job", "job_id", job.ID, "type", job.Type, "attempt", attempt, "data", string(job.Data))
+		if *jobLog {
+			if err := job.Log(ctx, fmt.Sprintf("attempt %d of %d started by kuebus worker", attempt, job.MaxAttempts)); err != nil {
+				return err
+			}
+		}
 		if *work > 0 {
 			if err := workFor(ctx, *work/2); err != nil {
 				return err
@@ -62,6 +81,19 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 			if err := workFor(ctx, *work-*work/2); err != nil {
+				return err
+			}
+		}
+		if *failRate > 0 && rand.Float64() < *failRate {
+			err := fmt.Errorf("attempt %d failed on purpose (--fail-rate %v)", attempt, *failRate)
+			log.Info("job failed", "job_id", job.ID, "attempt", attempt, "err", err)
+			if *jobLog {
+				_ = job.Log(ctx, err.Error()) // the failure itself is what counts
+			}
+			return err
+		}
+		if *jobLog {
+			if err := job.Log(ctx, fmt.Sprintf("attempt %d done", attempt)); err != nil {
 				return err
 			}
 		}

@@ -46,6 +46,7 @@ type devConfig struct {
 	dataDir         string // absolute
 	prefix          string // NATS subject prefix, checked
 	logLevel        slog.Level
+	log             *slog.Logger // from --log-level and --log-format, on stderr
 	shutdownTimeout time.Duration
 	stallLimit      int
 	http            httpFlags // dev_http.go
@@ -67,7 +68,8 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")
 	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis, with its password in DIR/redis/password)")
 	fs.StringVar(&cfg.prefix, "prefix", "", "NATS subject `PREFIX` of the deployment, e.g. acme")
-	level := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	var lf logFlags
+	lf.register(fs, "text")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", devShutdownTimeoutDefault, "how long requests in flight may run on after a stop signal, a `DURATION`")
 	fs.IntVar(&cfg.stallLimit, "stall-limit", clusterconfig.StallLimitDefault, "how many times a job's lease may run out and the job go back without using an attempt (`N`, for jobs that set no stall_limit); each later stall is a failed attempt")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {
@@ -101,8 +103,8 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	if _, err = bus.NewSubjects(cfg.prefix); err != nil {
 		return cfg, usagef("--prefix: %v", err)
 	}
-	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
-		return cfg, usagef("--log-level: %q is not debug, info, warn or error", *level)
+	if cfg.log, cfg.logLevel, err = lf.logger(e.stderr); err != nil {
+		return cfg, err
 	}
 	if cfg.shutdownTimeout <= 0 {
 		return cfg, usagef("--shutdown-timeout: %s is not positive", cfg.shutdownTimeout)
@@ -141,7 +143,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	log := cfg.log
 	// go-redis prints its own retries to stderr with the standard logger;
 	// they are details of errors that reach us anyway. The setting is
 	// process-wide, which this process is.

@@ -20,6 +20,8 @@
 //	cli.go          the connection flags of every client command, and
 //	                explain: the errors a person meets, as one sentence
 //	nats_auth.go    the NATS credential and TLS flags and their variables
+//	envcheck.go     the warning for a KUEBUS_* variable nothing reads
+//	logflags.go     --log-level and --log-format of dev and worker
 //	cli_job.go      kuebus job create, get, ls, rm, log, state, priority, retry
 //	cli_misc.go     kuebus stats, pause, resume, events and version
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs

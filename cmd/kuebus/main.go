@@ -137,6 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printUsage(stderr, cmd)
 		return exitUsage
 	}
+	warnUnknownEnv(stderr, os.Environ())
 	err := cmd.run(ctx, &env{stdout: stdout, stderr: stderr, cmd: cmd}, rest)
 	if errors.Is(err, errHelp) {
 		return exitOK
