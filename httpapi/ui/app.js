@@ -36,6 +36,8 @@ async function api(method, path, body) {
 }
 
 // call is api with the response too, for its headers.
+// Paths are relative to the page, so that the dashboard works under any
+// base path (httpapi.Config.BasePath, or a proxy's prefix).
 async function call(method, path, body) {
   const opts = { method, headers: { Accept: "application/json" } };
   if (body !== undefined) {
@@ -45,7 +47,7 @@ async function call(method, path, body) {
   const res = await fetch(path, opts);
   // The session ran out (or was signed out elsewhere): sign in again. The
   // sign-out form is on the page only with token auth, which has sessions.
-  if (res.status === 401 && $("form.signout")) location.assign("/login");
+  if (res.status === 401 && $("form.signout")) location.assign("login");
   if (res.status === 204) return { data: null, res };
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON: reported below */ }
@@ -196,7 +198,7 @@ function pauseButton(type) {
     title: paused ? `Let workers take ${type} jobs again` : `Hand out no ${type} jobs until resumed`,
     onclick: async () => {
       try {
-        await api("PUT", `/types/${encodeURIComponent(type)}/${action}`);
+        await api("PUT", `types/${encodeURIComponent(type)}/${action}`);
         toast(paused ? `${type} resumed` : `${type} paused`);
         scheduleRefresh();
       } catch (e) { toast(e.message, true); }
@@ -225,10 +227,10 @@ function renderTypes() {
 function listPath(r, from, to) {
   const range = `${from}..${to}/${r.order}`;
   return r.type === "all" && r.state === "all"
-    ? `/jobs/${range}`
+    ? `jobs/${range}`
     : r.type === "all"
-      ? `/jobs/${r.state}/${range}`
-      : `/jobs/${encodeURIComponent(r.type)}/${r.state}/${range}`;
+      ? `jobs/${r.state}/${range}`
+      : `jobs/${encodeURIComponent(r.type)}/${r.state}/${range}`;
 }
 
 // loadList reads a page of the list: { jobs, next }. Large jobs that do not
@@ -330,7 +332,7 @@ async function runBulk(body, done) {
   let n = 0;
   try {
     for (let calls = 0; calls < 1000; calls++) {
-      const res = await api("POST", "/jobs/bulk", body);
+      const res = await api("POST", "jobs/bulk", body);
       n += res.done || 0;
       if (!res.more) break;
     }
@@ -355,7 +357,7 @@ async function searchPage(r, cursor) {
   if (r.type) q.set("type", r.type);
   if (r.state) q.set("state", r.state);
   if (cursor) q.set("cursor", cursor);
-  const res = await api("GET", `/jobs/search?${q}`);
+  const res = await api("GET", `jobs/search?${q}`);
   return { jobs: res.jobs || [], cursor: res.cursor || null };
 }
 
@@ -401,7 +403,7 @@ function renderSearch(r, data) {
 // ---- schedules ---------------------------------------------------------------------
 
 async function loadSchedules() {
-  const res = await api("GET", "/schedules");
+  const res = await api("GET", "schedules");
   return Array.isArray(res) ? res : (res && res.schedules) || [];
 }
 
@@ -422,7 +424,7 @@ function renderSchedules(list) {
       render(false);
     } catch (e) { toast(e.message, true); }
   };
-  const path = (sc) => `/schedules/${encodeURIComponent(sc.name)}`;
+  const path = (sc) => `schedules/${encodeURIComponent(sc.name)}`;
   const rows = list.map((sc) =>
     h("tr", { dataset: { name: sc.name, paused: sc.paused ? "1" : "0" } },
       h("td", { class: "mono" }, sc.name, sc.paused ? h("span", { class: "tag paused" }, "paused") : null),
@@ -459,7 +461,7 @@ function renderSchedules(list) {
     if (v.data) {
       try { body.spec.data = JSON.parse(v.data); } catch (err) { toast(`data: ${err.message}`, true); return; }
     }
-    act(`Schedule ${v.name} saved`, "PUT", `/schedules/${encodeURIComponent(v.name)}`, body);
+    act(`Schedule ${v.name} saved`, "PUT", `schedules/${encodeURIComponent(v.name)}`, body);
   });
   return h("div", {},
     h("div", { class: "panel flush" }, h("div", { class: "toolbar" }, h("span", { class: "title" }, "Schedules")), table),
@@ -486,7 +488,7 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, lines] = await Promise.all([api("GET", `/job/${id}`), api("GET", `/job/${id}/log`)]);
+    const [job, lines] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`)]);
     return { job, lines };
   } catch (e) {
     if (e.status === 404) return null;
@@ -510,7 +512,7 @@ function renderJob(id, loaded) {
   };
   const actions = h("div", { class: "actions" });
   if (job.state === "failed" || job.state === "complete") {
-    actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `/job/${id}/state/inactive`) },
+    actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `job/${id}/state/inactive`) },
       job.state === "failed" ? "Retry" : "Run again"));
   }
   const named = PRIORITIES.some(([, v]) => v === job.priority);
@@ -518,12 +520,12 @@ function renderJob(id, loaded) {
     PRIORITIES.map(([n, v]) => h("option", { value: n, selected: v === job.priority }, `${n} (${v})`)),
     named ? null : h("option", { value: String(job.priority), selected: true }, String(job.priority)));
   actions.append(h("label", { class: "muted" }, "Priority ", prio),
-    h("button", { id: "set-priority", onclick: () => act("Priority changed", "PUT", `/job/${id}/priority/${prio.value}`) }, "Set"));
+    h("button", { id: "set-priority", onclick: () => act("Priority changed", "PUT", `job/${id}/priority/${prio.value}`) }, "Set"));
   const remove = armed(h("button", { id: "remove", class: "danger" }, "Remove"), "Click again to remove",
-    () => act(`Job ${id} removed`, "DELETE", `/job/${id}`, () => { location.hash = "#/"; }));
+    () => act(`Job ${id} removed`, "DELETE", `job/${id}`, () => { location.hash = "#/"; }));
   if (["delayed", "inactive", "active"].includes(job.state)) {
     actions.append(armed(h("button", { id: "cancel", class: "danger" }, "Cancel"), "Click again to cancel",
-      () => act(`Job ${id} cancelled`, "POST", `/job/${id}/cancel`)));
+      () => act(`Job ${id} cancelled`, "POST", `job/${id}/cancel`)));
   }
   actions.append(remove);
 
@@ -581,7 +583,7 @@ async function render(live) {
   let data;
   let error = null;
   try {
-    st = await api("GET", "/stats");
+    st = await api("GET", "stats");
   } catch (e) {
     toast(`Cannot read /stats: ${e.message}`, true);
   }
@@ -660,7 +662,7 @@ function setLive(on, text) {
 }
 
 function connect() {
-  const es = new EventSource("/events");
+  const es = new EventSource("events");
   es.addEventListener("ready", () => {
     setLive(true, "live");
     // Whatever happened while we were away: read everything once.
@@ -670,7 +672,7 @@ function connect() {
     setLive(false, "reconnecting…");
     // A browser does not retry a stream the server refused (401 once the
     // session ran out): a call tells, and api sends the page to /login.
-    if (es.readyState === EventSource.CLOSED) api("GET", "/stats").catch(() => {});
+    if (es.readyState === EventSource.CLOSED) api("GET", "stats").catch(() => {});
   });
   es.addEventListener("job", (e) => {
     const ev = JSON.parse(e.data);
