@@ -46,9 +46,10 @@ await kb.nc.flush(); // the subscriptions are in place before anything happens
 const step = (name) => console.log(`ok  ${name}`);
 
 // Bad input is refused with the code invalid, and stores nothing.
-await assert.rejects(kb.create({ type: "a.b" }), (e) => e instanceof KuebusError && e.code === "invalid");
-await assert.rejects(kb.get(987654321), (e) => e.code === "not_found");
-step("bad input: invalid and not_found");
+// nats.js's stock ServiceError sees the numbers: 400, 404, 409.
+await assert.rejects(kb.create({ type: "a.b" }), (e) => e instanceof KuebusError && e.code === "invalid" && e.status === 400);
+await assert.rejects(kb.get(987654321), (e) => e.code === "not_found" && e.status === 404);
+step("bad input: invalid (400) and not_found (404)");
 
 // Produce, work, finish.
 const job = await kb.create({ type, data: { to: "ada@example.com" }, priority: "high", max_attempts: 2 });
@@ -65,7 +66,7 @@ const done = await jobEvent("complete", job.id);
 assert.deepEqual(done.result, { sent: true });
 assert.equal((await kb.get(job.id)).state, "complete");
 // A second complete with the same lease changes nothing.
-await assert.rejects(kb.complete({ id: job.id, lease: "stale" }, null), (e) => e.code === "conflict");
+await assert.rejects(kb.complete({ id: job.id, lease: "stale" }, null), (e) => e.code === "conflict" && e.status === 409);
 step("create, lease, progress, complete, with their events");
 
 // A failing attempt retries while attempts remain.
