@@ -335,6 +335,7 @@ async function runBulk(body, done) {
       const res = await api("POST", "jobs/bulk", body);
       n += res.done || 0;
       if (!res.more) break;
+      body = { ...body, cursor: res.cursor };
     }
     toast(`${n} job${n === 1 ? "" : "s"} ${done}`);
   } catch (e) {
