@@ -262,6 +262,10 @@ type HTTP struct {
 	SessionKey string `yaml:"session_key"`
 	// SessionTTL is how long a dashboard login lasts. Default 12h.
 	SessionTTL time.Duration `yaml:"session_ttl"`
+	// BasePath mounts the API, the dashboard and /metrics under a path,
+	// e.g. /admin/queues (the dashboard is then at /admin/queues/).
+	// Default: none, at /.
+	BasePath string `yaml:"base_path"`
 }
 
 // Log configures the node's log.

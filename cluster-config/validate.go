@@ -370,6 +370,9 @@ func (h HTTP) Check(name func(field string) string, fail func(field, msg string)
 	if h.SessionTTL < time.Second {
 		fail("session_ttl", fmt.Sprintf("%v: must be at least 1s", h.SessionTTL))
 	}
+	if err := httpapi.CheckBasePath(h.BasePath); err != nil {
+		fail("base_path", err.Error())
+	}
 	if h.Listen == "" {
 		return
 	}

@@ -162,7 +162,7 @@ func (s *Server) require(a *Auth, h http.Handler) http.Handler {
 		}
 		wantsPage := r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html")
 		if wantsPage && a.User == "" {
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			http.Redirect(w, r, s.path("/login"), http.StatusSeeOther)
 			return
 		}
 		var schemes []string
@@ -194,8 +194,8 @@ func (a *Auth) schemeNames() []string {
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kuebus · sign in</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="/assets/style.css"></head>
-<body class="login"><form method="post" action="/login" class="card">
+<link rel="stylesheet" href="assets/style.css"></head>
+<body class="login"><form method="post" action="login" class="card">
 <h1>kuebus</h1>
 {{if .}}<p class="error">{{.}}</p>{{end}}
 <label>Access token <input type="password" name="token" autofocus required></label>
@@ -228,8 +228,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		_ = loginPage.Execute(w, "That token is not valid.")
 		return
 	}
-	http.SetCookie(w, s.sessions.issue(s.now(), s.secureCookie(r)))
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.SetCookie(w, s.sessions.issue(s.now(), s.cookiePath(), s.secureCookie(r)))
+	http.Redirect(w, r, s.path("/"), http.StatusSeeOther)
 }
 
 // logout ends the browser's session: it clears the cookie and shows the
@@ -238,9 +238,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 // a restart, or a new token or session key, ends every session.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	http.SetCookie(w, cleared(s.secureCookie(r)))
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	http.SetCookie(w, cleared(s.cookiePath(), s.secureCookie(r)))
+	http.Redirect(w, r, s.path("/login"), http.StatusSeeOther)
 }
+
+// cookiePath is the session cookie's path: the base path, so that a
+// browser sends it to this server's routes only.
+func (s *Server) cookiePath() string { return s.path("/") }
 
 // secureCookie reports whether the session cookie gets the Secure flag:
 // when the server serves TLS, or the request came over TLS.

@@ -64,7 +64,7 @@ func TestAuth(t *testing.T) {
 		e.ok(http.StatusOK, "GET", "/metrics", nil, nil)
 		r := e.do("GET", "/", nil, "Accept", "text/html")
 		require.Equal(t, http.StatusOK, r.status)
-		require.Contains(t, r.String(), `<script src="/assets/app.js"`)
+		require.Contains(t, r.String(), `<script src="assets/app.js"`)
 	})
 
 	t.Run("a token is needed for the API, the page, events and by default /metrics", func(t *testing.T) {

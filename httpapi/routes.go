@@ -77,7 +77,7 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusForbidden, errorBody{Error: errorDetail{Code: codeForbidden,
 			Message: r.Method + " " + r.URL.Path + " from another site's page is refused: browsers may change jobs from the dashboard only"}})
 	}))
-	return cop.Handler(mux)
+	return s.mount(cop.Handler(mux))
 }
 
 // jsonNotFound answers requests that match no route with the JSON error

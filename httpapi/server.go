@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,11 @@ type Config struct {
 	// ShutdownTimeout bounds how long Run waits for requests in flight after
 	// its context ends. Default ShutdownTimeoutDefault (10s).
 	ShutdownTimeout time.Duration
+	// BasePath mounts every route under a path, e.g. "/admin/queues": the
+	// dashboard is then at /admin/queues/, the API at /admin/queues/stats.
+	// The dashboard's own links are relative, so it also works behind a
+	// proxy that strips such a prefix with no BasePath here. Default: none.
+	BasePath string
 	// Logger gets failures. Default: discard.
 	Logger *slog.Logger
 }
@@ -90,6 +96,7 @@ func (c Config) withDefaults() Config {
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)
 	c.SessionTTL = cmp.Or(c.SessionTTL, SessionTTLDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.BasePath = strings.TrimSuffix(c.BasePath, "/")
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}
 	}
@@ -109,6 +116,9 @@ func (c Config) validate() error {
 	}
 	if n := len(c.SessionKey); n > 0 && n < SessionKeyMinBytes {
 		return fmt.Errorf("httpapi: session key: %d bytes, needs at least %d", n, SessionKeyMinBytes)
+	}
+	if err := CheckBasePath(c.BasePath); err != nil {
+		return fmt.Errorf("httpapi: base path: %w", err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("httpapi: tls: a certificate and its key go together: give both files or neither")

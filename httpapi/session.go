@@ -52,12 +52,12 @@ func (s *sessions) mac(expiry int64) []byte {
 
 // issue returns the cookie of a session that starts at now. secure sets
 // the Secure flag: the cookie then travels over TLS only.
-func (s *sessions) issue(now time.Time, secure bool) *http.Cookie {
+func (s *sessions) issue(now time.Time, path string, secure bool) *http.Cookie {
 	expiry := now.Add(s.ttl)
 	return &http.Cookie{
 		Name:     sessionCookie,
 		Value:    strconv.FormatInt(expiry.Unix(), 10) + "." + base64.RawURLEncoding.EncodeToString(s.mac(expiry.Unix())),
-		Path:     "/",
+		Path:     path,
 		Expires:  expiry,
 		MaxAge:   int(s.ttl / time.Second),
 		HttpOnly: true,
@@ -82,9 +82,9 @@ func (s *sessions) valid(value string, now time.Time) bool {
 }
 
 // cleared is the cookie that ends a session in the browser.
-func cleared(secure bool) *http.Cookie {
+func cleared(path string, secure bool) *http.Cookie {
 	return &http.Cookie{
-		Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		Name: sessionCookie, Value: "", Path: path, MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure,
 	}
 }

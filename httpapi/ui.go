@@ -36,7 +36,7 @@ func securityHeaders(h http.Header) {
 // token auth, where a browser holds a session cookie to end. A plain form
 // post: it needs no script, and the page's CSP allows it (form-action
 // 'self').
-const signOut = `<form method="post" action="/logout" class="signout"><button type="submit">Sign out</button></form>
+const signOut = `<form method="post" action="logout" class="signout"><button type="submit">Sign out</button></form>
 </header>`
 
 // indexHandler serves the dashboard's page at /. The page routes itself by

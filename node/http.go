@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/kuebus/kuebus/core"
@@ -51,7 +52,7 @@ func (n *Node) startHTTP() error {
 		Auth: httpAuth(h), MetricsAuth: metricsAuth, InsecureBind: h.InsecureBind,
 		TLSCert: h.TLSCert, TLSKey: h.TLSKey, SessionKey: sessionKey, SessionTTL: h.SessionTTL,
 		Metrics: metrics, MetricsHandler: metrics.Handler(),
-		Logger: n.log, ShutdownTimeout: n.cfg.ShutdownTimeout,
+		Logger: n.log, ShutdownTimeout: n.cfg.ShutdownTimeout, BasePath: h.BasePath,
 	}
 	if n.opts.HTTP != nil {
 		n.opts.HTTP(&cfg)
@@ -72,7 +73,7 @@ func (n *Node) startHTTP() error {
 			n.fail(fmt.Errorf("node: http: %w", err))
 		}
 	})
-	n.info.HTTPURL = srv.Scheme() + "://" + ln.Addr().String() + "/"
+	n.info.HTTPURL = srv.Scheme() + "://" + ln.Addr().String() + strings.TrimSuffix(h.BasePath, "/") + "/"
 	return nil
 }
 

@@ -89,6 +89,7 @@ func TestUsage(t *testing.T) {
 			{[]string{"dev", "--redis-url", "http://x"}, "--redis-url"},
 			{[]string{"dev", "--log-level", "loud"}, "--log-level"},
 			{[]string{"dev", "--log-format", "xml"}, `--log-format: "xml" is not text or json`},
+			{[]string{"dev", "--http-base-path", "admin"}, `--http-base-path: "admin" must start with /`},
 			{[]string{"worker", "email", "--log-format", "yaml"}, `--log-format: "yaml" is not text or json`},
 			{[]string{"worker", "email", "--log-level", "chatty"}, "--log-level"},
 			{[]string{"worker", "email", "--fail-rate", "1.5"}, "--fail-rate: 1.5 is outside 0..1"},

@@ -25,6 +25,7 @@ type httpFlags struct {
 	metricsOpen, insecureBind  bool
 	tlsCert, tlsKey            string
 	sessionTTL                 time.Duration
+	basePath                   string
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -36,6 +37,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCert, "http-tls-cert", "", "PEM certificate `FILE` (with its chain): with --http-tls-key, serve HTTPS only")
 	fs.StringVar(&f.tlsKey, "http-tls-key", "", "PEM key `FILE` of --http-tls-cert")
 	fs.DurationVar(&f.sessionTTL, "http-session-ttl", httpapi.SessionTTLDefault, "how long a dashboard login lasts, a `DURATION`")
+	fs.StringVar(&f.basePath, "http-base-path", "", "serve the API, dashboard and /metrics under this `PATH`, e.g. /admin/queues")
 }
 
 // check fills secrets from the environment and applies the HTTP rules
@@ -70,6 +72,7 @@ func (f *httpFlags) section(listen string) clusterconfig.HTTP {
 		TLSCert:      f.tlsCert,
 		TLSKey:       f.tlsKey,
 		SessionTTL:   f.sessionTTL,
+		BasePath:     f.basePath,
 	}
 }
 

@@ -8,5 +8,6 @@
 //	doc.go        this comment
 //	kuebus.mjs    the client: calls, error headers, event subscriptions
 //	tour.mjs      producer, worker and listener in one script, asserting each answer
+//	worker.mjs    a worker as docs/workers.md describes it: lease, touch, ack, cancel, stop
 //	package.json  the one dependency, nats.js (package-lock.json pins it)
 package nodeexample

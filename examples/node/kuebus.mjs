@@ -1,16 +1,22 @@
 // A small kuebus client for Node.js, written from docs/protocol.md alone:
 // every call is a NATS request to core.<method> with a JSON body; an error
-// comes back as headers (Kuebus-Error-Code or Nats-Service-Error-Code, and
-// Nats-Service-Error), never as a body.
-import { connect, JSONCodec } from "nats";
+// comes back as micro's error headers, never as a body. nats.js's own
+// ServiceError reads them: its code is the number (400, 404, 409, 503,
+// 500), and Kuebus-Error-Code says the same as a word.
+import { connect, JSONCodec, ServiceError } from "nats";
 
 const jc = JSONCodec();
 
-// KuebusError is a call that core refused: code is the protocol's word
-// (invalid, not_found, conflict, unavailable, internal).
+// The words of the numbers, for a reply without Kuebus-Error-Code.
+const WORDS = { 400: "invalid", 404: "not_found", 409: "conflict", 503: "unavailable" };
+
+// KuebusError is a call that core refused: status is the number micro
+// clients see, code the protocol's word (invalid, not_found, conflict,
+// unavailable, internal).
 export class KuebusError extends Error {
-  constructor(method, code, message) {
-    super(`core.${method}: ${code}: ${message}`);
+  constructor(method, status, code, message) {
+    super(`core.${method}: ${code} (${status}): ${message}`);
+    this.status = status;
     this.code = code;
   }
 }
@@ -30,8 +36,11 @@ export class Kuebus {
   // call sends one request and returns the decoded reply.
   async call(method, body = {}, timeout = 10_000) {
     const msg = await this.nc.request(`${this.prefix}core.${method}`, jc.encode(body), { timeout });
-    const code = msg.headers?.get("Kuebus-Error-Code") || msg.headers?.get("Nats-Service-Error-Code");
-    if (code) throw new KuebusError(method, code, msg.headers.get("Nats-Service-Error"));
+    const failed = ServiceError.toServiceError(msg);
+    if (failed) {
+      const code = msg.headers.get("Kuebus-Error-Code") || WORDS[failed.code] || "internal";
+      throw new KuebusError(method, failed.code, code, failed.message);
+    }
     return jc.decode(msg.data);
   }
 
@@ -55,6 +64,15 @@ export class Kuebus {
   progress(job, complete, total) { return this.call("progress", { id: job.id, lease: job.lease, complete, total }); }
   complete(job, result) { return this.call("complete", { id: job.id, lease: job.lease, result }); }
   fail(job, error) { return this.call("fail", { id: job.id, lease: job.lease, error }); }
+  touch(job) { return this.call("touch", { id: job.id, lease: job.lease }); }
+  release(job) { return this.call("release", { id: job.id, lease: job.lease }); }
+  cancel(id, reason) { return this.call("cancel", reason === undefined ? { id } : { id, reason }); }
+  bulk(body) { return this.call("bulk", body); }
+  getByKey(type, unique_key) { return this.call("get", { type, unique_key }); }
+  search(q, more = {}) { return this.call("search", { q, ...more }); }
+  scheduleSet(schedule) { return this.call("schedule_set", schedule); }
+  scheduleList() { return this.call("schedule_list").then((r) => r.schedules); }
+  scheduleRemove(name) { return this.call("schedule_remove", { name }); }
   pause(type) { return this.call("pause", { type }); }
   resume(type) { return this.call("resume", { type }); }
   stats() { return this.call("stats"); }

@@ -46,9 +46,10 @@ await kb.nc.flush(); // the subscriptions are in place before anything happens
 const step = (name) => console.log(`ok  ${name}`);
 
 // Bad input is refused with the code invalid, and stores nothing.
-await assert.rejects(kb.create({ type: "a.b" }), (e) => e instanceof KuebusError && e.code === "invalid");
-await assert.rejects(kb.get(987654321), (e) => e.code === "not_found");
-step("bad input: invalid and not_found");
+// nats.js's stock ServiceError sees the numbers: 400, 404, 409.
+await assert.rejects(kb.create({ type: "a.b" }), (e) => e instanceof KuebusError && e.code === "invalid" && e.status === 400);
+await assert.rejects(kb.get(987654321), (e) => e.code === "not_found" && e.status === 404);
+step("bad input: invalid (400) and not_found (404)");
 
 // Produce, work, finish.
 const job = await kb.create({ type, data: { to: "ada@example.com" }, priority: "high", max_attempts: 2 });
@@ -65,7 +66,7 @@ const done = await jobEvent("complete", job.id);
 assert.deepEqual(done.result, { sent: true });
 assert.equal((await kb.get(job.id)).state, "complete");
 // A second complete with the same lease changes nothing.
-await assert.rejects(kb.complete({ id: job.id, lease: "stale" }, null), (e) => e.code === "conflict");
+await assert.rejects(kb.complete({ id: job.id, lease: "stale" }, null), (e) => e.code === "conflict" && e.status === 409);
 step("create, lease, progress, complete, with their events");
 
 // A failing attempt retries while attempts remain.
@@ -96,6 +97,58 @@ assert.equal(after.id, held.id);
 await kb.complete(after, null);
 await assert.rejects(kb.pause("a.b"), (e) => e.code === "invalid");
 step("pause and resume, with queue.pause and queue.resume");
+
+// Cancel: a waiting job is cancelled at once; a running one's worker hears
+// job.cancel and its later acknowledgement changes nothing.
+const waitingJob = await kb.create({ type, data: {}, unique_key: "order-1" });
+assert.equal((await kb.getByKey(type, "order-1")).id, waitingJob.id);
+const cancelled = await kb.cancel(waitingJob.id, "customer left");
+assert.equal(cancelled.state, "cancelled");
+assert.equal((await jobEvent("cancel", waitingJob.id)).reason, "customer left");
+await assert.rejects(kb.cancel(waitingJob.id), (e) => e.code === "conflict");
+const running = await kb.create({ type, data: {} });
+const [runningLease] = await kb.lease([type], { wait: 2000 });
+assert.equal(runningLease.id, running.id);
+await kb.cancel(running.id);
+await jobEvent("cancel", running.id);
+await assert.rejects(kb.complete(runningLease, null), (e) => e.code === "conflict");
+assert.equal((await kb.get(running.id)).state, "cancelled");
+await assert.rejects(kb.cancel(-1), (e) => e.code === "invalid");
+step("cancel a waiting and a running job, with job.cancel");
+
+// Bulk: retry every failed job of the type, bounded per call.
+const bulkFailed = [];
+for (let i = 0; i < 3; i++) {
+  await kb.create({ type, data: { i } });
+  const [j] = await kb.lease([type], { wait: 2000 });
+  bulkFailed.push((await kb.fail(j, "upstream 502")).id);
+}
+let res = await kb.bulk({ action: "retry", state: "failed", type, error: "502", limit: 2 });
+assert.deepEqual([res.matched, res.done, res.more], [2, 2, true]);
+res = await kb.bulk({ action: "retry", state: "failed", type, error: "502", limit: 2 });
+assert.deepEqual([res.done, res.more], [1, false]);
+for (const id of bulkFailed) assert.equal((await kb.get(id)).state, "inactive");
+res = await kb.bulk({ action: "cancel", state: "inactive", type });
+assert.equal(res.done, 3);
+await assert.rejects(kb.bulk({ action: "explode", state: "failed" }), (e) => e.code === "invalid");
+step("bulk retry and cancel, bounded per call");
+
+// Search: by text in data, by unique key.
+const found = await kb.create({ type, data: { invoice: "INV-7731" }, unique_key: "order-2" });
+let hits = await kb.search("INV-7731", { type });
+assert.deepEqual(hits.jobs.map((j) => j.id), [found.id]);
+hits = await kb.search("order-2", { type });
+assert.deepEqual(hits.jobs.map((j) => j.id), [found.id]);
+step("search by data and by unique key");
+
+// Schedules: set, list, bad cron refused, remove.
+const sc = await kb.scheduleSet({ name: `${type}-nightly`, cron: "0 3 * * *", tz: "Europe/Paris", spec: { type, data: {} } });
+assert.ok(sc.next_at > Date.now());
+assert.ok((await kb.scheduleList()).some((x) => x.name === `${type}-nightly`));
+await assert.rejects(kb.scheduleSet({ name: "bad", cron: "61 * * * *", spec: { type } }), (e) => e.code === "invalid");
+await kb.scheduleRemove(`${type}-nightly`);
+assert.ok(!(await kb.scheduleList()).some((x) => x.name === `${type}-nightly`));
+step("schedules: set, list, remove");
 
 await kb.close();
 console.log("tour complete");

@@ -36,6 +36,8 @@ async function api(method, path, body) {
 }
 
 // call is api with the response too, for its headers.
+// Paths are relative to the page, so that the dashboard works under any
+// base path (httpapi.Config.BasePath, or a proxy's prefix).
 async function call(method, path, body) {
   const opts = { method, headers: { Accept: "application/json" } };
   if (body !== undefined) {
@@ -45,7 +47,7 @@ async function call(method, path, body) {
   const res = await fetch(path, opts);
   // The session ran out (or was signed out elsewhere): sign in again. The
   // sign-out form is on the page only with token auth, which has sessions.
-  if (res.status === 401 && $("form.signout")) location.assign("/login");
+  if (res.status === 401 && $("form.signout")) location.assign("login");
   if (res.status === 204) return { data: null, res };
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON: reported below */ }
@@ -129,6 +131,8 @@ function parseRoute() {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "job" && /^\d+$/.test(parts[1] || "")) return { view: "job", id: Number(parts[1]) };
   const q = new URLSearchParams(qs || "");
+  if (parts[0] === "schedules") return { view: "schedules" };
+  if (parts[0] === "search") return { view: "search", q: q.get("q") || "", type: q.get("type") || "", state: q.get("state") || "" };
   let state = parts[0] === "jobs" && parts[1] ? parts[1] : "all";
   if (state !== "all" && !STATES.includes(state)) state = "all";
   const type = parts[0] === "jobs" && parts[2] ? parts[2] : "all";
@@ -160,7 +164,7 @@ function renderSide() {
   const states = ["all", ...STATES].map((s) =>
     h("a", { href: listHash({ state: s, type: r.type || "all", order: defaultOrder(s), page: 0 }), class: r.state === s ? "on" : "", dataset: { state: s } },
       h("span", { class: "label" }, h("span", { class: `dot s-${s}` }), s === "all" ? "All jobs" : s),
-      h("span", { class: "n" }, count(s, "all"))));
+      h("span", { class: "n" }, count(s, r.type || "all"))));
   $("#side-states").replaceChildren(...states);
   const types = Object.keys((stats && stats.types) || {}).sort();
   const typeLinks = ["all", ...types].map((t) =>
@@ -168,6 +172,8 @@ function renderSide() {
       h("span", { class: "label" }, t === "all" ? "All types" : t),
       h("span", { class: "n" }, count("all", t))));
   $("#side-types").replaceChildren(...typeLinks);
+  $("#side-more").replaceChildren(
+    h("a", { href: "#/schedules", class: route.view === "schedules" ? "on" : "", id: "nav-schedules" }, h("span", { class: "label" }, "Schedules")));
 }
 
 function renderCards(r) {
@@ -192,7 +198,7 @@ function pauseButton(type) {
     title: paused ? `Let workers take ${type} jobs again` : `Hand out no ${type} jobs until resumed`,
     onclick: async () => {
       try {
-        await api("PUT", `/types/${encodeURIComponent(type)}/${action}`);
+        await api("PUT", `types/${encodeURIComponent(type)}/${action}`);
         toast(paused ? `${type} resumed` : `${type} paused`);
         scheduleRefresh();
       } catch (e) { toast(e.message, true); }
@@ -221,10 +227,10 @@ function renderTypes() {
 function listPath(r, from, to) {
   const range = `${from}..${to}/${r.order}`;
   return r.type === "all" && r.state === "all"
-    ? `/jobs/${range}`
+    ? `jobs/${range}`
     : r.type === "all"
-      ? `/jobs/${r.state}/${range}`
-      : `/jobs/${encodeURIComponent(r.type)}/${r.state}/${range}`;
+      ? `jobs/${r.state}/${range}`
+      : `jobs/${encodeURIComponent(r.type)}/${r.state}/${range}`;
 }
 
 // loadList reads a page of the list: { jobs, next }. Large jobs that do not
@@ -260,20 +266,7 @@ function renderList(r, list) {
     h("option", { value: "desc", selected: r.order === "desc" }, r.state === "all" ? "newest first" : "reversed"));
   const title = `${r.state === "all" ? "All" : r.state[0].toUpperCase() + r.state.slice(1)} jobs${r.type === "all" ? "" : " · " + r.type}`;
 
-  const rows = jobs.map((j) =>
-    h("tr", { dataset: { id: j.id, state: j.state }, class: fresh.has(j.id) ? "flash" : "", onclick: () => { location.hash = `#/job/${j.id}`; } },
-      h("td", { class: "num mono" }, h("a", { href: `#/job/${j.id}` }, j.id)),
-      h("td", {}, j.type),
-      h("td", {}, badge(j.state)),
-      h("td", {}, priorityName(j.priority)),
-      h("td", { class: "num" }, `${j.attempts}/${j.max_attempts}`),
-      h("td", {}, bar(j.progress, j.state)),
-      h("td", { class: "data mono", title: j.data === undefined ? "" : JSON.stringify(j.data) }, j.data === undefined ? "" : JSON.stringify(j.data)),
-      h("td", {}, ago(j.created_at)),
-      h("td", {}, ago(j.updated_at))));
-  const table = h("table", { class: "jobs", id: "list", dataset: { state: r.state, type: r.type } },
-    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { class: "empty", colspan: 9 }, "No jobs here yet."))));
+  const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.");
 
   // The total comes from /stats, read just before: close enough for paging.
   const last = from + jobs.length;
@@ -288,15 +281,215 @@ function renderList(r, list) {
   return h("div", { class: "panel flush" },
     h("div", { class: "toolbar" }, h("span", { class: "title" }, title),
       h("label", {}, "Type", typeSelect), h("label", {}, "Order", orderSelect)),
+    bulkBar(r, total),
     table, more, pager);
+}
+
+// armed makes a button that asks to be clicked twice: the first click arms it
+// and says what the second will do (confirm), the second runs fn.
+function armed(button, confirm, fn) {
+  button.addEventListener("click", () => {
+    if (!button.classList.contains("armed")) {
+      button.classList.add("armed");
+      button.textContent = confirm;
+      return;
+    }
+    button.disabled = true;
+    fn();
+  });
+  return button;
+}
+
+// ---- bulk actions ---------------------------------------------------------------
+
+// BULK lists the bulk actions that make sense for the jobs of a state, with
+// their button label and the past tense for the toast.
+const BULK = {
+  failed: [["retry", "Retry all", "retried"], ["remove", "Remove all", "removed"]],
+  cancelled: [["retry", "Retry all", "retried"], ["remove", "Remove all", "removed"]],
+  complete: [["remove", "Remove all", "removed"]],
+  delayed: [["promote", "Promote all", "promoted"], ["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
+  inactive: [["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
+  active: [["cancel", "Cancel all", "cancelled"]],
+};
+
+// bulkBar offers the bulk actions of the list's state and type: each asks
+// for a second click, then calls POST /jobs/bulk until no job is left (each
+// call does at most a bounded number of jobs).
+function bulkBar(r, total) {
+  const actions = BULK[r.state];
+  if (!actions || !total) return null;
+  const what = `${total} ${r.state}${r.type === "all" ? "" : " " + r.type} job${total === 1 ? "" : "s"}`;
+  return h("div", { class: "bulk", id: "bulk" },
+    h("span", { class: "muted" }, `All ${what}:`),
+    actions.map(([action, label, done]) =>
+      armed(h("button", { class: action === "retry" || action === "promote" ? "small" : "small danger", dataset: { bulk: action } }, label),
+        `${label.replace(" all", "")} ${what}? Click again`,
+        () => runBulk({ action, state: r.state, ...(r.type === "all" ? {} : { type: r.type }) }, done))));
+}
+
+async function runBulk(body, done) {
+  let n = 0;
+  try {
+    for (let calls = 0; calls < 1000; calls++) {
+      const res = await api("POST", "jobs/bulk", body);
+      n += res.done || 0;
+      if (!res.more) break;
+      body = { ...body, cursor: res.cursor };
+    }
+    toast(`${n} job${n === 1 ? "" : "s"} ${done}`);
+  } catch (e) {
+    toast(`${n} ${done}, then: ${e.message}`, true);
+  }
+  scheduleRefresh();
+}
+
+// ---- search -----------------------------------------------------------------------
+
+// loadSearch reads the first page of a search; "Load more" reads the next
+// ones with the cursor.
+async function loadSearch(r) {
+  if (!r.q) return { jobs: [], cursor: null };
+  return searchPage(r, "");
+}
+
+async function searchPage(r, cursor) {
+  const q = new URLSearchParams({ q: r.q });
+  if (r.type) q.set("type", r.type);
+  if (r.state) q.set("state", r.state);
+  if (cursor) q.set("cursor", cursor);
+  const res = await api("GET", `jobs/search?${q}`);
+  return { jobs: res.jobs || [], cursor: res.cursor || null };
+}
+
+function jobRow(j) {
+  return h("tr", { dataset: { id: j.id, state: j.state }, class: fresh.has(j.id) ? "flash" : "", onclick: () => { location.hash = `#/job/${j.id}`; } },
+    h("td", { class: "num mono" }, h("a", { href: `#/job/${j.id}` }, j.id)),
+    h("td", {}, j.type),
+    h("td", {}, badge(j.state)),
+    h("td", {}, priorityName(j.priority)),
+    h("td", { class: "num" }, `${j.attempts}/${j.max_attempts}`),
+    h("td", {}, bar(j.progress, j.state)),
+    h("td", { class: "data mono", title: j.data === undefined ? "" : JSON.stringify(j.data) }, j.data === undefined ? "" : JSON.stringify(j.data)),
+    h("td", {}, ago(j.created_at)),
+    h("td", {}, ago(j.updated_at)));
+}
+
+function jobTable(id, jobs, dataset, empty) {
+  return h("table", { class: "jobs", id, dataset },
+    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
+    h("tbody", {}, jobs.length ? jobs.map(jobRow) : h("tr", {}, h("td", { class: "empty", colspan: 9 }, empty))));
+}
+
+function renderSearch(r, data) {
+  const table = jobTable("results", data.jobs, { q: r.q }, r.q ? "No job matches." : "Type an id, a unique key or text of a job's data in the search box.");
+  const more = data.cursor && h("div", { class: "pager" },
+    h("button", {
+      id: "search-more",
+      onclick: async (e) => {
+        e.target.disabled = true;
+        try {
+          const next = await searchPage(r, data.cursor);
+          data.jobs.push(...next.jobs);
+          data.cursor = next.cursor;
+          $("#slot-search").replaceChildren(renderSearch(r, data));
+        } catch (err) { toast(err.message, true); e.target.disabled = false; }
+      },
+    }, "Load more"));
+  return h("div", { class: "panel flush" },
+    h("div", { class: "toolbar" }, h("span", { class: "title" }, r.q ? `Jobs matching “${r.q}”` : "Search")),
+    table, more);
+}
+
+// ---- schedules ---------------------------------------------------------------------
+
+async function loadSchedules() {
+  const res = await api("GET", "schedules");
+  return Array.isArray(res) ? res : (res && res.schedules) || [];
+}
+
+// scheduleBody is what PUT /schedules/:name takes, from a schedule as GET
+// /schedules shows it.
+function scheduleBody(sc, change) {
+  const body = { spec: sc.spec, paused: !!sc.paused, ...change };
+  if (sc.cron) body.cron = sc.cron; else body.every = sc.every;
+  if (sc.tz) body.tz = sc.tz;
+  return body;
+}
+
+function renderSchedules(list) {
+  const act = async (what, method, path, body) => {
+    try {
+      await api(method, path, body);
+      toast(what);
+      render(false);
+    } catch (e) { toast(e.message, true); }
+  };
+  const path = (sc) => `schedules/${encodeURIComponent(sc.name)}`;
+  const rows = list.map((sc) =>
+    h("tr", { dataset: { name: sc.name, paused: sc.paused ? "1" : "0" } },
+      h("td", { class: "mono" }, sc.name, sc.paused ? h("span", { class: "tag paused" }, "paused") : null),
+      h("td", { class: "mono" }, sc.cron ? `${sc.cron}${sc.tz ? " (" + sc.tz + ")" : ""}` : `every ${duration(sc.every)}`),
+      h("td", {}, (sc.spec && sc.spec.type) || ""),
+      h("td", {}, sc.paused ? "—" : when(sc.next_at)),
+      h("td", {}, when(sc.last_at)),
+      h("td", { class: "act" },
+        h("button", { class: "small", dataset: { toggle: sc.name },
+          onclick: () => act(sc.paused ? `${sc.name} resumed` : `${sc.name} paused`, "PUT", path(sc), scheduleBody(sc, { paused: !sc.paused })) },
+        sc.paused ? "Resume" : "Pause"), " ",
+        armed(h("button", { class: "small danger", dataset: { remove: sc.name } }, "Remove"), "Click again",
+          () => act(`${sc.name} removed`, "DELETE", path(sc))))));
+  const table = h("table", { id: "schedules" },
+    h("thead", {}, h("tr", {}, ["name", "when", "type", "next run", "last run", ""].map((c) => h("th", {}, c)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { class: "empty", colspan: 6 }, "No schedules yet."))));
+
+  const field = (name, attrs) => h("input", { name, ...attrs });
+  const form = h("form", { id: "schedule-form", class: "form" },
+    h("label", {}, "Name", field("name", { required: true, placeholder: "nightly-report" })),
+    h("label", {}, "Cron", field("cron", { placeholder: "0 3 * * *" })),
+    h("label", {}, "or every (ms)", field("every", { type: "number", min: 1, placeholder: "60000" })),
+    h("label", {}, "Time zone", field("tz", { placeholder: "UTC" })),
+    h("label", {}, "Job type", field("type", { required: true, placeholder: "report" })),
+    h("label", { class: "wide" }, "Data (JSON)", field("data", { placeholder: "{\"kind\":\"daily\"}" })),
+    h("button", { class: "primary", type: "submit", id: "schedule-save" }, "Save schedule"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const v = Object.fromEntries(new FormData(form));
+    const body = { spec: { type: v.type } };
+    if (v.cron) body.cron = v.cron;
+    if (v.every) body.every = Number(v.every);
+    if (v.tz) body.tz = v.tz;
+    if (v.data) {
+      try { body.spec.data = JSON.parse(v.data); } catch (err) { toast(`data: ${err.message}`, true); return; }
+    }
+    act(`Schedule ${v.name} saved`, "PUT", `schedules/${encodeURIComponent(v.name)}`, body);
+  });
+  return h("div", {},
+    h("div", { class: "panel flush" }, h("div", { class: "toolbar" }, h("span", { class: "title" }, "Schedules")), table),
+    h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
 }
 
 // ---- one job -------------------------------------------------------------------
 
+// renderErrors shows a job's failed attempts, newest last, with the stack a
+// Go worker sent, folded.
+function renderErrors(errors) {
+  if (!errors || !errors.length) return null;
+  return h("div", { class: "panel" }, h("h3", {}, `Failed attempts (${errors.length})`),
+    h("table", { id: "job-errors" },
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, "attempt"), h("th", {}, "when"), h("th", {}, "error"))),
+      h("tbody", {}, errors.map((e) =>
+        h("tr", {},
+          h("td", { class: "num" }, e.attempt),
+          h("td", {}, when(e.at)),
+          h("td", {}, h("div", { class: "errorbox" }, e.error),
+            e.stack ? h("details", {}, h("summary", {}, "stack"), h("pre", { class: "log" }, e.stack)) : null))))));
+}
+
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, lines] = await Promise.all([api("GET", `/job/${id}`), api("GET", `/job/${id}/log`)]);
+    const [job, lines] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`)]);
     return { job, lines };
   } catch (e) {
     if (e.status === 404) return null;
@@ -320,7 +513,7 @@ function renderJob(id, loaded) {
   };
   const actions = h("div", { class: "actions" });
   if (job.state === "failed" || job.state === "complete" || job.state === "cancelled") {
-    actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `/job/${id}/state/inactive`) },
+    actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `job/${id}/state/inactive`) },
       job.state === "failed" ? "Retry" : "Run again"));
   }
   const named = PRIORITIES.some(([, v]) => v === job.priority);
@@ -328,16 +521,13 @@ function renderJob(id, loaded) {
     PRIORITIES.map(([n, v]) => h("option", { value: n, selected: v === job.priority }, `${n} (${v})`)),
     named ? null : h("option", { value: String(job.priority), selected: true }, String(job.priority)));
   actions.append(h("label", { class: "muted" }, "Priority ", prio),
-    h("button", { id: "set-priority", onclick: () => act("Priority changed", "PUT", `/job/${id}/priority/${prio.value}`) }, "Set"));
-  const remove = h("button", { id: "remove", class: "danger" }, "Remove");
-  remove.addEventListener("click", () => {
-    if (!remove.classList.contains("armed")) {
-      remove.classList.add("armed");
-      remove.textContent = "Click again to remove";
-      return;
-    }
-    act(`Job ${id} removed`, "DELETE", `/job/${id}`, () => { location.hash = "#/"; });
-  });
+    h("button", { id: "set-priority", onclick: () => act("Priority changed", "PUT", `job/${id}/priority/${prio.value}`) }, "Set"));
+  const remove = armed(h("button", { id: "remove", class: "danger" }, "Remove"), "Click again to remove",
+    () => act(`Job ${id} removed`, "DELETE", `job/${id}`, () => { location.hash = "#/"; }));
+  if (["delayed", "inactive", "active"].includes(job.state)) {
+    actions.append(armed(h("button", { id: "cancel", class: "danger" }, "Cancel"), "Click again to cancel",
+      () => act(`Job ${id} cancelled`, "POST", `job/${id}/cancel`)));
+  }
   actions.append(remove);
 
   const kv = (pairs) => h("dl", { class: "kv" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
@@ -348,6 +538,7 @@ function renderJob(id, loaded) {
     h("div", { class: "panel" }, h("h3", {}, "Progress"),
       h("div", { class: "progress" }, bar(job.progress, job.state, true), h("span", { class: "mono", id: "job-progress" }, `${job.progress || 0}%`))),
     job.error ? h("div", { class: "panel" }, h("h3", {}, job.state === "failed" ? "Error" : "Last error"), h("div", { class: "errorbox", id: "job-error" }, job.error)) : null,
+    renderErrors(job.errors),
     h("div", { class: "grid2" },
       h("div", { class: "panel" }, h("h3", {}, "Details"), kv([
         ["priority", `${priorityName(job.priority)} (${job.priority})`],
@@ -393,12 +584,12 @@ async function render(live) {
   let data;
   let error = null;
   try {
-    st = await api("GET", "/stats");
+    st = await api("GET", "stats");
   } catch (e) {
     toast(`Cannot read /stats: ${e.message}`, true);
   }
   try {
-    data = r.view === "job" ? await loadJob(r.id) : await loadList(r);
+    data = await (LOADERS[r.view] || loadList)(r);
   } catch (e) {
     error = e;
   }
@@ -416,6 +607,8 @@ function slotsFor(r, data, error) {
     return [["error", error.message, () => h("div", { class: "panel" }, h("p", { class: "errorbox" }, error.message))]];
   }
   if (r.view === "job") return [["job", JSON.stringify([r.id, data]), () => renderJob(r.id, data)]];
+  if (r.view === "schedules") return [["schedules", JSON.stringify(data), () => renderSchedules(data)]];
+  if (r.view === "search") return [["search", JSON.stringify([r, data]), () => renderSearch(r, data)]];
   const counts = [...STATES, "all"].map((s) => count(s, r.type));
   const types = (stats && stats.types) || {};
   return [
@@ -470,7 +663,7 @@ function setLive(on, text) {
 }
 
 function connect() {
-  const es = new EventSource("/events");
+  const es = new EventSource("events");
   es.addEventListener("ready", () => {
     setLive(true, "live");
     // Whatever happened while we were away: read everything once.
@@ -480,7 +673,7 @@ function connect() {
     setLive(false, "reconnecting…");
     // A browser does not retry a stream the server refused (401 once the
     // session ran out): a call tells, and api sends the page to /login.
-    if (es.readyState === EventSource.CLOSED) api("GET", "/stats").catch(() => {});
+    if (es.readyState === EventSource.CLOSED) api("GET", "stats").catch(() => {});
   });
   es.addEventListener("job", (e) => {
     const ev = JSON.parse(e.data);
@@ -503,6 +696,14 @@ function connect() {
   es.addEventListener("lagged", () => scheduleRefresh());
 }
 
+// What each view reads; the list's is the default.
+const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch };
+
+$("#search").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const q = $("#search input").value.trim();
+  if (q) location.hash = `#/search?${new URLSearchParams({ q })}`;
+});
 window.addEventListener("hashchange", () => { window.scrollTo(0, 0); render(false); });
 render(false);
 connect();
