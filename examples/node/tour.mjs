@@ -116,19 +116,21 @@ assert.equal((await kb.get(running.id)).state, "cancelled");
 await assert.rejects(kb.cancel(-1), (e) => e.code === "invalid");
 step("cancel a waiting and a running job, with job.cancel");
 
-// Bulk: retry every failed job of the type, bounded per call.
+// Bulk: retry every failed job of a type, bounded per call (limit: how
+// many jobs of the state one call looks at), going on from the cursor.
+const bulkType = `${type}-bulk`;
 const bulkFailed = [];
 for (let i = 0; i < 3; i++) {
-  await kb.create({ type, data: { i } });
-  const [j] = await kb.lease([type], { wait: 2000 });
+  await kb.create({ type: bulkType, data: { i } });
+  const [j] = await kb.lease([bulkType], { wait: 2000 });
   bulkFailed.push((await kb.fail(j, "upstream 502")).id);
 }
-let res = await kb.bulk({ action: "retry", state: "failed", type, error: "502", limit: 2 });
+let res = await kb.bulk({ action: "retry", state: "failed", type: bulkType, error: "502", limit: 2 });
 assert.deepEqual([res.matched, res.done, res.more], [2, 2, true]);
-res = await kb.bulk({ action: "retry", state: "failed", type, error: "502", limit: 2 });
+res = await kb.bulk({ action: "retry", state: "failed", type: bulkType, error: "502", limit: 2, cursor: res.cursor });
 assert.deepEqual([res.done, res.more], [1, false]);
 for (const id of bulkFailed) assert.equal((await kb.get(id)).state, "inactive");
-res = await kb.bulk({ action: "cancel", state: "inactive", type });
+res = await kb.bulk({ action: "cancel", state: "inactive", type: bulkType });
 assert.equal(res.done, 3);
 await assert.rejects(kb.bulk({ action: "explode", state: "failed" }), (e) => e.code === "invalid");
 step("bulk retry and cancel, bounded per call");
