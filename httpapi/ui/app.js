@@ -99,6 +99,18 @@ function duration(ms) {
   return two(Math.floor(ms / 86400000), "d", Math.round((ms % 86400000) / 3600000), "h");
 }
 
+// retention reads remove_on_complete / remove_on_fail: true, or
+// {age (ms), count}; absent or false keeps the job (unless its type's
+// default says otherwise, which the node's config holds).
+function retention(r) {
+  if (r === true) return "at once";
+  if (!r || typeof r !== "object") return "kept (type default)";
+  const parts = [];
+  if (r.age) parts.push(`after ${duration(r.age)}`);
+  if (r.count) parts.push(`beyond the newest ${r.count}`);
+  return parts.join(", ") || "kept";
+}
+
 function json(v) {
   return JSON.stringify(v, null, 2);
 }
@@ -549,7 +561,9 @@ function renderJob(id, loaded) {
         ["worker", job.worker_id || "—"],
         ["unique key", job.unique_key || "—"],
         ["stalls", job.stalls || 0],
-        ["remove on complete", job.remove_on_complete ? "yes" : "no"],
+        ["remove on complete", retention(job.remove_on_complete)],
+        ["remove on fail", retention(job.remove_on_fail)],
+        ...(job.schedule ? [["schedule", `${job.schedule}, tick ${when(job.schedule_at)}`]] : []),
       ])),
       h("div", { class: "panel" }, h("h3", {}, "Timings"), kv([
         ["created", when(job.created_at)],
