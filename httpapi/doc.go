@@ -34,6 +34,7 @@
 //	doc.go      this comment
 //	server.go   Config, New, Server: Start, Handler, Close, Run, Serve, TLS
 //	routes.go   every route, the JSON 404 and 405, cross-origin refusal
+//	basepath.go CheckBasePath, and the routes mounted under Config.BasePath
 //	read.go     GET /stats, /job/types, /job/{id}, its log, /jobs/... ranges
 //	create.go   POST /job: one job or many, in Kue's body
 //	write.go    remove a job, set its state or priority, add a log line
