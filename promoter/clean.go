@@ -3,7 +3,6 @@ package promoter
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -57,15 +56,7 @@ func (c CleanConfig) withDefaults() CleanConfig {
 }
 
 func (c CleanConfig) validate() error {
-	switch {
-	case c.Limit < 0 || c.Limit > core.MaxMoveLimit:
-		return fmt.Errorf("promoter: clean limit %d is not in 1..%d", c.Limit, core.MaxMoveLimit)
-	case c.Interval < 0:
-		return fmt.Errorf("promoter: clean interval %v is negative", c.Interval)
-	case c.RetryDelay < 0:
-		return fmt.Errorf("promoter: clean retry delay %v is negative", c.RetryDelay)
-	}
-	return checkCallTimeout("clean", c.CallTimeout)
+	return checkRepeat("clean", c.Limit, c.Interval, c.RetryDelay, c.CallTimeout)
 }
 
 // RunCleanLoop asks core to remove finished jobs past their retention
@@ -82,36 +73,23 @@ func RunCleanLoop(ctx context.Context, cfg CleanConfig) error {
 		return err
 	}
 	log := cfg.Logger.With("component", "cleaner")
-	for {
-		wait := cfg.Interval
+	repeat(ctx, log, "clean", cfg.RetryDelay, func(ctx context.Context) (time.Duration, error) {
 		reply, err := clean(ctx, cfg)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			wait = retryDelay(ctx, err, cfg.RetryDelay)
-			log.WarnContext(ctx, "clean failed; retrying", "err", err, "retry_in", wait)
-		default:
-			if cfg.OnClean != nil {
-				cfg.OnClean(reply)
-			}
-			if reply.Removed > 0 {
-				log.DebugContext(ctx, "removed finished jobs past their retention", "removed", reply.Removed)
-			}
-			if reply.More {
-				wait = 0
-			}
+		if err != nil {
+			return 0, err
 		}
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
+		if cfg.OnClean != nil {
+			cfg.OnClean(reply)
 		}
-	}
+		if reply.Removed > 0 {
+			log.DebugContext(ctx, "removed finished jobs past their retention", "removed", reply.Removed)
+		}
+		if reply.More {
+			return 0, nil
+		}
+		return cfg.Interval, nil
+	})
+	return nil
 }
 
 // clean makes one clean call, bounded by cfg.CallTimeout.

@@ -125,6 +125,7 @@
 //	schedule.go    Scheduler, ScheduleConfig, RunScheduleLoop: the promote
 //	               loop's shape with schedule_fire
 //	clean.go       Cleaner, CleanConfig, RunCleanLoop: the cleaner
+//	repeat.go      the shape rescue and clean share: call, wait what the call says, retry
 //	node.go        NodeConfig, New, Node: Run, the leader loop, terms,
 //	               queue.leader, leaving the ring
 //	membership.go  the leader rule, memberlist's config and callbacks,

@@ -3,7 +3,6 @@ package promoter
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -58,15 +57,7 @@ func (c RescueConfig) withDefaults() RescueConfig {
 }
 
 func (c RescueConfig) validate() error {
-	switch {
-	case c.Limit < 0 || c.Limit > core.MaxMoveLimit:
-		return fmt.Errorf("promoter: rescue limit %d is not in 1..%d", c.Limit, core.MaxMoveLimit)
-	case c.Interval < 0:
-		return fmt.Errorf("promoter: rescue interval %v is negative", c.Interval)
-	case c.RetryDelay < 0:
-		return fmt.Errorf("promoter: rescue retry delay %v is negative", c.RetryDelay)
-	}
-	return checkCallTimeout("rescue", c.CallTimeout)
+	return checkRepeat("rescue", c.Limit, c.Interval, c.RetryDelay, c.CallTimeout)
 }
 
 // RunRescueLoop asks core to rescue jobs whose lease ran out (their worker
@@ -85,36 +76,24 @@ func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 		return err
 	}
 	log := cfg.Logger.With("component", "rescuer")
-	for {
-		wait := cfg.Interval
+	repeat(ctx, log, "rescue", cfg.RetryDelay, func(ctx context.Context) (time.Duration, error) {
 		reply, err := rescue(ctx, cfg)
 		switch {
-		case ctx.Err() != nil:
-			return nil
 		case err != nil:
-			wait = retryDelay(ctx, err, cfg.RetryDelay)
-			log.WarnContext(ctx, "rescue failed; retrying", "err", err, "retry_in", wait)
+			return 0, err
 		case reply.Moved >= cfg.Limit:
-			wait = 0 // a full batch: more may be expired already
-		default:
-			if reply.Moved > 0 {
-				log.InfoContext(ctx, "rescued jobs whose lease ran out", "moved", reply.Moved)
-			}
-			if reply.NextDue > 0 {
-				until := time.Duration(reply.NextDue-cfg.Now().UnixMilli()) * time.Millisecond
-				wait = max(min(until, cfg.Interval), minSleep)
-			}
+			return 0, nil // a full batch: more may be expired already
 		}
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
+		if reply.Moved > 0 {
+			log.InfoContext(ctx, "rescued jobs whose lease ran out", "moved", reply.Moved)
 		}
-	}
+		if reply.NextDue > 0 {
+			until := time.Duration(reply.NextDue-cfg.Now().UnixMilli()) * time.Millisecond
+			return max(min(until, cfg.Interval), minSleep), nil
+		}
+		return cfg.Interval, nil
+	})
+	return nil
 }
 
 // rescue makes one rescue call, bounded by cfg.CallTimeout.
