@@ -135,6 +135,18 @@ func withArg[T any](ctx context.Context, e *env, args []string, parse func(strin
 	return cf.withClient(ctx, func(c *core.Client) error { return fn(c, arg) })
 }
 
+// withClient parses the connection flags of a command that takes no
+// argument and calls fn with a client.
+func withClient(ctx context.Context, e *env, args []string, fn func(*core.Client) error) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	if _, err := e.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	return cf.withClient(ctx, fn)
+}
+
 func runJobState(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()

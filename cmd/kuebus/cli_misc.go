@@ -18,13 +18,7 @@ import (
 )
 
 func runStats(ctx context.Context, e *env, args []string) error {
-	var cf connFlags
-	fs := e.flags()
-	cf.register(fs)
-	if _, err := e.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	return cf.withClient(ctx, func(c *core.Client) error {
+	return withClient(ctx, e, args, func(c *core.Client) error {
 		st, err := c.Stats(ctx)
 		if err != nil {
 			return err
