@@ -238,6 +238,11 @@ type Stats struct {
 	// Paused lists the paused types, sorted, as types does; left out when
 	// none is.
 	Paused []string `json:"paused,omitempty"`
+	// ReadySince gives, per type with jobs waiting, the promote_at (unix
+	// ms) of the job at the head of its queue, the next to run: how long
+	// the line has stood still (kuebus_queue_oldest_job_age_seconds).
+	// Left out when no job waits.
+	ReadySince map[string]int64 `json:"ready_since,omitempty"`
 }
 
 // SetStateRequest is set_state's request.

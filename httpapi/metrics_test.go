@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -128,4 +130,72 @@ func TestMetrics(t *testing.T) {
 		// collectors run concurrently).
 		require.Regexp(t, `kuebus_rpc_duration_seconds_count\{code="unavailable",method="stats"\} [12]\n`, e.scrape()+"\n")
 	})
+}
+
+// TestQueueHealthMetrics: the figures operators alert on. The age of the
+// job next in line grows with the clock while it waits and is 0 once none
+// waits; every started job is observed by the wait histogram; a promotion
+// by the lateness histogram; a rescued lease by the stall counter.
+func TestQueueHealthMetrics(t *testing.T) {
+	t.Parallel()
+	var now atomic.Int64 // the exporter's clock, unix ms; 0: the real one
+	e := newEnvWith(t, service.Config{}, func(c *nodetest.Core) httpapi.Config {
+		exp, err := prom.New(prom.Config{Stats: c.Client, Now: func() time.Time {
+			if ms := now.Load(); ms > 0 {
+				return time.UnixMilli(ms)
+			}
+			return time.Now()
+		}})
+		require.NoError(t, err)
+		return httpapi.Config{Metrics: exp, MetricsHandler: exp.Handler()}
+	})
+	st := e.events("")
+	job := e.create(map[string]any{"type": "report"})
+	st.until(bus.EventEnqueue, job.ID)
+
+	now.Store(job.PromoteAt + 5000)
+	require.Contains(t, e.scrape(), `kuebus_queue_oldest_job_age_seconds{type="report"} 5`+"\n")
+	now.Store(job.PromoteAt + 65000)
+	require.Contains(t, e.scrape(), `kuebus_queue_oldest_job_age_seconds{type="report"} 65`+"\n", "it grows while the job waits")
+
+	for range 2 {
+		var leased core.Job
+		e.ok(http.StatusOK, "POST", "/pop?type=report&ttl=1", nil, &leased)
+		st.until(bus.EventStart, leased.ID)
+		if leased.ID != job.ID {
+			continue
+		}
+		// Its 1 ms lease runs out: rescue puts it back (job.stalled).
+		untilMoved(t, func() (*core.MoveReply, error) {
+			return e.core.Client.Rescue(t.Context(), &core.RescueRequest{Limit: 10})
+		})
+		st.until(bus.EventStalled, job.ID)
+		job = e.create(map[string]any{"type": "report"}) // a second one for the loop
+		st.until(bus.EventEnqueue, job.ID)
+	}
+	got := e.scrape()
+	require.Contains(t, got, `kuebus_job_wait_seconds_count{type="report"} 2`+"\n", "every started job")
+	require.Contains(t, got, `kuebus_jobs_stalled_total{type="report"} 1`+"\n")
+
+	delayed := e.create(map[string]any{"type": "later", "options": map[string]any{"delay": 1}})
+	st.until(bus.EventEnqueue, delayed.ID)
+	untilMoved(t, func() (*core.MoveReply, error) { return e.core.Client.Promote(t.Context(), 10) })
+	st.until(bus.EventPromotion, delayed.ID)
+	require.Contains(t, e.scrape(), `kuebus_promotion_lateness_seconds_count{type="later"} 1`+"\n")
+}
+
+// untilMoved calls a promoter method (promote, rescue) until it moves a job:
+// what it waits for is a millisecond of the clock (a 1 ms delay or lease),
+// which no event announces. Each call is a round trip to core, so a few
+// hundred calls at most.
+func untilMoved(t *testing.T, call func() (*core.MoveReply, error)) {
+	t.Helper()
+	for range 100000 {
+		r, err := call()
+		require.NoError(t, err)
+		if r.Moved > 0 {
+			return
+		}
+	}
+	t.Fatal("no job moved")
 }

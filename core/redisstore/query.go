@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,15 +294,20 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 	pipe := s.rdb.Pipeline()
 	counts := make([][]*redis.IntCmd, len(types))
 	fields := make([]*redis.SliceCmd, len(types)) // HMGET: a missing field is nil, no error
+	heads := make([]*redis.StringSliceCmd, len(types))
 	for i, t := range types {
 		tk := s.keys.ofType(t)
 		for _, state := range core.States {
 			counts[i] = append(counts[i], pipe.ZCard(ctx, indexOf(tk, state)))
 		}
 		fields[i] = pipe.HMGet(ctx, tk.stats(), "work_time", pausedField)
+		heads[i] = pipe.ZRange(ctx, tk.ready(), 0, 0)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, s.fail("stats", err)
+	}
+	if err := s.readySince(ctx, st, types, heads); err != nil {
+		return nil, err
 	}
 	for i, t := range types {
 		var tc core.StateCounts
@@ -319,4 +325,31 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// readySince fills st.ReadySince: for each type with jobs waiting, the
+// promote_at of the job at the head of its ready queue (the next to run),
+// one more round trip. heads are the ZRANGE 0 0 of each type's ready.
+func (s *Store) readySince(ctx context.Context, st *core.Stats, types []string, heads []*redis.StringSliceCmd) error {
+	pipe := s.rdb.Pipeline()
+	at := make(map[string]*redis.StringCmd)
+	for i, t := range types {
+		if h := heads[i].Val(); len(h) == 1 {
+			at[t] = pipe.HGet(ctx, s.keys.ofType(t).job(readyID(h[0])), "promote_at")
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	// A head that left meanwhile reads as redis.Nil: that type is skipped.
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return s.fail("stats: ready heads", err)
+	}
+	st.ReadySince = make(map[string]int64, len(at))
+	for t, cmd := range at {
+		if ms, err := cmd.Int64(); err == nil {
+			st.ReadySince[t] = ms
+		}
+	}
+	return nil
 }

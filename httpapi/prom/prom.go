@@ -42,6 +42,9 @@ type Config struct {
 	// ScrapeTimeout bounds the core.stats call of one scrape. Default
 	// ScrapeTimeoutDefault (5s).
 	ScrapeTimeout time.Duration
+	// Now is the clock of kuebus_queue_oldest_job_age_seconds. Default
+	// time.Now; tests set it.
+	Now func() time.Time
 }
 
 // Exporter holds the metrics. It implements httpapi.Metrics.
@@ -54,6 +57,9 @@ type Exporter struct {
 	cancel   *prometheus.CounterVec
 	retried  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	wait     *prometheus.HistogramVec
+	late     *prometheus.HistogramVec
+	stalled  *prometheus.CounterVec
 	rpc      *prometheus.HistogramVec
 	leader   prometheus.Gauge
 }
@@ -67,6 +73,9 @@ func New(cfg Config) (*Exporter, error) {
 	}
 	cfg.Node = cmp.Or(cfg.Node, NodeDefault)
 	cfg.ScrapeTimeout = cmp.Or(cfg.ScrapeTimeout, ScrapeTimeoutDefault)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	byType := []string{"type"}
 	e := &Exporter{
 		cfg: cfg,
@@ -91,6 +100,19 @@ func New(cfg Config) (*Exporter, error) {
 			Help:    "Handler time of completed jobs, per type (job.duration of job.complete events).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
 		}, byType),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kuebus_job_wait_seconds",
+			Help:    "Time from ready (promote_at) to start of each started job, per type (job.start events).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, byType),
+		late: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kuebus_promotion_lateness_seconds",
+			Help:    "How late after its due time (promote_at) each delayed job was promoted, per type (job.promotion events).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, byType),
+		stalled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kuebus_jobs_stalled_total", Help: "Leases that ran out and were rescued, per type (job.stalled events; a stall past the limit is a failed attempt, counted there too).",
+		}, byType),
 		rpc: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "kuebus_rpc_duration_seconds",
 			Help:    "Latency of this server's calls to core.<method>; code is ok or the error code.",
@@ -107,6 +129,7 @@ func New(cfg Config) (*Exporter, error) {
 	err := errors.Join(
 		e.reg.Register(e.created), e.reg.Register(e.complete), e.reg.Register(e.failed),
 		e.reg.Register(e.retried), e.reg.Register(e.cancel), e.reg.Register(e.duration), e.reg.Register(e.rpc),
+		e.reg.Register(e.wait), e.reg.Register(e.late), e.reg.Register(e.stalled),
 		e.reg.Register(e.leader), e.reg.Register(depthCollector{e}),
 		e.reg.Register(collectors.NewGoCollector()),
 		e.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
@@ -142,6 +165,16 @@ func (e *Exporter) Event(ev *core.Event) {
 		if ev.Job != nil && ev.Job.StartedAt > 0 {
 			e.duration.WithLabelValues(ev.Type).Observe(float64(ev.Job.Duration) / 1000)
 		}
+	case bus.EventStart:
+		if ev.Job != nil && ev.Job.StartedAt > 0 && ev.Job.PromoteAt > 0 {
+			e.wait.WithLabelValues(ev.Type).Observe(seconds(ev.Job.StartedAt - ev.Job.PromoteAt))
+		}
+	case bus.EventPromotion:
+		if ev.Job != nil && ev.Job.PromoteAt > 0 {
+			e.late.WithLabelValues(ev.Type).Observe(seconds(ev.At - ev.Job.PromoteAt))
+		}
+	case bus.EventStalled:
+		e.stalled.WithLabelValues(ev.Type).Inc()
 	case bus.EventFailed:
 		e.failed.WithLabelValues(ev.Type).Inc()
 	case bus.EventCancel:
@@ -160,6 +193,10 @@ func (e *Exporter) Event(ev *core.Event) {
 	}
 }
 
+// seconds is a span of ms in seconds, never negative: clocks of different
+// machines may disagree by a little.
+func seconds(ms int64) float64 { return float64(max(ms, 0)) / 1000 }
+
 // RPC observes one call to core.
 func (e *Exporter) RPC(method string, took time.Duration, err error) {
 	code := "ok"
@@ -177,6 +214,7 @@ var (
 	depthDesc  = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
 	workDesc   = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
 	upDesc     = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call succeeded, else 0.", nil, nil)
+	oldestDesc = prometheus.NewDesc("kuebus_queue_oldest_job_age_seconds", "How long the job next in line of each type has been ready (now − its promote_at; 0 when none waits); read from core.stats at scrape time.", []string{"type"}, nil)
 	pausedDesc = prometheus.NewDesc("kuebus_queue_paused", "1 while a type is paused (no leases), else 0; read from core.stats at scrape time.", []string{"type"}, nil)
 )
 
@@ -185,6 +223,7 @@ func (d depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- workDesc
 	ch <- upDesc
 	ch <- pausedDesc
+	ch <- oldestDesc
 }
 
 func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
@@ -212,5 +251,10 @@ func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
 			flag = 1
 		}
 		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, flag, typ)
+		age := 0.0
+		if since, ok := st.ReadySince[typ]; ok {
+			age = seconds(d.e.cfg.Now().UnixMilli() - since)
+		}
+		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, typ)
 	}
 }
