@@ -2,16 +2,18 @@
 # Installs what kuebus needs on a Debian machine that has Go and nothing else:
 # redis-server (for `kuebus dev` and the tests); with --browser, Debian's
 # Chromium for the dashboard's browser test; with --node, Node.js and npm and
-# the Node example's one dependency (examples/node, run by its Go test).
-# Installs only what is missing.
+# the Node example's one dependency (examples/node, run by its Go test);
+# with --prom, promtool (Debian's prometheus package), which checks the
+# alert rules of deploy/prometheus. Installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-browser=0 nodejs=0
+browser=0 nodejs=0 prom=0
 for arg in "$@"; do
   case "$arg" in
     --browser) browser=1 ;;
     --node) nodejs=1 ;;
-    *) echo "install-deps: unknown flag $arg (takes --browser, --node)" >&2; exit 2 ;;
+    --prom) prom=1 ;;
+    *) echo "install-deps: unknown flag $arg (takes --browser, --node, --prom)" >&2; exit 2 ;;
   esac
 done
 need=()
@@ -23,12 +25,22 @@ if ((nodejs)); then
   command -v node >/dev/null 2>&1 || need+=(nodejs)
   command -v npm >/dev/null 2>&1 || need+=(npm)
 fi
-if ((${#need[@]})); then
+# promtool alone is used: the server's recommends stay out.
+need_lean=()
+if ((prom)) && ! command -v promtool >/dev/null 2>&1; then
+  need_lean+=(prometheus)
+fi
+if ((${#need[@]} + ${#need_lean[@]})); then
   sudo=""
   if [[ "$(id -u)" -ne 0 ]]; then sudo="sudo"; fi
-  echo "install-deps: installing ${need[*]}" >&2
+  echo "install-deps: installing ${need[*]} ${need_lean[*]}" >&2
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+  if ((${#need[@]})); then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  if ((${#need_lean[@]})); then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_lean[@]}" >/dev/null
+  fi
 fi
 if ((nodejs)) && [[ ! -f examples/node/node_modules/nats/package.json ]]; then
   echo "install-deps: npm ci in examples/node" >&2
