@@ -21,7 +21,19 @@ type ClientOptions struct {
 	// method's name (bus.Method*), how long the call took and its error (nil
 	// on success): a metrics hook. It must not block.
 	OnCall func(method string, took time.Duration, err error)
+	// Middleware wraps every call the client makes to core, the first
+	// outermost: tracing, logging, retries or rate limits of the caller's
+	// own. Default: none.
+	Middleware []CallMiddleware
 }
+
+// CallFunc is one call to core: the method (bus.Method*), its request, and
+// where its reply goes (nil: none wanted).
+type CallFunc func(ctx context.Context, method string, req, reply any) error
+
+// CallMiddleware wraps the calls of a Client: it gets the next CallFunc
+// and returns one that calls it (or not) around work of its own.
+type CallMiddleware func(next CallFunc) CallFunc
 
 // Client is the Go API to a kuebus queue, over NATS only: create jobs, read
 // and change them, and listen to their events. It is safe for concurrent use.
@@ -39,6 +51,7 @@ type Client struct {
 	subj    bus.Subjects
 	onCall  func(method string, took time.Duration, err error)
 	creates *bus.Batcher[Spec, created] // create.go
+	send    CallFunc                    // send, wrapped in the options' middleware
 }
 
 // NewClient returns a client on an open NATS connection (see bus.Connect;
@@ -53,6 +66,10 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{rpc: bus.NewClient(nc, opts.Timeout), nc: nc, subj: subj, onCall: opts.OnCall}
+	c.send = c.sendCall
+	for i := len(opts.Middleware) - 1; i >= 0; i-- {
+		c.send = opts.Middleware[i](c.send)
+	}
 	c.creates = c.newCreateBatcher(createSenders, c.sendCreates)
 	return c, nil
 }
@@ -70,6 +87,12 @@ func (c *Client) Subjects() bus.Subjects { return c.subj }
 // wanted); every typed method is built on it. Its errors name the method
 // and keep the sentinel of their code for errors.Is.
 func (c *Client) call(ctx context.Context, method string, req, reply any) error {
+	return c.send(ctx, method, req, reply)
+}
+
+// sendCall is the innermost CallFunc: the request over NATS, timed for
+// OnCall.
+func (c *Client) sendCall(ctx context.Context, method string, req, reply any) error {
 	start := time.Now()
 	err := c.rpc.Call(ctx, c.subj.Core(method), req, reply)
 	if err != nil {

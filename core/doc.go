@@ -17,6 +17,7 @@
 //	wire.go           request and reply bodies, the event body, wire limits
 //	lease.go          what a worker sends and gets: lease, batch and lease ops
 //	errors.go         the sentinels and the errors both sides word alike
+//	args.go           Args and CreateArgs: a job type as a Go type
 //	client.go         Client: the calls of producers and readers (and the
 //	                  promoter's promote), event subscriptions, Await
 //	client_worker.go  Client: the calls of workers (lease, the lease holder's

@@ -19,6 +19,7 @@
 //	worker.go   Config, New, Handle and Process, Run and the order of a stop
 //	job.go      Handler, Job and the calls a handler makes, RetryAfter,
 //	            Discard, and the errors a handler's context ends with
+//	args.go     HandleArgs, ProcessArgs: handlers of a job type as a Go type
 //	pool.go     a pool's leasing loop, running a handler, and turning its
 //	            outcome into an acknowledgement
 //	registry.go the jobs whose handlers run, and the extension of their leases

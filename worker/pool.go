@@ -221,6 +221,9 @@ func (w *Worker) acknowledge(r *running, job *Job, err error) {
 	}
 	if o.Op == core.OpFail {
 		o.Stack = stackOf(err)
+		if w.cfg.OnError != nil {
+			w.cfg.OnError(&job.Job, err)
+		}
 	}
 	// Under the registry's lock: after a shutdown released the job, its
 	// outcome no longer counts (the lease is gone).

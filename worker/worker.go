@@ -55,7 +55,20 @@ type Config struct {
 	// or Discard), with the job as core stored it and the handler's error.
 	// It runs on the worker's acknowledging goroutine: keep it short.
 	OnFailed func(job *core.Job, err error)
+	// OnError is called for every attempt that fails (the handler returned
+	// an error other than RetryAfter, or panicked), before core is told,
+	// with the job as leased and the error: whether it will be retried is
+	// known later (OnFailed). It runs on the handler's goroutine.
+	OnError func(job *core.Job, err error)
+	// Middleware wraps every handler, the first outermost: logging,
+	// tracing, metrics, recovering of one's own. It sees the handler's
+	// context and job and returns its error. Default: none.
+	Middleware []Middleware
 }
+
+// Middleware wraps a handler: it returns one that calls next (or not)
+// around work of its own.
+type Middleware func(next Handler) Handler
 
 func (c Config) withDefaults() Config {
 	c.Concurrency = cmp.Or(c.Concurrency, ConcurrencyDefault)
@@ -129,6 +142,7 @@ func (w *Worker) Handle(jobType string, h Handler) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkRegister(jobType)
+	h = w.wrap(h)
 	if w.shared == nil {
 		w.shared = &pool{w: w, concurrency: w.cfg.Concurrency, handlers: map[string]Handler{}}
 		w.pools = append(w.pools, w.shared)
@@ -146,8 +160,16 @@ func (w *Worker) Process(jobType string, concurrency int, fn HandlerFunc) {
 		panic(fmt.Sprintf("worker: Process(%q): concurrency %d is not positive", jobType, concurrency))
 	}
 	p := &pool{w: w, concurrency: concurrency, handlers: map[string]Handler{}}
-	p.add(jobType, fn)
+	p.add(jobType, w.wrap(fn))
 	w.pools = append(w.pools, p)
+}
+
+// wrap puts h inside the configured middleware, the first outermost.
+func (w *Worker) wrap(h Handler) Handler {
+	for i := len(w.cfg.Middleware) - 1; i >= 0; i-- {
+		h = w.cfg.Middleware[i](h)
+	}
+	return h
 }
 
 func (w *Worker) checkRegister(jobType string) {

@@ -178,6 +178,39 @@ func NewCore(t testing.TB, cfg service.Config) *Core {
 	return &Core{Node: n, NATS: ns, Store: n.Store(), Redis: rdb, Service: n.Service(), Client: client}
 }
 
+// Queue starts a whole queue for a runnable Example, which has no
+// testing.T: embedded NATS and core on the test Redis (Main must have run)
+// under a key prefix of its own, and a promoter leader of one, as `kuebus
+// dev` runs them. It returns the NATS URL, and stop, which stops the node;
+// its keys stay, under their unique prefix. It panics when the queue does
+// not start: an Example cannot fail otherwise.
+func Queue() (natsURL string, stop func()) {
+	if redisURL == "" {
+		panic("nodetest: no Redis: call nodetest.Main from TestMain")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	n, err := node.Start(context.Background(), node.Config{
+		Node: &clusterconfig.Config{
+			Name:        "example",
+			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore, clusterconfig.RolePromoter},
+			RedisPrefix: "kx" + hex.EncodeToString(b),
+			NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
+			Memberlist:  clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
+			Redis:       clusterconfig.Redis{URL: redisURL},
+		},
+		Alone: true,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("nodetest: start a queue: %v", err))
+	}
+	return n.NATS().ClientURL(), func() {
+		if err := n.Stop(); err != nil {
+			panic(fmt.Sprintf("nodetest: stop the queue: %v", err))
+		}
+	}
+}
+
 // Clock is a settable clock for service.Config.Now, safe for concurrent use.
 type Clock struct{ ms atomic.Int64 }
 

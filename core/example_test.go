@@ -1,0 +1,109 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/node/nodetest"
+)
+
+// Create a job, take it as a worker would, and await its end: Kue's
+// queue.create(...).save() and job.on('complete').
+func ExampleClient_Create() {
+	natsURL, stop := nodetest.Queue() // a queue of its own: NATS, core, Redis
+	defer stop()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	client, _ := core.NewClient(nc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	job, _ := client.Create(ctx, "email", map[string]string{"to": "ada@example.com"},
+		&core.CreateOpts{Priority: core.PriorityHigh, MaxAttempts: 3})
+	fmt.Println(job.Type, job.State, job.Priority, job.MaxAttempts)
+
+	// What a worker does (package worker does it for Go handlers).
+	leased, _ := client.Lease(ctx, core.LeaseRequest{Types: []string{"email"}, Max: 1, Worker: "w1", Wait: 1000})
+	_ = client.Complete(ctx, core.LeaseOp{ID: leased[0].ID, Lease: leased[0].Lease, Type: "email", Result: []byte(`{"sent":true}`)})
+
+	done, _ := client.Await(ctx, job.ID)
+	fmt.Println(done.State, string(done.Result))
+	// Output:
+	// email inactive -10 3
+	// complete {"sent":true}
+}
+
+// Listen to events: every completion of any type, as Kue's
+// queue.on('job complete').
+func ExampleClient_Subscribe() {
+	natsURL, stop := nodetest.Queue()
+	defer stop()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	client, _ := core.NewClient(nc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	events := make(chan *core.Event, 1)
+	sub, _ := client.Subscribe(client.Subjects().JobEventsOf(bus.EventComplete, ""), func(ev *core.Event) { events <- ev })
+	defer sub.Unsubscribe()
+	_ = nc.Flush() // the subscription is in place before the job runs
+
+	job, _ := client.Create(ctx, "report", nil, nil)
+	leased, _ := client.Lease(ctx, core.LeaseRequest{Types: []string{"report"}, Max: 1, Wait: 1000})
+	_ = client.Complete(ctx, core.LeaseOp{ID: job.ID, Lease: leased[0].Lease, Type: "report"})
+	ev := <-events
+	fmt.Println(ev.Event, ev.ID == job.ID, ev.Type)
+	// Output:
+	// complete true report
+}
+
+// Cancel a job: a waiting one never runs; a running one's worker is told
+// (its handler's context ends with worker.ErrCancelled).
+func ExampleClient_Cancel() {
+	natsURL, stop := nodetest.Queue()
+	defer stop()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	client, _ := core.NewClient(nc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	job, _ := client.Create(ctx, "invoice", nil, &core.CreateOpts{Delay: time.Hour})
+	cancelled, _ := client.Cancel(ctx, job.ID, "customer left")
+	fmt.Println(cancelled.State)
+	_, err := client.Cancel(ctx, job.ID, "")
+	fmt.Println(err)
+	// Output:
+	// cancelled
+	// core.cancel: kuebus: conflict: job 1 is cancelled already: only a delayed, inactive or active job can be cancelled
+}
+
+// Middleware around every call a client makes: here a log line per call.
+func ExampleCallMiddleware() {
+	natsURL, stop := nodetest.Queue()
+	defer stop()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	logCalls := func(next core.CallFunc) core.CallFunc {
+		return func(ctx context.Context, method string, req, reply any) error {
+			err := next(ctx, method, req, reply)
+			fmt.Println("core."+method, "err:", err)
+			return err
+		}
+	}
+	client, _ := core.NewClient(nc, &core.ClientOptions{Middleware: []core.CallMiddleware{logCalls}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	_, _ = client.Get(ctx, 42)
+	_, _ = client.Stats(ctx)
+	// Output:
+	// core.get err: core.get: kuebus: not_found: job 42 not found
+	// core.stats err: <nil>
+}
