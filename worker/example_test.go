@@ -71,7 +71,10 @@ func ExampleConfig_middleware() {
 		Conn:       nc,
 		Middleware: []worker.Middleware{logged},
 		OnError:    func(job *core.Job, err error) { fmt.Println("attempt failed:", err) },
-		OnFailed:   func(job *core.Job, err error) { fmt.Println("failed for good after", job.Attempts, "attempts"); close(failed) },
+		OnFailed: func(job *core.Job, err error) {
+			fmt.Println("failed for good after", job.Attempts, "attempts")
+			close(failed)
+		},
 	})
 	w.Handle("flaky", worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
 		return errors.New("smtp timeout")
