@@ -92,6 +92,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	fresh := e.create(map[string]any{"type": "email", "data": map[string]string{"to": "live@example.com"}, "options": map[string]any{"priority": "high"}})
 	step("see a job created through the API appear",
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#list tr[data-id="%d"]`, fresh.ID))))
+	step("the delayed job shows when it is due, the running one its worker",
+		chromedp.WaitVisible(chromedp.CSS(`#list tr[data-state="delayed"] td.where span[title]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#list tr[data-state="active"] td.where span.mono`)),
+	)
 	shot("2-job-appeared-live.png")
 
 	failed := failJob(t, e, "report", "upstream returned 502")

@@ -383,14 +383,23 @@ function jobRow(j) {
     h("td", { class: "num" }, `${j.attempts}/${j.max_attempts}`),
     h("td", {}, bar(j.progress, j.state)),
     h("td", { class: "data mono", title: j.data === undefined ? "" : JSON.stringify(j.data) }, j.data === undefined ? "" : JSON.stringify(j.data)),
+    h("td", { class: "where" }, whereNow(j)),
     h("td", {}, ago(j.created_at)),
     h("td", {}, ago(j.updated_at)));
 }
 
+// whereNow says what a job waits for or who holds it: a delayed job's due
+// time, a running job's worker.
+function whereNow(j) {
+  if (j.state === "delayed") return h("span", { title: when(j.promote_at) }, `due ${ago(j.promote_at)}`);
+  if (j.state === "active") return h("span", { class: "mono", title: `lease until ${when(j.lease_until)}` }, j.worker_id || "");
+  return "";
+}
+
 function jobTable(id, jobs, dataset, empty) {
   return h("table", { class: "jobs", id, dataset },
-    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
-    h("tbody", {}, jobs.length ? jobs.map(jobRow) : h("tr", {}, h("td", { class: "empty", colspan: 9 }, empty))));
+    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", "due / worker", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
+    h("tbody", {}, jobs.length ? jobs.map(jobRow) : h("tr", {}, h("td", { class: "empty", colspan: 10 }, empty))));
 }
 
 function renderSearch(r, data) {
