@@ -53,7 +53,7 @@ const ResponseWindow = 6 * time.Minute
 // Method groups, by who may call them.
 var (
 	// readMethods change nothing.
-	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch}
+	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory}
 	// createMethods add jobs.
 	createMethods = []string{MethodCreate, MethodCreateBulk}
 	// workerMethods act on a leased job, under its lease token.

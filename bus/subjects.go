@@ -92,6 +92,7 @@ const (
 	MethodBulk        = "bulk"
 	MethodClean       = "clean"
 	MethodSearch      = "search"
+	MethodHistory     = "history"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

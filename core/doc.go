@@ -26,6 +26,7 @@
 //	bulk.go           bulk's actions, the states each starts from, its bodies
 //	schedule.go       schedules: their wire types and Client calls
 //	search.go         search's request, reply, bounds and cursor
+//	history.go        history: per-minute counts of created, completed, failed jobs
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -120,6 +120,17 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, core.StateInactive, got.State)
 
+	// The cores add their per-minute counts to Redis every few seconds;
+	// flush now, and an event makes the page read again.
+	e.core.Service.FlushHistory(t.Context())
+	e.create(map[string]any{"type": "email"})
+	step("the last hour's chart shows completed and failed jobs",
+		chromedp.Navigate(e.url+"/#/"),
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart rect.done`)),
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart rect.bad`)),
+	)
+	shot("5-chart.png")
+
 	emailRow := `#types tr[data-type="email"]`
 	step("pause a type from the types table and see it paused",
 		chromedp.Navigate(e.url+"/#/"),
@@ -127,7 +138,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(emailRow+` button[data-pause="email"]`)),
 		chromedp.WaitVisible(chromedp.CSS(emailRow+`[data-paused="1"] .tag.paused`)),
 	)
-	shot("5-type-paused.png")
+	shot("6-type-paused.png")
 	st, err := e.core.Client.Stats(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, []string{"email"}, st.Paused)
@@ -299,7 +310,7 @@ func TestSignInAndOutInBrowser(t *testing.T) {
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	cancel()
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), "6-signed-in.png"), png, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), "7-signed-in.png"), png, 0o644))
 	clk.advance(time.Hour)
 	e.create(map[string]any{"type": "email"}) // an event: the page reads again
 	step("the session ran out: back at the login form", append([]chromedp.Action[chromedp.Void]{}, signIn...)...)

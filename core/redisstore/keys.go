@@ -88,3 +88,9 @@ func (t typeKeys) scheduleRev() string { return t.base + "schedule_rev" }
 func (t typeKeys) job(id int64) string    { return t.base + "job:" + strconv.FormatInt(id, 10) }
 func (t typeKeys) log(id int64) string    { return t.base + "log:" + strconv.FormatInt(id, 10) }
 func (t typeKeys) errors(id int64) string { return t.base + "errors:" + strconv.FormatInt(id, 10) }
+
+// history is a minute of the type's history (unix minute): HASH created,
+// completed, failed; it expires after a day (lua/history_add.lua).
+func (t typeKeys) history(minute int64) string {
+	return t.base + "history:" + strconv.FormatInt(minute, 10)
+}

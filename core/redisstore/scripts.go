@@ -71,6 +71,7 @@ var (
 	fireSchedule  = loadScript("fire_schedule.lua")
 	cleanJobs     = loadScript("clean.lua")
 	searchJobs    = loadScript("search.lua")
+	addHistory    = loadScript("history_add.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

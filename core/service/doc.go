@@ -16,6 +16,8 @@
 //	worker_methods.go  lease, batch and the lease holders' operations (a
 //	                   progress handed to the store as its percent), rescue
 //	search.go          search: its checks, and a page cut to one message
+//	history.go         per-minute counts from the events a core publishes, added to
+//	                   Redis every few seconds; the history method
 //	queue_error.go     queue.error: core's own failures, once a second per code
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume

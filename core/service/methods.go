@@ -37,6 +37,7 @@ func (s *Service) register() error {
 		handle(s, bus.MethodBulk, s.bulk),
 		handle(s, bus.MethodClean, s.clean),
 		handle(s, bus.MethodSearch, s.search),
+		handle(s, bus.MethodHistory, s.historyOf),
 	)
 }
 

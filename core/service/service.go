@@ -93,6 +93,7 @@ type Service struct {
 	creates  *bus.Batcher[core.Spec, stored]
 	waits    *waitRoom
 	errs     *errorReporter // queue.error
+	history  *history       // per-minute counts not yet in Redis
 	wakeSub  []*nats.Subscription
 	closing  chan struct{} // closed by Stop: waiting leases answer at once
 	leaseMu  sync.Mutex    // one lease at a time per core (see leaseNow)
@@ -116,6 +117,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core"),
 		waits: newWaitRoom(), closing: make(chan struct{})}
 	s.errs = newErrorReporter(s)
+	s.history = newHistory()
 	for _, ev := range wakeEvents {
 		sub, err := cfg.Conn.Subscribe(cfg.Subjects.JobEventsOf(ev, ""), s.waits.onEvent)
 		if err != nil {
@@ -152,6 +154,7 @@ func New(cfg Config) (*Service, error) {
 		s.creates.Stop()
 		return nil, fmt.Errorf("core: %w", err)
 	}
+	go s.runHistory(HistoryFlushDefault)
 	return s, nil
 }
 
@@ -170,6 +173,9 @@ func (s *Service) Stop(ctx context.Context) error {
 		s.unsubscribe()
 		s.stopErr = s.server.Stop(ctx)
 		s.creates.Stop() // after the requests that feed it have returned
+		close(s.history.stop)
+		<-s.history.done
+		s.FlushHistory(ctx) // what the last requests counted
 	})
 	return s.stopErr
 }
@@ -209,6 +215,7 @@ func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
 	if fill != nil {
 		fill(&ev)
 	}
+	s.history.count(event, job.Type, ev.At, ev.New)
 	s.emit(s.subj.Job(event, job.ID, job.Type), &ev)
 	if job.State == core.StateInactive && s.waits.waiting.Load() > 0 {
 		// A job of ours became ready: wake our own waiting leases now rather

@@ -16,6 +16,12 @@ import (
 // A Store trusts its input: the Service has validated and normalized it.
 // Errors are *bus.Error with a code (not_found, unavailable, internal, ...).
 type Store interface {
+	// AddHistory adds one core's counts of a type to its per-minute
+	// history (history.go).
+	AddHistory(ctx context.Context, jobType string, counts []core.MinuteCounts) error
+	// History sums the minutes from..to (unix minutes, inclusive) of types,
+	// one entry per minute, oldest first.
+	History(ctx context.Context, types []string, from, to int64) ([]core.MinuteCounts, error)
 	// Create stores jobs. For each spec it returns the stored job and whether
 	// it was an existing unfinished job holding the spec's unique key.
 	Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error)

@@ -356,6 +356,61 @@ async function runBulk(body, done) {
   scheduleRefresh();
 }
 
+// ---- the history chart -------------------------------------------------------------
+
+const CHART_MINUTES = 60;
+
+// loadListView reads the list and, beside it, the last hour's per-minute
+// counts of the type filter (GET /history); a chart that cannot be read
+// leaves the list alone.
+async function loadListView(r) {
+  const q = new URLSearchParams({ minutes: CHART_MINUTES });
+  if (r.type !== "all") q.set("type", r.type);
+  const [list, history] = await Promise.all([loadList(r), api("GET", `history?${q}`).catch(() => null)]);
+  return { list, history: history && history.minutes };
+}
+
+// renderChart draws the last hour: a bar per minute, completed jobs in
+// green under failed ones in red, and the created jobs as a line.
+function renderChart(r, minutes) {
+  if (!minutes || !minutes.length) return null;
+  const W = 720, H = 120, pad = 4, n = minutes.length;
+  const top = Math.max(1, ...minutes.map((m) => Math.max(m.completed + m.failed, m.created)));
+  const bw = (W - 2 * pad) / n;
+  const y = (v) => H - pad - (v / top) * (H - 2 * pad);
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("preserveAspectRatio", "none"); // the hour spans the panel
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("id", "history-chart");
+  const el = (tag, attrs) => {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
+  let line = "";
+  minutes.forEach((m, i) => {
+    const x = pad + i * bw;
+    const g = el("g", { "data-at": m.at });
+    const t = el("title", {});
+    t.textContent = `${new Date(m.at).toLocaleTimeString()}: ${m.created} created, ${m.completed} completed, ${m.failed} failed`;
+    g.append(t);
+    if (m.completed) g.append(el("rect", { class: "done", x, width: Math.max(1, bw - 1), y: y(m.completed), height: H - pad - y(m.completed) }));
+    if (m.failed) g.append(el("rect", { class: "bad", x, width: Math.max(1, bw - 1), y: y(m.completed + m.failed), height: y(m.completed) - y(m.completed + m.failed) }));
+    svg.append(g);
+    line += `${i ? "L" : "M"}${x + bw / 2},${y(m.created)}`;
+  });
+  svg.append(el("path", { class: "created", d: line }));
+  const sum = (k) => minutes.reduce((a, m) => a + m[k], 0);
+  return h("div", { class: "panel chartpanel" },
+    h("div", { class: "charthead" }, h("h3", {}, `Last hour${r.type === "all" ? "" : " · " + r.type}`),
+      h("span", { class: "legend" },
+        h("span", { class: "k created" }, `created ${sum("created")}`),
+        h("span", { class: "k done" }, `completed ${sum("completed")}`),
+        h("span", { class: "k bad" }, `failed ${sum("failed")}`))),
+    svg);
+}
+
 // ---- search -----------------------------------------------------------------------
 
 // loadSearch reads the first page of a search; "Load more" reads the next
@@ -612,7 +667,7 @@ async function render(live) {
     toast(`Cannot read /stats: ${e.message}`, true);
   }
   try {
-    data = await (LOADERS[r.view] || loadList)(r);
+    data = await (LOADERS[r.view] || loadListView)(r);
   } catch (e) {
     error = e;
   }
@@ -636,7 +691,8 @@ function slotsFor(r, data, error) {
   const types = (stats && stats.types) || {};
   return [
     ["cards", JSON.stringify([r, counts]), () => renderCards(r)],
-    ["list", JSON.stringify([r, data, counts, Object.keys(types)]), () => renderList(r, data)],
+    ["chart", JSON.stringify([r.type, data.history]), () => renderChart(r, data.history)],
+    ["list", JSON.stringify([r, data.list, counts, Object.keys(types)]), () => renderList(r, data.list)],
     ["types", JSON.stringify([types, stats && stats.paused]), renderTypes],
   ];
 }
