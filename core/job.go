@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 )
@@ -146,6 +147,18 @@ const (
 type Backoff struct {
 	Type  BackoffType `json:"type"`
 	Delay int64       `json:"delay"` // ms
+}
+
+// FixedBackoff waits d before each retry. The wire carries milliseconds:
+// d is rounded down to one.
+func FixedBackoff(d time.Duration) *Backoff {
+	return &Backoff{Type: BackoffFixed, Delay: d.Milliseconds()}
+}
+
+// ExponentialBackoff waits d × 0.5 × (2^attempts − 1) before a retry, as
+// Kue: d/2, then 1.5d, 3.5d, …, capped at MaxDelay.
+func ExponentialBackoff(d time.Duration) *Backoff {
+	return &Backoff{Type: BackoffExponential, Delay: d.Milliseconds()}
 }
 
 func (b *Backoff) validate() error {

@@ -1,6 +1,8 @@
 package core_test
 
 import (
+	"time"
+
 	"encoding/json"
 	"testing"
 
@@ -43,4 +45,10 @@ func TestParseState(t *testing.T) {
 	}
 	_, err := core.ParseState("done")
 	require.ErrorContains(t, err, `"done" is not a state`)
+}
+
+func TestBackoffConstructorsTakeDurations(t *testing.T) {
+	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 1500}, core.FixedBackoff(1500*time.Millisecond))
+	require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000}, core.ExponentialBackoff(2*time.Second+999*time.Microsecond),
+		"rounded down to the millisecond the wire carries")
 }
