@@ -20,6 +20,7 @@
 //	job.go      Handler, Job and the calls a handler makes, RetryAfter,
 //	            Discard, and the errors a handler's context ends with
 //	args.go     HandleArgs, ProcessArgs: handlers of a job type as a Go type
+//	metrics.go  Metrics: the hooks a metrics backend implements, Outcome
 //	pool.go     a pool's leasing loop, running a handler, and turning its
 //	            outcome into an acknowledgement
 //	registry.go the jobs whose handlers run, and the extension of their leases

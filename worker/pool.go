@@ -156,10 +156,14 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 		defer p.release(1)
 		defer stop(nil)
 		defer cancel()
+		m := p.w.cfg.Metrics
+		m.Started(cj.Type)
+		began := time.Now()
 		err := call(ctx, p.handlers[cj.Type], job)
 		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
 			err = ttlExceeded(cj.TTL, err)
 		}
+		m.Finished(cj.Type, outcomeOf(err), time.Since(began))
 		p.w.acknowledge(r, job, err)
 	}()
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// with the job as leased and the error: whether it will be retried is
 	// known later (OnFailed). It runs on the handler's goroutine.
 	OnError func(job *core.Job, err error)
+	// Metrics hears every handler's start and end (worker/workerprom has a
+	// Prometheus one). Default: none.
+	Metrics Metrics
 	// Middleware wraps every handler, the first outermost: logging,
 	// tracing, metrics, recovering of one's own. It sees the handler's
 	// context and job and returns its error. Default: none.
@@ -75,6 +78,9 @@ func (c Config) withDefaults() Config {
 	c.LeaseWait = cmp.Or(c.LeaseWait, LeaseWaitDefault)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, ShutdownTimeoutDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
+	}
 	if c.ID == "" {
 		host, _ := os.Hostname()
 		var b [3]byte
