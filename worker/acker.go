@@ -52,10 +52,6 @@ type ack struct {
 	// job.cancel reached the worker, so that core's conflict is the
 	// expected answer, not a lost lease.
 	cancelled *atomic.Bool
-	// slot is the pool whose slot the finished handler handed over with
-	// its outcome (nil for a release): the batch leases a job for it, or
-	// frees it.
-	slot *pool
 }
 
 const (
@@ -146,11 +142,6 @@ func (a *acker) collect(x ack) []ack {
 }
 
 func (a *acker) send(ctx context.Context, batch []ack) {
-	p, n := a.slots(batch)
-	var lease *core.BatchLease
-	if p != nil {
-		lease = &core.BatchLease{Types: p.types, Max: n, Worker: a.w.cfg.ID}
-	}
 	ops := make([]core.LeaseOp, len(batch))
 	var first, until time.Time // the first and the last lease of the batch to run out
 	for i, x := range batch {
@@ -162,10 +153,7 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 			until = x.leaseEnd
 		}
 	}
-	results, jobs, err := a.deliver(ctx, ops, lease, first, until)
-	if p != nil {
-		a.w.startLeased(p, n, jobs) // none when the batch failed: frees the slots
-	}
+	results, err := a.deliver(ctx, ops, first, until)
 	if errors.Is(err, errGivenUp) {
 		a.undelivered.Add(int64(len(ops))) // stop logs them, in one line
 		return
@@ -193,69 +181,30 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 	}
 }
 
-// slots counts the slots the batch's handlers handed over, by pool, and
-// returns the pool with the most and their number, for the batch's lease
-// part; every other slot it frees at once. A stopping worker leases
-// nothing: it frees them all and returns nil.
-func (a *acker) slots(batch []ack) (*pool, int) {
-	var by map[*pool]int
-	for _, x := range batch {
-		if x.slot != nil {
-			if by == nil {
-				by = map[*pool]int{}
-			}
-			by[x.slot]++
-		}
-	}
-	var best *pool
-	if !a.w.stopping() {
-		for p, n := range by {
-			if best == nil || n > by[best] {
-				best = p
-			}
-		}
-	}
-	for p, n := range by {
-		if p != best {
-			p.release(n)
-		}
-	}
-	return best, by[best]
-}
-
 // deliver sends a batch until core answers, the lease of every job in it
 // has run out, or a stop gives up (ctx ends: errGivenUp), and returns
-// core's results and the jobs its lease part leased. first is when the
-// first of its leases runs out: each try gives up early enough that the
-// next one, to another core, can still land before it. Only the first try
-// carries the lease part: a try that got no answer may have leased jobs
-// for it, which come back through rescue, and a second would lease more.
-func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, lease *core.BatchLease, first, until time.Time) ([]core.OpResult, []core.Job, error) {
+// core's results. first is when the first of its leases runs out: each try
+// gives up early enough that the next one, to another core, can still land
+// before it.
+func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, first, until time.Time) ([]core.OpResult, error) {
 	for try := 1; ; try++ {
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("%w before try %d", errGivenUp, try)
+			return nil, fmt.Errorf("%w before try %d", errGivenUp, try)
 		}
 		callCtx, cancel := context.WithTimeout(ctx, ackTryTimeout(time.Until(first)))
-		var results []core.OpResult
-		var jobs []core.Job
-		var err error
-		if lease != nil && try == 1 {
-			results, jobs, err = a.w.client.BatchLease(callCtx, ops, *lease)
-		} else {
-			results, err = a.w.client.Batch(callCtx, ops)
-		}
+		results, err := a.w.client.Batch(callCtx, ops)
 		cancel()
 		switch {
 		case err == nil:
-			return results, jobs, nil
+			return results, nil
 		case ctx.Err() != nil:
-			return nil, nil, fmt.Errorf("%w during try %d: %w", errGivenUp, try, err)
+			return nil, fmt.Errorf("%w during try %d: %w", errGivenUp, try, err)
 		case !unanswered(err):
-			return nil, nil, err
+			return nil, err
 		}
 		wait := backoff(try)
 		if time.Now().Add(wait).After(until) {
-			return nil, nil, fmt.Errorf("after %d tries, the leases ran out: %w", try, err)
+			return nil, fmt.Errorf("after %d tries, the leases ran out: %w", try, err)
 		}
 		// One warning per batch, not per try: an outage of a minute would
 		// otherwise log a line every few seconds for every batch.
@@ -270,7 +219,7 @@ func (a *acker) deliver(ctx context.Context, ops []core.LeaseOp, lease *core.Bat
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, fmt.Errorf("%w after %d tries: %w", errGivenUp, try, err)
+			return nil, fmt.Errorf("%w after %d tries: %w", errGivenUp, try, err)
 		}
 	}
 }

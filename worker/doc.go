@@ -51,15 +51,6 @@
 //     complete, fail, release and rejoin once per lease token and answers a
 //     repeat with success, so a retry never runs or counts anything twice.
 //     Its first unanswered try logs a warning; later tries log at debug.
-//   - A handler that finishes hands its slot to the batch with its outcome:
-//     the batch also leases (core.batch's lease part, no wait) as many jobs
-//     as it holds slots of one pool (the pool with the most), and the jobs
-//     start on those slots as the reply comes; slots it gets no job for,
-//     and those of other pools, are freed, and the pool's lease loop
-//     leases for them (waiting up to LeaseWait). Under load, the next jobs
-//     so come with the acknowledgements, one trip for both. Only a batch's
-//     first try leases; a batch that fails frees its slots, and a stopping
-//     worker's batches lease nothing.
 //   - A job cancelled while it runs (core's cancel) ends its handler's
 //     context with cause ErrCancelled: the worker subscribes once to
 //     job.cancel.*.<type> (job.cancel.*.* when it handles several types)

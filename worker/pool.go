@@ -153,18 +153,14 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 	r := p.w.jobs.add(cj, deadline, stop)
 	job := &Job{Job: *cj, client: p.w.client}
 	go func() {
+		defer p.release(1)
 		defer stop(nil)
 		defer cancel()
 		err := call(ctx, p.handlers[cj.Type], job)
 		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
 			err = ttlExceeded(cj.TTL, err)
 		}
-		// The slot goes with the outcome to the acker, whose batch leases
-		// the next job for it in the same trip; an outcome a shutdown
-		// dropped frees it here.
-		if !p.w.acknowledge(r, p, job, err) {
-			p.release(1)
-		}
+		p.w.acknowledge(r, job, err)
 	}()
 }
 
@@ -196,9 +192,8 @@ func call(ctx context.Context, h Handler, job *Job) (err error) {
 }
 
 // acknowledge turns a handler's outcome into the operation that tells core
-// (see acker), and queues it with the handler's slot of pool p: whether it
-// did (not when a shutdown released the job: the slot is the caller's).
-func (w *Worker) acknowledge(r *running, p *pool, job *Job, err error) (handed bool) {
+// (see acker), and queues it.
+func (w *Worker) acknowledge(r *running, job *Job, err error) {
 	o := core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}
 	var retry *retryAfter
 	var discard *discard
@@ -230,10 +225,8 @@ func (w *Worker) acknowledge(r *running, p *pool, job *Job, err error) (handed b
 	// Under the registry's lock: after a shutdown released the job, its
 	// outcome no longer counts (the lease is gone).
 	w.jobs.done(r, func() {
-		w.acks.push(ack{op: o, job: &job.Job, err: err, leaseEnd: r.leaseEnd(), cancelled: &r.cancelled, slot: p})
-		handed = true
+		w.acks.push(ack{op: o, job: &job.Job, err: err, leaseEnd: r.leaseEnd(), cancelled: &r.cancelled})
 	})
-	return handed
 }
 
 // maxErrorBytes keeps an error within what core accepts in fail.

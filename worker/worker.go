@@ -101,49 +101,6 @@ type Worker struct {
 
 	jobs *registry
 	acks *acker
-
-	// Set by Run before anything leases: the acker starts the jobs its
-	// batches lease under jobsCtx, and leases none once done is closed.
-	jobsCtx context.Context
-	done    <-chan struct{}
-	// startMu orders the acker's starts with Run's stop: once closed is
-	// set (after the fetch loops returned), leased jobs go straight back,
-	// so that the wait for running handlers sees every job started.
-	startMu sync.Mutex
-	closed  bool
-}
-
-// stopping reports whether Run's context has ended: no more leasing.
-func (w *Worker) stopping() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// startLeased starts the jobs a batch leased on n slots of p taken for it,
-// and frees the slots left. Once the worker stops, the jobs go straight
-// back (as fetch gives back what its last call brought).
-func (w *Worker) startLeased(p *pool, n int, jobs []core.Job) {
-	w.startMu.Lock()
-	defer w.startMu.Unlock()
-	if w.closed || w.stopping() || len(jobs) > n {
-		// len(jobs) > n: core never leases more than asked; should it, the
-		// slots bound what runs, so all go back.
-		held := make([]*core.Job, len(jobs))
-		for i := range jobs {
-			held[i] = &jobs[i]
-		}
-		w.giveBack(held)
-		p.release(n)
-		return
-	}
-	for i := range jobs {
-		p.start(w.jobsCtx, &jobs[i])
-	}
-	p.release(n - len(jobs))
 }
 
 // New returns a worker. It does not lease anything until Run.
@@ -244,7 +201,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Handlers run under jobsCtx, which outlives ctx by the grace period.
 	jobsCtx, cancelJobs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelJobs(ErrShutdown)
-	w.jobsCtx, w.done = jobsCtx, ctx.Done()
 	w.acks.start()
 	var keeper sync.WaitGroup
 	keeperCtx, stopKeeper := context.WithCancel(context.WithoutCancel(ctx))
@@ -255,11 +211,6 @@ func (w *Worker) Run(ctx context.Context) error {
 		fetchers.Go(func() { p.fetch(ctx, jobsCtx) })
 	}
 	fetchers.Wait() // (1) returns once ctx has ended and no lease call is in flight
-	// The acker's batches lease no more, and what one in flight brings goes
-	// back: from here the handlers that run are all in the registry.
-	w.startMu.Lock()
-	w.closed = true
-	w.startMu.Unlock()
 
 	var clean bool
 	if w.jobs.waitIdle(w.cfg.ShutdownTimeout) { // (2)

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,11 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/bus"
-	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/worker"
 )
@@ -388,86 +384,4 @@ func TestBadConfigAndRegistrations(t *testing.T) {
 	require.Panics(t, func() { w.Process("ok", 0, noop) }, "no concurrency")
 	w.Process("ok", 1, noop)
 	require.Panics(t, func() { w.Handle("ok", worker.HandlerFunc(noop)) }, "registered twice")
-}
-
-// Under load, the jobs come with the acknowledgements: most are leased by
-// the batches' lease part, not by lease calls; and no job is ever held by
-// two handlers at once, nor run twice.
-func TestUnderLoadJobsComeWithTheAcknowledgements(t *testing.T) {
-	c := stack(t)
-	const n, typ = 3000, "loaded"
-	// The worker's replies come to an inbox of its own, which the test
-	// reads too: lease replies and batch replies, and the jobs in each.
-	const inbox = "_INBOX_ACKLEASE"
-	wc, err := bus.Connect(c.NATS.ClientURL(), t.Name(), nats.CustomInboxPrefix(inbox))
-	require.NoError(t, err)
-	t.Cleanup(wc.Close)
-	spy := bustest.Connect(t, c.NATS.ClientURL())
-	var mu sync.Mutex
-	var leaseCalls, leaseJobs, batches, batchJobs int
-	sub, err := spy.Subscribe(inbox+".>", func(m *nats.Msg) {
-		var reply struct {
-			Results json.RawMessage `json:"results"`
-			Jobs    []core.Job      `json:"jobs"`
-		}
-		if json.Unmarshal(m.Data, &reply) != nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if reply.Results != nil {
-			batches++
-			batchJobs += len(reply.Jobs)
-		} else if reply.Jobs != nil {
-			leaseCalls++
-			leaseJobs += len(reply.Jobs)
-		}
-	})
-	require.NoError(t, err)
-	require.NoError(t, spy.Flush())
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-
-	specs := make([]core.Spec, n)
-	for i := range specs {
-		specs[i] = core.Spec{Type: typ}
-	}
-	for i := 0; i < n; i += 1000 {
-		_, err := c.Client.CreateBulk(ctx, specs[i:i+1000])
-		require.NoError(t, err)
-	}
-	var held sync.Map // job id → its lease, while a handler holds it
-	var runs sync.Map // job id → *atomic.Int32
-	var doubles, finished atomic.Int32
-	all := make(chan struct{})
-	w, err := worker.New(worker.Config{Conn: wc, Concurrency: 16})
-	require.NoError(t, err)
-	w.Handle(typ, worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
-		if _, taken := held.LoadOrStore(job.ID, job.Lease); taken {
-			doubles.Add(1)
-		}
-		r, _ := runs.LoadOrStore(job.ID, new(atomic.Int32))
-		r.(*atomic.Int32).Add(1)
-		held.Delete(job.ID)
-		if finished.Add(1) == n {
-			close(all)
-		}
-		return nil
-	}))
-	stop := run(t, w)
-	within(t, all, fmt.Sprintf("%d jobs run", n))
-	require.NoError(t, stop())
-	require.Zero(t, doubles.Load(), "a job held by two handlers at once")
-	runs.Range(func(id, r any) bool {
-		require.Equal(t, int32(1), r.(*atomic.Int32).Load(), "job %d ran more than once", id)
-		return true
-	})
-	left, err := c.Client.Count(ctx, core.StateInactive, typ)
-	require.NoError(t, err)
-	require.Zero(t, left)
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("%d jobs: %d lease calls leased %d (%.3f calls/job); %d batches leased %d",
-		n, leaseCalls, leaseJobs, float64(leaseCalls)/n, batches, batchJobs)
-	require.Equal(t, n, leaseJobs+batchJobs, "every job leased once, by a lease or a batch")
-	require.Greater(t, batchJobs, n/2, "most jobs come with the acknowledgements")
 }
