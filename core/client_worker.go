@@ -82,6 +82,18 @@ func (c *Client) Batch(ctx context.Context, ops []LeaseOp) ([]OpResult, error) {
 	return reply.Results, nil
 }
 
+// BatchLease applies ops as Batch does (at least one) and then, in the
+// same call, leases up to lease.Max ready jobs of lease.Types, as a Lease
+// that does not wait: the ops' results, and the jobs leased, each with its
+// lease token.
+func (c *Client) BatchLease(ctx context.Context, ops []LeaseOp, lease BatchLease) ([]OpResult, []Job, error) {
+	var reply BatchReply
+	if err := c.call(ctx, bus.MethodBatch, BatchRequest{Ops: ops, Lease: &lease}, &reply); err != nil {
+		return nil, nil, err
+	}
+	return reply.Results, reply.Jobs, nil
+}
+
 // Clean removes finished jobs that their retention (remove_on_complete,
 // remove_on_fail, or their type's default) no longer keeps, at most limit
 // per type and state (0: CleanLimitDefault): the promoter leader's call.

@@ -86,6 +86,18 @@ type TouchReply struct {
 // per job type; each succeeds or fails on its own.
 type BatchRequest struct {
 	Ops []LeaseOp `json:"ops"`
+	// Lease, when set, also leases up to Lease.Max ready jobs once the ops
+	// are applied, answered in the same reply (BatchReply.Jobs): a worker
+	// that finishes jobs asks for the next ones in the same trip.
+	Lease *BatchLease `json:"lease,omitempty"`
+}
+
+// BatchLease is a batch's lease part: a lease (LeaseRequest) that never
+// waits and takes each job's own ttl.
+type BatchLease struct {
+	Types  []string `json:"types"`
+	Max    int      `json:"max,omitempty"` // default 1
+	Worker string   `json:"worker,omitempty"`
 }
 
 // MaxBatch bounds the operations of one batch.
@@ -108,6 +120,9 @@ type OpResult struct {
 // BatchReply is batch's reply.
 type BatchReply struct {
 	Results []OpResult `json:"results"`
+	// Jobs are the jobs the lease part leased (present, maybe empty, when
+	// the request had one), as lease returns them.
+	Jobs []Job `json:"jobs,omitzero"`
 }
 
 // RescueRequest is rescue's request.

@@ -346,13 +346,16 @@ func FuzzLeaseOp(f *testing.F) {
 
 func FuzzBatch(f *testing.F) {
 	s := fuzzChecks()
-	seeds := []string{`{"ops":[]}`, `{"ops":null}`}
+	seeds := []string{`{"ops":[]}`, `{"ops":null}`, `{"ops":[{"op":"touch","id":1,"lease":"x"}],"lease":{"types":["a"],"max":2,"worker":"w"}}`, `{"ops":[{"op":"touch","id":1,"lease":"x"}],"lease":{"types":[],"max":-1}}`}
 	for _, o := range leaseOpSeeds {
 		seeds = append(seeds, `{"ops":[`+strings.Replace(o, `{`, `{"op":"progress",`, 1)+`]}`,
 			`{"ops":[`+strings.Replace(o, `{`, `{"op":"complete",`, 1)+`]}`)
 	}
-	fuzzRequest(f, append(seeds, edgeSeeds...), checkBatch, func(t *testing.T, req *core.BatchRequest) {
+	fuzzRequest(f, append(seeds, edgeSeeds...), s.checkBatch, func(t *testing.T, req *core.BatchRequest) {
 		require(t, len(req.Ops) >= 1 && len(req.Ops) <= core.MaxBatch, "%d ops", len(req.Ops))
+		if l := req.Lease; l != nil {
+			require(t, s.checkLease(&core.LeaseRequest{Types: l.Types, Max: l.Max, Worker: l.Worker}) == nil, "lease part %+v", *l)
+		}
 		for i := range req.Ops {
 			o := &req.Ops[i]
 			if err := s.checkOp(o.Op, o); err != nil {

@@ -326,21 +326,27 @@ func (s *Service) single(op core.Op, reply func(*Applied) any) func(context.Cont
 	}
 }
 
-// checkBatch checks a batch as a whole; each operation is checked on its
-// own (checkOp) and fails on its own.
-func checkBatch(req *core.BatchRequest) error {
+// checkBatch checks a batch as a whole, its lease part included; each
+// operation is checked on its own (checkOp) and fails on its own.
+func (s *Service) checkBatch(req *core.BatchRequest) error {
 	if len(req.Ops) == 0 {
 		return core.Invalidf("ops", "no operations given")
 	}
 	if len(req.Ops) > core.MaxBatch {
 		return core.Invalidf("ops", "%d operations is over the limit of %d per call", len(req.Ops), core.MaxBatch)
 	}
+	if l := req.Lease; l != nil {
+		if err := s.checkLease(&core.LeaseRequest{Types: l.Types, Max: l.Max, Worker: l.Worker}); err != nil {
+			return core.Invalidf("lease", "%s", bus.MessageOf(err))
+		}
+	}
 	return nil
 }
 
-// batch applies many operations: one store call per kind of operation.
+// batch applies many operations: one store call per kind of operation;
+// then its lease part, if any, leases as a lease that does not wait.
 func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.BatchReply, error) {
-	if err := checkBatch(req); err != nil {
+	if err := s.checkBatch(req); err != nil {
 		return nil, err
 	}
 	results := make([]core.OpResult, len(req.Ops))
@@ -377,7 +383,16 @@ func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.Batc
 			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
 		}
 	}
-	return &core.BatchReply{Results: results}, nil
+	reply := &core.BatchReply{Results: results}
+	if l := req.Lease; l != nil {
+		jobs, err := s.leaseNow(ctx, l.Types, max(l.Max, 1), l.Worker, 0, time.Time{})
+		if err != nil {
+			s.errs.report(bus.MethodLease, err)
+			return nil, err
+		}
+		reply.Jobs = jobs
+	}
+	return reply, nil
 }
 
 func opError(err error) *core.OpError {

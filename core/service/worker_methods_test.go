@@ -596,3 +596,85 @@ func TestARetriedFailChangesNothing(t *testing.T) {
 	require.Equal(t, 1, got.Attempts, "one attempt used")
 	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: second.ID, Lease: second.Lease}, nil), "the new holder's lease holds")
 }
+
+func TestBatchLeasePartLeasesAfterTheOpsByTheLeaseRules(t *testing.T) {
+	c, _ := newCore(t)
+	low, err := c.Client.Create(ctx, "bl", "low", &core.CreateOpts{Priority: core.PriorityLow})
+	require.NoError(t, err)
+	first, err := c.Client.Create(ctx, "bl", "first", nil)
+	require.NoError(t, err)
+	gone, err := c.Client.Create(ctx, "bl", "cancelled", nil)
+	require.NoError(t, err)
+	_, err = c.Client.Cancel(ctx, gone.ID, "not wanted")
+	require.NoError(t, err)
+	high, err := c.Client.Create(ctx, "bl", "high", &core.CreateOpts{Priority: core.PriorityHigh})
+	require.NoError(t, err)
+	_, err = c.Client.Create(ctx, "blp", "paused", nil)
+	require.NoError(t, err)
+	require.NoError(t, c.Client.Pause(ctx, "blp"))
+
+	held := lease(t, c, core.LeaseRequest{Types: []string{"bl"}})
+	require.Len(t, held, 1)
+	require.Equal(t, high.ID, held[0].ID)
+	// The complete is applied before the lease part: the lease part asks for
+	// three and gets the two left, by priority, none cancelled or paused.
+	r, jobs, err := c.Client.BatchLease(ctx, []core.LeaseOp{
+		{Op: core.OpComplete, ID: held[0].ID, Lease: held[0].Lease, Type: "bl"},
+	}, core.BatchLease{Types: []string{"blp", "bl"}, Max: 3, Worker: "w1"})
+	require.NoError(t, err)
+	require.Len(t, r, 1)
+	require.Nil(t, r[0].Error)
+	require.Equal(t, core.StateComplete, r[0].State)
+	require.Len(t, jobs, 2)
+	require.Equal(t, []int64{first.ID, low.ID}, []int64{jobs[0].ID, jobs[1].ID})
+	for _, j := range jobs {
+		require.Equal(t, core.StateActive, j.State)
+		require.NotEmpty(t, j.Lease)
+		require.NotEqual(t, held[0].Lease, j.Lease)
+		require.Positive(t, j.LeaseUntil)
+		require.Equal(t, "w1", j.WorkerID)
+	}
+	// The tokens it gave are the jobs' leases: they complete them.
+	r, jobs, err = c.Client.BatchLease(ctx, []core.LeaseOp{
+		{Op: core.OpComplete, ID: jobs[0].ID, Lease: jobs[0].Lease, Type: "bl"},
+		{Op: core.OpComplete, ID: jobs[1].ID, Lease: jobs[1].Lease, Type: "bl"},
+	}, core.BatchLease{Types: []string{"bl"}})
+	require.NoError(t, err)
+	require.Nil(t, r[0].Error)
+	require.Nil(t, r[1].Error)
+	require.NotNil(t, jobs, "a lease part always answers with jobs, if none")
+	require.Empty(t, jobs)
+
+	// A batch with no lease part answers with no jobs field at all.
+	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
+	var plain json.RawMessage
+	require.NoError(t, raw.CallRaw(ctx, c.Client.Subjects().Core(bus.MethodBatch),
+		[]byte(`{"ops":[{"op":"touch","id":1,"lease":"x"}]}`), &plain))
+	require.NotContains(t, string(plain), `"jobs"`)
+}
+
+func TestBatchWithABadLeasePartAppliesNothing(t *testing.T) {
+	c, _ := newCore(t)
+	_, err := c.Client.Create(ctx, "bb", nil, nil)
+	require.NoError(t, err)
+	held := lease(t, c, core.LeaseRequest{Types: []string{"bb"}})
+	require.Len(t, held, 1)
+	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
+	complete := fmt.Sprintf(`{"op":"complete","id":%d,"lease":%q,"type":"bb"}`, held[0].ID, held[0].Lease)
+	for _, tc := range []struct{ lease, want string }{
+		{`{"types":[]}`, "lease: types: no job types given"},
+		{`{"types":["a.b"]}`, `lease: types: [0] "a.b"`},
+		{`{"types":["bb"],"max":1001}`, "lease: max: 1001"},
+		{`{"types":["bb"],"wait":100}`, "wait"},
+		{`{"types":["bb"],"worker":"` + strings.Repeat("w", core.MaxWorkerLen+1) + `"}`, "lease: worker:"},
+	} {
+		err := raw.CallRaw(ctx, c.Client.Subjects().Core(bus.MethodBatch),
+			[]byte(`{"ops":[`+complete+`],"lease":`+tc.lease+`}`), nil)
+		require.Error(t, err, tc.lease)
+		require.Equal(t, bus.CodeInvalid, nodetest.ErrCode(err), err.Error())
+		require.ErrorContains(t, err, tc.want)
+	}
+	job, err := c.Client.Get(ctx, held[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateActive, job.State, "nothing of a refused batch was applied")
+}
