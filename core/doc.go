@@ -18,6 +18,8 @@
 //	lease.go          what a worker sends and gets: lease, batch and lease ops
 //	errors.go         the sentinels and the errors both sides word alike
 //	args.go           Args and CreateArgs: a job type as a Go type
+//	methods.go        Methods: every method's request and reply type (the
+//	                  source of docs/schema/kuebus.schema.json)
 //	client.go         Client: the calls of producers and readers (and the
 //	                  promoter's promote), event subscriptions, Await
 //	client_worker.go  Client: the calls of workers (lease, the lease holder's
