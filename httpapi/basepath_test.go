@@ -73,8 +73,8 @@ func TestBasePathIsChecked(t *testing.T) {
 }
 
 // TestDashboardUnderABasePath opens the dashboard at /admin/queues/ in
-// headless Chromium: its script and styles load, it goes live, and a job
-// created through the API appears.
+// headless Chromium: its script and styles load, it goes live, a job
+// created through the API appears, and the last hour's chart is drawn.
 func TestDashboardUnderABasePath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
@@ -93,6 +93,13 @@ func TestDashboardUnderABasePath(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#list tr[data-id="%d"]`, job.ID)))), "a new job appears")
+	// The chart reads GET /history under the base path too: with this
+	// minute's counts in Redis, the next event makes the page read again.
+	e.core.Service.FlushHistory(t.Context())
+	_, err = e.core.Client.Create(t.Context(), "email", nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart path.created`))), "the last hour's chart")
 	color, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".top")).backgroundColor`))
 	require.NoError(t, err)
 	require.Equal(t, "rgb(29, 35, 48)", color, "the stylesheet applied (.top is #1d2330)")
