@@ -348,15 +348,15 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume,
 		bus.MethodCancel, bus.MethodBulk,
 		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire, bus.MethodClean,
-		bus.MethodSearch, bus.MethodHistory}
+		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats,
-		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory}
+		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,
 		bus.RolePromoter: {bus.MethodPromote, bus.MethodRescue, bus.MethodScheduleFire, bus.MethodClean},
 		bus.RoleWorker: {bus.MethodLease, bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease,
-			bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet},
+			bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodHeartbeat, bus.MethodCreate, bus.MethodCreateBulk, bus.MethodGet},
 		bus.RoleProducer: append([]string{bus.MethodCreate, bus.MethodCreateBulk}, read...),
 		bus.RoleViewer:   read,
 	}

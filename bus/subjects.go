@@ -93,6 +93,8 @@ const (
 	MethodClean       = "clean"
 	MethodSearch      = "search"
 	MethodHistory     = "history"
+	MethodHeartbeat   = "heartbeat"
+	MethodWorkers     = "workers"
 	MethodLease       = "lease"
 	MethodComplete    = "complete"
 	MethodFail        = "fail"

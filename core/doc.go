@@ -29,6 +29,7 @@
 //	schedule.go       schedules: their wire types and Client calls
 //	search.go         search's request, reply, bounds and cursor
 //	history.go        history: per-minute counts of created, completed, failed jobs
+//	workers.go        heartbeat and workers: the live workers list
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -51,4 +51,6 @@ var Methods = []Method{
 	{bus.MethodScheduleFire, LimitRequest{}, FireReply{}},
 	{bus.MethodSearch, SearchRequest{}, SearchReply{}},
 	{bus.MethodHistory, HistoryRequest{}, HistoryReply{}},
+	{bus.MethodHeartbeat, Heartbeat{}, Empty{}},
+	{bus.MethodWorkers, Empty{}, WorkersReply{}},
 }

@@ -19,7 +19,7 @@ import (
 // issue 13 in headless Chromium, each checked against core afterwards, with
 // a screenshot of each: a failed job's error history; Cancel on a waiting
 // job; the failed list's Retry all; the search box; the Schedules page
-// (add one, pause it, remove it).
+// (add one, pause it, remove it); the Workers page.
 func TestDashboardOperatesTheQueueInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
@@ -122,6 +122,13 @@ func TestDashboardOperatesTheQueueInBrowser(t *testing.T) {
 	list, err = e.core.Client.Schedules(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, list)
+
+	require.NoError(t, e.core.Client.Heartbeat(t.Context(), core.Heartbeat{Worker: "mailer-1", Types: []string{"email"}, Concurrency: 4, Running: 2, Host: "box"}))
+	step("the Workers page lists the live workers",
+		chromedp.Click(chromedp.CSS(`#nav-workers`)),
+		chromedp.WaitVisible(chromedp.CSS(`#workers tr[data-worker="mailer-1"]`)),
+	)
+	shot("op-6-workers.png")
 
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }

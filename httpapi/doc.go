@@ -36,7 +36,7 @@
 //	routes.go   every route, the JSON 404 and 405, cross-origin refusal
 //	basepath.go CheckBasePath, and the routes mounted under Config.BasePath
 //	read.go     GET /stats, /job/types, /job/{id}, its log, /jobs/... ranges
-//	history.go  GET /history: per-minute counts for the dashboard's charts
+//	history.go  GET /history (per-minute counts for the charts), GET /workers
 //	create.go   POST /job: one job or many, in Kue's body
 //	write.go    remove a job, set its state or priority, add a log line
 //	pause.go    PUT /types/{type}/pause and resume

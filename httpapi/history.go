@@ -27,3 +27,14 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, reply)
 	return nil
 }
+
+// workers is GET /workers: core's list of live workers, {"workers":[...]},
+// each with its last heartbeat and when it was heard.
+func (s *Server) workers(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.core.Workers(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, core.WorkersReply{Workers: list})
+	return nil
+}

@@ -19,6 +19,7 @@ func (s *Server) routes() http.Handler {
 	// Kue's REST API (read.go, write.go).
 	handle("GET /stats", s.getStats)
 	handle("GET /history", s.history)
+	handle("GET /workers", s.workers)
 	handle("GET /job/types", s.getTypes)
 	handle("GET /job/{id}", s.getJob)
 	handle("GET /job", s.getJobByKey)

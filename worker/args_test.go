@@ -78,3 +78,35 @@ func TestMiddlewareWrapsInOrder(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []string{"outer>", "inner>", "handler", "<inner", "<outer"}, trace)
 }
+
+// TestARunningWorkerIsListed: a worker beats as it runs, so core's workers
+// list shows it with its types and concurrency, and leaves the list when
+// it stops.
+func TestARunningWorkerIsListed(t *testing.T) {
+	c := stack(t)
+	w := newWorker(t, c, worker.Config{ID: "listed-1", Concurrency: 3})
+	w.Handle("email", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }))
+	w.Process("sms", 2, func(context.Context, *worker.Job) error { return nil })
+	stop := run(t, w)
+	// The first beat goes out as Run starts: a job done shows Run runs,
+	// and the beat is then at most one call behind.
+	job := create(t, c, "email", nil, nil)
+	require.Equal(t, core.StateComplete, await(t, c, job.ID).State)
+	var listed *core.WorkerInfo
+	for range 1000 {
+		list, err := c.Client.Workers(t.Context())
+		require.NoError(t, err)
+		if len(list) == 1 {
+			listed = &list[0]
+			break
+		}
+	}
+	require.NotNil(t, listed, "the worker is listed")
+	require.Equal(t, "listed-1", listed.Worker)
+	require.ElementsMatch(t, []string{"email", "sms"}, listed.Types)
+	require.Equal(t, 5, listed.Concurrency)
+	require.NoError(t, stop())
+	list, err := c.Client.Workers(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, list, "a stopped worker leaves the list")
+}

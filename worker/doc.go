@@ -21,6 +21,7 @@
 //	            Discard, and the errors a handler's context ends with
 //	args.go     HandleArgs, ProcessArgs: handlers of a job type as a Go type
 //	metrics.go  Metrics: the hooks a metrics backend implements, Outcome
+//	heartbeat.go the worker's heartbeats to core, for the list of workers
 //	pool.go     a pool's leasing loop, running a handler, and turning its
 //	            outcome into an acknowledgement
 //	registry.go the jobs whose handlers run, and the extension of their leases

@@ -22,6 +22,13 @@ type registry struct {
 	added   chan struct{}      // 1-buffered: pokes the lease keeper
 }
 
+// count is how many handlers run now.
+func (r *registry) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.running)
+}
+
 type running struct {
 	job      *core.Job
 	deadline time.Time

@@ -234,6 +234,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	keeperCtx, stopKeeper := context.WithCancel(context.WithoutCancel(ctx))
 	keeper.Go(func() { w.keepLeases(keeperCtx) })
 
+	beats := w.startHeartbeats(pools)
+	defer beats.end()
+
 	var fetchers sync.WaitGroup
 	for _, p := range pools {
 		fetchers.Go(func() { p.fetch(ctx, jobsCtx) })

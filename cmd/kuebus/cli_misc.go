@@ -135,6 +135,23 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	}
 }
 
+// runWorkers lists the live workers: those heard from lately.
+func runWorkers(ctx context.Context, e *env, args []string) error {
+	return withClient(ctx, e, args, func(c *core.Client) error {
+		list, err := c.Workers(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKER\tHOST\tTYPES\tRUNNING\tSEEN")
+		for _, w := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", w.Worker, w.Host, strings.Join(w.Types, ","), w.Running, w.Concurrency,
+				time.UnixMilli(w.SeenAt).UTC().Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
+}
+
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
 // otherwise the module version from the build info is shown.
 var version string

@@ -24,7 +24,7 @@
 //	logflags.go     --log-level and --log-format of dev and worker
 //	cli_job.go      kuebus job create, get, ls, log, state, priority
 //	cli_search.go   kuebus job search
-//	cli_misc.go     kuebus stats, pause, resume, events and version
+//	cli_misc.go     kuebus stats, workers, pause, resume, events and version
 //	cli_bulk.go     kuebus job retry, rm (remove), cancel, promote: one ID, or --all
 //	                (core's bulk, called until no more)
 //	cli_schedule.go kuebus schedule set, ls, rm

@@ -81,6 +81,7 @@ func commands() *command {
 			{name: "rm", args: "NAME", summary: "remove a schedule (the jobs it made stay)", run: runScheduleRemove},
 		}},
 		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
+		{name: "workers", summary: "list the live workers: types, running jobs, last heartbeat", run: runWorkers},
 		{name: "stats", summary: "count jobs per state and type, and list the paused types", run: runStats},
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause},
 		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume},

@@ -16,6 +16,7 @@
 //	clean.go    the cleaner's removal of finished jobs past their retention
 //	search.go   search: the type-by-type walk within a budget, and its script
 //	history.go  the per-minute history: add a core's counts, read minutes summed
+//	workers.go  workers' heartbeats (lua/heartbeat.lua) and the list of live ones
 //	keys.go     the key schema: every key, its type and what it holds
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
 //	            pipelines that reload scripts on NOSCRIPT

@@ -72,6 +72,7 @@ var (
 	cleanJobs     = loadScript("clean.lua")
 	searchJobs    = loadScript("search.lua")
 	addHistory    = loadScript("history_add.lua")
+	heartbeat     = loadScript("heartbeat.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

@@ -18,6 +18,7 @@
 //	search.go          search: its checks, and a page cut to one message
 //	history.go         per-minute counts from the events a core publishes, added to
 //	                   Redis every few seconds; the history method
+//	workers.go         heartbeat and workers: checks, and the live workers
 //	queue_error.go     queue.error: core's own failures, once a second per code
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume

@@ -16,6 +16,11 @@ import (
 // A Store trusts its input: the Service has validated and normalized it.
 // Errors are *bus.Error with a code (not_found, unavailable, internal, ...).
 type Store interface {
+	// Heartbeat notes a worker's heartbeat as heard at now, or forgets it
+	// when it is gone (workers.go).
+	Heartbeat(ctx context.Context, now int64, hb *core.Heartbeat) error
+	// Workers lists the workers heard from since `since` (unix ms).
+	Workers(ctx context.Context, since int64) ([]core.WorkerInfo, error)
 	// AddHistory adds one core's counts of a type to its per-minute
 	// history (history.go).
 	AddHistory(ctx context.Context, jobType string, counts []core.MinuteCounts) error

@@ -144,6 +144,7 @@ function parseRoute() {
   if (parts[0] === "job" && /^\d+$/.test(parts[1] || "")) return { view: "job", id: Number(parts[1]) };
   const q = new URLSearchParams(qs || "");
   if (parts[0] === "schedules") return { view: "schedules" };
+  if (parts[0] === "workers") return { view: "workers" };
   if (parts[0] === "search") return { view: "search", q: q.get("q") || "", type: q.get("type") || "", state: q.get("state") || "" };
   let state = parts[0] === "jobs" && parts[1] ? parts[1] : "all";
   if (state !== "all" && !STATES.includes(state)) state = "all";
@@ -185,7 +186,8 @@ function renderSide() {
       h("span", { class: "n" }, count("all", t))));
   $("#side-types").replaceChildren(...typeLinks);
   $("#side-more").replaceChildren(
-    h("a", { href: "#/schedules", class: route.view === "schedules" ? "on" : "", id: "nav-schedules" }, h("span", { class: "label" }, "Schedules")));
+    h("a", { href: "#/schedules", class: route.view === "schedules" ? "on" : "", id: "nav-schedules" }, h("span", { class: "label" }, "Schedules")),
+    h("a", { href: "#/workers", class: route.view === "workers" ? "on" : "", id: "nav-workers" }, h("span", { class: "label" }, "Workers")));
 }
 
 function renderCards(r) {
@@ -545,6 +547,28 @@ function renderSchedules(list) {
     h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
 }
 
+// ---- workers ---------------------------------------------------------------------
+
+// renderWorkers lists the workers heard from lately (each beats every few
+// seconds): what they handle, how busy they are, since when they run.
+function renderWorkers(data) {
+  const list = (data && data.workers) || [];
+  const rows = list.map((w) =>
+    h("tr", { dataset: { worker: w.worker } },
+      h("td", { class: "mono" }, w.worker),
+      h("td", {}, w.host ? `${w.host}${w.pid ? " · pid " + w.pid : ""}` : ""),
+      h("td", {}, (w.types || []).join(", ")),
+      h("td", { class: "num" }, `${w.running} / ${w.concurrency}`),
+      h("td", {}, ago(w.started_at)),
+      h("td", {}, ago(w.seen_at))));
+  return h("div", { class: "panel flush" },
+    h("div", { class: "toolbar" }, h("span", { class: "title" }, `Workers (${list.length})`),
+      h("span", { class: "muted" }, "heard from in the last 15 s; the page reads again as jobs change")),
+    h("table", { id: "workers" },
+      h("thead", {}, h("tr", {}, ["worker", "host", "types", "running", "started", "last heard"].map((c, i) => h("th", { class: i === 3 ? "num" : "" }, c)))),
+      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { class: "empty", colspan: 6 }, "No worker has been heard from lately.")))));
+}
+
 // ---- one job -------------------------------------------------------------------
 
 // renderErrors shows a job's failed attempts, newest last, with the stack a
@@ -686,6 +710,7 @@ function slotsFor(r, data, error) {
   }
   if (r.view === "job") return [["job", JSON.stringify([r.id, data]), () => renderJob(r.id, data)]];
   if (r.view === "schedules") return [["schedules", JSON.stringify(data), () => renderSchedules(data)]];
+  if (r.view === "workers") return [["workers", JSON.stringify(data), () => renderWorkers(data)]];
   if (r.view === "search") return [["search", JSON.stringify([r, data]), () => renderSearch(r, data)]];
   const counts = [...STATES, "all"].map((s) => count(s, r.type));
   const types = (stats && stats.types) || {};
@@ -776,7 +801,7 @@ function connect() {
 }
 
 // What each view reads; the list's is the default.
-const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch };
+const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers") };
 
 $("#search").addEventListener("submit", (e) => {
   e.preventDefault();

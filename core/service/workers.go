@@ -1,0 +1,54 @@
+package service
+
+import (
+	"context"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// heartbeat and workers: the list of live workers. A worker beats every
+// core.HeartbeatEvery; workers lists those heard from within
+// core.WorkerSeenWithin, as core's clock says.
+
+func checkHeartbeat(hb *core.Heartbeat) error {
+	switch {
+	case hb.Worker == "":
+		return core.Invalidf("worker", "missing")
+	case len(hb.Worker) > core.MaxWorkerLen:
+		return core.Invalidf("worker", "%d bytes is longer than %d", len(hb.Worker), core.MaxWorkerLen)
+	case hb.Concurrency < 0 || hb.Running < 0 || hb.Running > hb.Concurrency && hb.Concurrency > 0:
+		return core.Invalidf("running", "%d running of a concurrency of %d", hb.Running, hb.Concurrency)
+	case len(hb.Types) > core.MaxLeaseTypes:
+		return core.Invalidf("types", "%d types is over the limit of %d", len(hb.Types), core.MaxLeaseTypes)
+	case len(hb.Host) > core.MaxWorkerLen:
+		return core.Invalidf("host", "%d bytes is longer than %d", len(hb.Host), core.MaxWorkerLen)
+	}
+	for _, t := range hb.Types {
+		if err := bus.ValidToken(t); err != nil {
+			return core.Invalidf("types", "%q is not a job type: %v", t, err)
+		}
+	}
+	return nil
+}
+
+func (s *Service) heartbeat(ctx context.Context, hb *core.Heartbeat) (*core.Empty, error) {
+	if err := checkHeartbeat(hb); err != nil {
+		return nil, err
+	}
+	if err := s.store.Heartbeat(ctx, s.now(), hb); err != nil {
+		return nil, err
+	}
+	return &core.Empty{}, nil
+}
+
+func (s *Service) workers(ctx context.Context, _ *core.Empty) (*core.WorkersReply, error) {
+	list, err := s.store.Workers(ctx, s.now()-core.WorkerSeenWithin)
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []core.WorkerInfo{}
+	}
+	return &core.WorkersReply{Workers: list}, nil
+}

@@ -1,0 +1,57 @@
+package core
+
+import (
+	"context"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// Heartbeat is heartbeat's request: a worker says it is alive and what it
+// does, every HeartbeatEvery while it runs, and Gone when it stops.
+type Heartbeat struct {
+	Worker      string   `json:"worker"`
+	Types       []string `json:"types"`
+	Concurrency int      `json:"concurrency"`
+	// Running is how many handlers run now.
+	Running int `json:"running"`
+	// Host and PID say where the worker runs. Optional.
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+	// StartedAt is when the worker started (unix ms).
+	StartedAt int64 `json:"started_at"`
+	// Gone: the worker stops, and leaves the list at once.
+	Gone bool `json:"gone,omitempty"`
+}
+
+// Heartbeat timing: workers beat every HeartbeatEvery; workers lists those
+// heard from within WorkerSeenWithin (three beats).
+const (
+	HeartbeatEvery   = 5000  // ms
+	WorkerSeenWithin = 15000 // ms
+)
+
+// WorkerInfo is a worker as workers lists it: its last heartbeat and when
+// it was heard (SeenAt, unix ms, core's clock).
+type WorkerInfo struct {
+	Heartbeat
+	SeenAt int64 `json:"seen_at"`
+}
+
+// WorkersReply is workers' reply: the workers heard from lately, by id.
+type WorkersReply struct {
+	Workers []WorkerInfo `json:"workers"`
+}
+
+// Heartbeat tells core that a worker is alive (the worker package sends it).
+func (c *Client) Heartbeat(ctx context.Context, hb Heartbeat) error {
+	return c.call(ctx, bus.MethodHeartbeat, hb, nil)
+}
+
+// Workers lists the workers heard from within WorkerSeenWithin.
+func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	var reply WorkersReply
+	if err := c.call(ctx, bus.MethodWorkers, Empty{}, &reply); err != nil {
+		return nil, err
+	}
+	return reply.Workers, nil
+}
