@@ -169,8 +169,9 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 // one now, constants), sent once per call, and each job's own. Both lists
 // are written once, in lua/includes/new_job.lua, and read from it here.
 var (
-	newJobShared = encodersOf(readLuaList("lua/includes/new_job.lua", "SHARED"))
-	newJobOwn    = encodersOf(readLuaList("lua/includes/new_job.lua", "OWN"))
+	newJobOwnFields = readLuaList("lua/includes/new_job.lua", "OWN")
+	newJobShared    = encodersOf(readLuaList("lua/includes/new_job.lua", "SHARED"))
+	newJobOwn       = encodersOf(newJobOwnFields)
 )
 
 // newJobEncoders encode each field of a new job as its hash stores it: the

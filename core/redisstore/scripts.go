@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -77,6 +79,9 @@ var (
 // cannot be read is a bug of the build: the package does not load.
 func loadScript(name string) *redis.Script {
 	text, err := resolve(path.Join("lua", name))
+	if err == nil {
+		text, err = positions(text)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("redisstore: script %s: %v", name, err))
 	}
@@ -140,6 +145,37 @@ func include(b *strings.Builder, file string, done, open map[string]bool) error 
 		fmt.Fprintf(b, "-- <<< %s\n", inc)
 	}
 	return lines.Err()
+}
+
+// fieldRef is a field's position as scripts write it: R.<field> in ROW
+// (includes/row.lua), O.<field> in OWN (includes/new_job.lua).
+var fieldRef = regexp.MustCompile(`\b([RO])\.([a-z_]+)\b`)
+
+// positions writes each field's position into a script's text as a
+// constant, once, when the package loads: R.attempts becomes
+// 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
+// its length. A script call then builds no index table of its own (they
+// cost a few µs of Redis CPU per call), and a name that is no field stops
+// the package at load instead of failing a call.
+func positions(text string) (string, error) {
+	var bad error
+	text = fieldRef.ReplaceAllStringFunc(text, func(ref string) string {
+		m := fieldRef.FindStringSubmatch(ref)
+		list, what := rowFields, "row (lua/includes/row.lua ROW)"
+		if m[1] == "O" {
+			list, what = newJobOwnFields, "new job's own fields (lua/includes/new_job.lua OWN)"
+		}
+		i := slices.Index(list, m[2])
+		if i < 0 {
+			bad = fmt.Errorf("%s: the %s has no field %q", ref, what, m[2])
+			return ref
+		}
+		return fmt.Sprintf("%d --[[%s]]", i+1, m[2])
+	})
+	names := "'" + strings.Join(rowFields, "', '") + "'"
+	text = strings.ReplaceAll(text, "unpack(ROW)", names)
+	text = strings.ReplaceAll(text, "#ROW", strconv.Itoa(len(rowFields)))
+	return text, bad
 }
 
 // pipelined runs scripts in one pipeline. EVALSHA inside a pipeline cannot

@@ -15,8 +15,8 @@
 local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
 local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
   'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit'}
-local O = {}
-for f = 1, #OWN do O[OWN[f]] = f end
+-- O.<field> is a field's position in OWN, written into the text as a
+-- constant when Go loads the script, as R.<field> is (includes/row.lua).
 
 -- new_job stores one job at jobkey from ARGV: the SHARED values at
 -- ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
