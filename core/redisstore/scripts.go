@@ -151,10 +151,23 @@ func include(b *strings.Builder, file string, done, open map[string]bool) error 
 // (includes/row.lua), O.<field> in OWN (includes/new_job.lua).
 var fieldRef = regexp.MustCompile(`\b([RO])\.([a-z_]+)\b`)
 
+// rowBut is ROW_BUT('f', ...) in a script: the row's field names, for an
+// HMGET that reads a row but the fields the script is about to write
+// itself. Each of those reads rowButStandIn in its place, so the reply keeps
+// the row's positions (R.<field>) and the script sets them after: a field
+// read costs Redis a scan of the hash's listpack, longest for a field the
+// job does not have yet, as a lease's are on its first lease; the first
+// field new_job writes is found at once.
+var (
+	rowBut        = regexp.MustCompile(`ROW_BUT\(([^)]*)\)`)
+	luaName       = regexp.MustCompile(`'(\w+)'`)
+	rowButStandIn = "type"
+)
+
 // positions writes each field's position into a script's text as a
 // constant, once, when the package loads: R.attempts becomes
 // 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
-// its length. A script call then builds no index table of its own (they
+// its length, ROW_BUT(...) as rowBut says. A script call then builds no index table of its own (they
 // cost a few µs of Redis CPU per call), and a name that is no field stops
 // the package at load instead of failing a call.
 func positions(text string) (string, error) {
@@ -174,6 +187,22 @@ func positions(text string) (string, error) {
 	})
 	names := "'" + strings.Join(rowFields, "', '") + "'"
 	text = strings.ReplaceAll(text, "unpack(ROW)", names)
+	text = rowBut.ReplaceAllStringFunc(text, func(call string) string {
+		skip := map[string]bool{}
+		for _, m := range luaName.FindAllStringSubmatch(rowBut.FindStringSubmatch(call)[1], -1) {
+			if !slices.Contains(rowFields, m[1]) {
+				bad = fmt.Errorf("%s: the row (lua/includes/row.lua ROW) has no field %q", call, m[1])
+			}
+			skip[m[1]] = true
+		}
+		read := make([]string, len(rowFields))
+		for i, f := range rowFields {
+			if read[i] = f; skip[f] {
+				read[i] = rowButStandIn
+			}
+		}
+		return "'" + strings.Join(read, "', '") + "'"
+	})
 	text = strings.ReplaceAll(text, "#ROW", strconv.Itoa(len(rowFields)))
 	return text, bad
 }
