@@ -169,9 +169,10 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 // one now, constants), sent once per call, and each job's own. Both lists
 // are written once, in lua/includes/new_job.lua, and read from it here.
 var (
-	newJobOwnFields = readLuaList("lua/includes/new_job.lua", "OWN")
-	newJobShared    = encodersOf(readLuaList("lua/includes/new_job.lua", "SHARED"))
-	newJobOwn       = encodersOf(newJobOwnFields)
+	newJobOwnFields    = readLuaList("lua/includes/new_job.lua", "OWN")
+	newJobSharedFields = readLuaList("lua/includes/new_job.lua", "SHARED")
+	newJobShared       = encodersOf(newJobSharedFields)
+	newJobOwn          = encodersOf(newJobOwnFields)
 )
 
 // newJobEncoders encode each field of a new job as its hash stores it: the

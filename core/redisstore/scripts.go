@@ -164,10 +164,16 @@ var (
 	rowButStandIn = "type"
 )
 
+// newJobFields is NEW_JOB_FIELDS(shared, own) in includes/new_job.lua: the
+// HSET arguments of a new job, each field of SHARED and OWN by name with
+// its value in ARGV after shared or own.
+var newJobFields = regexp.MustCompile(`NEW_JOB_FIELDS\((\w+), (\w+)\)`)
+
 // positions writes each field's position into a script's text as a
 // constant, once, when the package loads: R.attempts becomes
 // 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
-// its length, ROW_BUT(...) as rowBut says. A script call then builds no index table of its own (they
+// its length, ROW_BUT(...) as rowBut says, NEW_JOB_FIELDS(...) as
+// newJobFields says. A script call then builds no index table of its own (they
 // cost a few µs of Redis CPU per call), and a name that is no field stops
 // the package at load instead of failing a call.
 func positions(text string) (string, error) {
@@ -204,6 +210,17 @@ func positions(text string) (string, error) {
 		return "'" + strings.Join(read, "', '") + "'"
 	})
 	text = strings.ReplaceAll(text, "#ROW", strconv.Itoa(len(rowFields)))
+	text = newJobFields.ReplaceAllStringFunc(text, func(call string) string {
+		m := newJobFields.FindStringSubmatch(call)
+		var args []string
+		for i, f := range newJobSharedFields {
+			args = append(args, fmt.Sprintf("'%s', ARGV[%s + %d]", f, m[1], i+1))
+		}
+		for i, f := range newJobOwnFields {
+			args = append(args, fmt.Sprintf("'%s', ARGV[%s + %d]", f, m[2], i+1))
+		}
+		return strings.Join(args, ", ")
+	})
 	return text, bad
 }
 

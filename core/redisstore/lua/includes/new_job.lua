@@ -26,7 +26,6 @@ local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backof
 -- unfinished job that holds its unique key (an integer > 0: not stored);
 -- or its row (includes/row.lua) when an earlier run stored it.
 local function new_job(jobkey, shared, own)
-  local ns, no = #SHARED, #OWN
   local id, unique_key = ARGV[own + O.id], ARGV[own + O.unique_key]
   local holder = false
   if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
@@ -39,16 +38,15 @@ local function new_job(jobkey, shared, own)
     -- the check, so idempotence costs no call of its own.
     return snapshot(jobkey)
   end
-  local hash = {}
-  for f = 1, ns do hash[2 * f - 1], hash[2 * f] = SHARED[f], ARGV[shared + f] end
-  for f = 1, no do hash[2 * (ns + f) - 1], hash[2 * (ns + f)] = OWN[f], ARGV[own + f] end
+  -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and
+  -- OWN field's name and ARGV value, written out by Go at load (scripts.go):
+  -- no table is built per job
   if ARGV[own + O.state] == 'delayed' then
     enter_due(id, tonumber(ARGV[own + O.promote_at]))
+    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own))
   else
-    hash[#hash + 1] = 'rmember'
-    hash[#hash + 1] = ready_member(id, ARGV[own + O.priority])
+    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', ready_member(id, ARGV[own + O.priority]))
   end
-  redis.call('HSET', jobkey, unpack(hash))
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
   if ARGV[own + O.roc] == '1' or ARGV[own + O.roc_limit] ~= '' or ARGV[own + O.rof] == '1'
     or ARGV[own + O.rof_limit] ~= '' then
