@@ -169,11 +169,20 @@ var (
 // its value in ARGV after shared or own.
 var newJobFields = regexp.MustCompile(`NEW_JOB_FIELDS\((\w+), (\w+)\)`)
 
+// fieldList is the declaration of ROW, SHARED or OWN, which positions
+// leaves out of a script's text once it has written what the script uses of
+// them; listName is a use of one it did not write.
+var (
+	fieldList = regexp.MustCompile(`(?m)^local (ROW|SHARED|OWN) = \{[^}]*\}`)
+	listName  = regexp.MustCompile(`\b(ROW|SHARED|OWN)\b`)
+)
+
 // positions writes each field's position into a script's text as a
 // constant, once, when the package loads: R.attempts becomes
 // 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
 // its length, ROW_BUT(...) as rowBut says, NEW_JOB_FIELDS(...) as
-// newJobFields says. A script call then builds no index table of its own (they
+// newJobFields says, #SHARED and #OWN their lengths; the declarations of
+// the three lists are left out. A script call then builds no index table of its own (they
 // cost a few µs of Redis CPU per call), and a name that is no field stops
 // the package at load instead of failing a call.
 func positions(text string) (string, error) {
@@ -221,6 +230,16 @@ func positions(text string) (string, error) {
 		}
 		return strings.Join(args, ", ")
 	})
+	text = strings.ReplaceAll(text, "#SHARED", strconv.Itoa(len(newJobSharedFields)))
+	text = strings.ReplaceAll(text, "#OWN", strconv.Itoa(len(newJobOwnFields)))
+	// the lists themselves are Go's to read; no call needs to build them
+	text = fieldList.ReplaceAllString(text, "-- $1: written into the text at load (scripts.go)")
+	for _, line := range strings.Split(text, "\n") {
+		code, _, _ := strings.Cut(line, "--")
+		if m := listName.FindString(code); m != "" && bad == nil {
+			bad = fmt.Errorf("%q: %s is only known to Go here; write it as unpack(ROW), #ROW, ROW_BUT(...), R.<field>, #SHARED, #OWN, O.<field> or NEW_JOB_FIELDS(...)", line, m)
+		}
+	}
 	return text, bad
 }
 
