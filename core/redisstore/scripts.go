@@ -177,6 +177,27 @@ var (
 	listName  = regexp.MustCompile(`\b(ROW|SHARED|OWN)\b`)
 )
 
+// newJobOpt is NEW_JOB_OPTIONAL(jobkey, shared, own) in
+// includes/new_job.lua: an HSET of those OPTIONAL fields whose value is not
+// their zero, when there are any.
+var newJobOpt = regexp.MustCompile(`NEW_JOB_OPTIONAL\((\w+), (\w+), (\w+)\)`)
+
+// newJobArg is a field of a new job and the Lua expression of its value.
+type newJobArg struct{ field, value string }
+
+// newJobArgs are the SHARED fields' values after ARGV[shared], then the OWN
+// fields' after ARGV[own].
+func newJobArgs(shared, own string) []newJobArg {
+	var out []newJobArg
+	for i, f := range newJobSharedFields {
+		out = append(out, newJobArg{f, fmt.Sprintf("ARGV[%s + %d]", shared, i+1)})
+	}
+	for i, f := range newJobOwnFields {
+		out = append(out, newJobArg{f, fmt.Sprintf("ARGV[%s + %d]", own, i+1)})
+	}
+	return out
+}
+
 // positions writes each field's position into a script's text as a
 // constant, once, when the package loads: R.attempts becomes
 // 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
@@ -222,13 +243,25 @@ func positions(text string) (string, error) {
 	text = newJobFields.ReplaceAllStringFunc(text, func(call string) string {
 		m := newJobFields.FindStringSubmatch(call)
 		var args []string
-		for i, f := range newJobSharedFields {
-			args = append(args, fmt.Sprintf("'%s', ARGV[%s + %d]", f, m[1], i+1))
-		}
-		for i, f := range newJobOwnFields {
-			args = append(args, fmt.Sprintf("'%s', ARGV[%s + %d]", f, m[2], i+1))
+		for _, a := range newJobArgs(m[1], m[2]) {
+			if _, opt := newJobOptional[a.field]; !opt {
+				args = append(args, fmt.Sprintf("'%s', %s", a.field, a.value))
+			}
 		}
 		return strings.Join(args, ", ")
+	})
+	text = newJobOpt.ReplaceAllStringFunc(text, func(call string) string {
+		m := newJobOpt.FindStringSubmatch(call)
+		b := strings.Builder{}
+		b.WriteString("local opt = false")
+		for _, a := range newJobArgs(m[2], m[3]) {
+			if zero, ok := newJobOptional[a.field]; ok {
+				fmt.Fprintf(&b, "\n  if %s ~= '%s' then opt = opt or {}; opt[#opt + 1] = '%s'; opt[#opt + 1] = %s end",
+					a.value, zero, a.field, a.value)
+			}
+		}
+		fmt.Fprintf(&b, "\n  if opt then redis.call('HSET', %s, unpack(opt)) end", m[1])
+		return b.String()
 	})
 	text = strings.ReplaceAll(text, "#SHARED", strconv.Itoa(len(newJobSharedFields)))
 	text = strings.ReplaceAll(text, "#OWN", strconv.Itoa(len(newJobOwnFields)))
