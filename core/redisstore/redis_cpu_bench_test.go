@@ -28,7 +28,9 @@ func evalUsec(rdb *redis.Client) float64 {
 
 // BenchmarkRedisCPUPerJob reports the Redis CPU time the scripts spend per
 // job in each step of its life: create (bulk), lease (64 at a time) and
-// complete (64 per batch). It is what bounds throughput on a shared box.
+// complete (64 per batch), and a lone create (one job per call, as a
+// sequential producer sends them). It is what bounds throughput on a shared
+// box.
 func BenchmarkRedisCPUPerJob(b *testing.B) {
 	st, rdb := nodetest.NewStore(b)
 	ctx := context.Background()
@@ -64,7 +66,15 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 		}
 	}
 	u3 := evalUsec(rdb)
+	lone := max(n/10, 1)
+	for range lone {
+		if _, _, err := st.Create(ctx, 4, []core.Spec{{Type: "l", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	u4 := evalUsec(rdb)
 	b.ReportMetric((u1-u0)/float64(n), "create-redis-µs/job")
 	b.ReportMetric((u2-u1)/float64(n), "lease-redis-µs/job")
 	b.ReportMetric((u3-u2)/float64(n), "complete-redis-µs/job")
+	b.ReportMetric((u4-u3)/float64(lone), "create1-redis-µs/job")
 }

@@ -169,8 +169,11 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 // one now, constants), sent once per call, and each job's own. Both lists
 // are written once, in lua/includes/new_job.lua, and read from it here.
 var (
-	newJobShared = encodersOf(readLuaList("lua/includes/new_job.lua", "SHARED"))
-	newJobOwn    = encodersOf(readLuaList("lua/includes/new_job.lua", "OWN"))
+	newJobOwnFields    = readLuaList("lua/includes/new_job.lua", "OWN")
+	newJobSharedFields = readLuaList("lua/includes/new_job.lua", "SHARED")
+	newJobOptional     = optionalOf(readLuaList("lua/includes/new_job.lua", "OPTIONAL"))
+	newJobShared       = encodersOf(newJobSharedFields)
+	newJobOwn          = encodersOf(newJobOwnFields)
 )
 
 // newJobEncoders encode each field of a new job as its hash stores it: the
@@ -208,6 +211,29 @@ func encodersOf(fields []string) []func(*core.Job) any {
 			panic(fmt.Sprintf("redisstore: new job field %q (lua/includes/new_job.lua) has no encoder in row.go", f))
 		}
 		out[i] = enc
+	}
+	return out
+}
+
+// newJobZero is the value of each OPTIONAL field of a new job
+// (lua/includes/new_job.lua) that create_jobs does not write: what a
+// missing field reads as (decodeRow here, "or 0" and "== '1'" in the
+// scripts). A unique key "0" is a key, not a zero.
+var newJobZero = map[string]string{
+	"attempts": "0", "progress": "0", "delay": "0", "roc": "0", "rof": "0",
+	"backoff": "", "unique_key": "", "roc_limit": "", "rof_limit": "",
+}
+
+// optionalOf checks that each OPTIONAL field is a field new_job writes and
+// has its zero in newJobZero.
+func optionalOf(fields []string) map[string]string {
+	out := map[string]string{}
+	for _, f := range fields {
+		zero, ok := newJobZero[f]
+		if !ok || !slices.Contains(newJobSharedFields, f) && !slices.Contains(newJobOwnFields, f) {
+			panic(fmt.Sprintf("redisstore: optional new job field %q (lua/includes/new_job.lua) is not a SHARED or OWN field with a zero in row.go", f))
+		}
+		out[f] = zero
 	}
 	return out
 }

@@ -54,7 +54,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 		"{t}:ready":  nil,
 		"{t}:leases": map[string]float64{"2": 3000, "1": 2900},
 		"{t}:job:1": jobHash(map[string]string{"state": "active", "lease": "M", "lease_until": "2900", "lease_ttl": "400",
-			"started_at": "2500", "updated_at": "2500", "worker_id": "w2"}),
+			"started_at": "2500", "updated_at": "2500", "worker_id": "w2", "progress": "0"}),
 	}), "job 1 leased for 400 ms")
 }
 

@@ -141,13 +141,13 @@ func fields(h map[string]string, more map[string]string) map[string]string {
 }
 
 // jobHash is the hash of job 1 of type t as create_jobs stores it at 1000,
-// ready, with more set over it.
+// ready, with more set over it: without the OPTIONAL fields
+// (lua/includes/new_job.lua), which it writes only when not zero.
 func jobHash(more map[string]string) map[string]string {
 	return fields(map[string]string{
-		"id": "1", "type": "t", "data": `{"n":1}`, "priority": "0", "state": "inactive", "delay": "0",
-		"max_attempts": "3", "attempts": "0", "backoff": "", "ttl": "1000", "roc": "0", "unique_key": "",
-		"progress": "0", "created_at": "1000", "updated_at": "1000", "promote_at": "1000",
-		"stall_limit": "1", "rmember": "0000000000000001:1", "roc_limit": "", "rof": "0", "rof_limit": "",
+		"id": "1", "type": "t", "data": `{"n":1}`, "priority": "0", "state": "inactive",
+		"max_attempts": "3", "ttl": "1000", "created_at": "1000", "updated_at": "1000", "promote_at": "1000",
+		"stall_limit": "1", "rmember": "0000000000000001:1",
 	}, more)
 }
 

@@ -19,7 +19,7 @@ local function move_state(jobkey, id, cur, new, now)
   if new == 'inactive' then
     enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
   elseif new == 'delayed' then
-    local at = now + tonumber(redis.call('HGET', jobkey, 'delay'))
+    local at = now + (tonumber(redis.call('HGET', jobkey, 'delay')) or 0)
     enter_due(id, at)
     redis.call('HSET', jobkey, 'promote_at', at)
   elseif new == 'active' then

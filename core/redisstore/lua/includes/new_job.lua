@@ -15,8 +15,16 @@
 local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
 local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
   'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit'}
-local O = {}
-for f = 1, #OWN do O[OWN[f]] = f end
+-- OPTIONAL are fields of either list that are written only when they are
+-- not their zero value (newJobZero in row.go: '' or '0'): a field a hash
+-- lacks reads as that value, in Go (decodeRow) and in every script, and a
+-- new job most often has no delay, backoff, unique key or retention of its
+-- own, so its HSET is 9 fields shorter (each field an HSET writes costs
+-- Redis a scan of the hash).
+local OPTIONAL = {'attempts', 'progress', 'delay', 'backoff', 'roc', 'unique_key', 'roc_limit', 'rof',
+  'rof_limit'}
+-- O.<field> is a field's position in OWN, written into the text as a
+-- constant when Go loads the script, as R.<field> is (includes/row.lua).
 
 -- new_job stores one job at jobkey from ARGV: the SHARED values at
 -- ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
@@ -26,7 +34,6 @@ for f = 1, #OWN do O[OWN[f]] = f end
 -- unfinished job that holds its unique key (an integer > 0: not stored);
 -- or its row (includes/row.lua) when an earlier run stored it.
 local function new_job(jobkey, shared, own)
-  local ns, no = #SHARED, #OWN
   local id, unique_key = ARGV[own + O.id], ARGV[own + O.unique_key]
   local holder = false
   if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
@@ -39,16 +46,17 @@ local function new_job(jobkey, shared, own)
     -- the check, so idempotence costs no call of its own.
     return snapshot(jobkey)
   end
-  local hash = {}
-  for f = 1, ns do hash[2 * f - 1], hash[2 * f] = SHARED[f], ARGV[shared + f] end
-  for f = 1, no do hash[2 * (ns + f) - 1], hash[2 * (ns + f)] = OWN[f], ARGV[own + f] end
+  -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and OWN field
+  -- but the OPTIONAL ones by name and ARGV value, written out by Go at load
+  -- (scripts.go): no table is built per job; NEW_JOB_OPTIONAL writes those
+  -- OPTIONAL fields that are not zero, in one more HSET when there are any
   if ARGV[own + O.state] == 'delayed' then
     enter_due(id, tonumber(ARGV[own + O.promote_at]))
+    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own))
   else
-    hash[#hash + 1] = 'rmember'
-    hash[#hash + 1] = ready_member(id, ARGV[own + O.priority])
+    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', ready_member(id, ARGV[own + O.priority]))
   end
-  redis.call('HSET', jobkey, unpack(hash))
+  NEW_JOB_OPTIONAL(jobkey, shared, own)
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
   if ARGV[own + O.roc] == '1' or ARGV[own + O.roc_limit] ~= '' or ARGV[own + O.rof] == '1'
     or ARGV[own + O.rof_limit] ~= '' then

@@ -23,13 +23,11 @@ local ROW = {'id', 'type', 'priority', 'state', 'delay', 'max_attempts', 'attemp
   'lease', 'lease_ttl', 'rmember', 'stall_limit', 'last_lease', 'schedule', 'schedule_at',
   'roc_limit', 'rof', 'rof_limit'}
 
--- R.<field> is the field's position in a row: row[R.attempts]. A name that
--- is not a field is an error, not a silent nil. (A numeric loop, not
--- ipairs: every script call builds R, and ipairs costs a function call per
--- field.)
-local R = {}
-for i = 1, #ROW do R[ROW[i]] = i end
-setmetatable(R, {__index = function(_, f) error('row has no field ' .. tostring(f)) end})
+-- R.<field> is the field's position in a row: row[R.attempts]. Go writes
+-- each position into the script's text as a constant when it loads it
+-- (positions in scripts.go), and unpack(ROW) as the list of names, so no
+-- call builds an index table; a name that is not a field stops the package
+-- at load.
 
 -- the job's row; row[R.id] is false when there is no such job
 local function snapshot(jobkey)
