@@ -73,6 +73,8 @@ export class Kuebus {
   scheduleSet(schedule) { return this.call("schedule_set", schedule); }
   scheduleList() { return this.call("schedule_list").then((r) => r.schedules); }
   scheduleRemove(name) { return this.call("schedule_remove", { name }); }
+  heartbeat(beat) { return this.call("heartbeat", beat); }
+  workers() { return this.call("workers").then((r) => r.workers); }
   pause(type) { return this.call("pause", { type }); }
   resume(type) { return this.call("resume", { type }); }
   stats() { return this.call("stats"); }

@@ -107,6 +107,12 @@ func TestNodeWorker(t *testing.T) {
 		return job.ID
 	}
 	ok := create(`{"ms":10}`, 1)
+	// It said it runs before its first lease: the workers list has it.
+	until(bus.EventComplete, ok)
+	workers, err := c.Client.Workers(t.Context())
+	require.NoError(t, err)
+	require.Len(t, workers, 1)
+	require.Equal(t, []string{"nodework"}, workers[0].Types)
 	bad := create(`{"fail":true}`, 1)
 	until(bus.EventComplete, ok)
 	require.Equal(t, "demo failure of job "+strconv.FormatInt(bad, 10), until(bus.EventFailed, bad).Error)
@@ -122,6 +128,9 @@ func TestNodeWorker(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "worker.mjs:\n%s", out.String())
 	require.Contains(t, out.String(), "released "+strconv.FormatInt(long, 10))
+	workers, err = c.Client.Workers(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, workers, "gone as it stopped")
 
 	got, err := c.Client.Get(t.Context(), long)
 	require.NoError(t, err)

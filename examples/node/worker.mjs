@@ -116,12 +116,22 @@ async function stop() {
   await looping;
   await Promise.all([...running.values()].map((r) => r.done));
   clearTimeout(timer);
+  clearInterval(beats);
+  await beat(true);
   await kb.close();
   console.log("worker stopped");
   process.exit(0);
 }
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+
+// Heartbeats: core lists the workers it heard from lately (the
+// dashboard's Workers page); the last one says we are gone.
+const startedAt = Date.now();
+const beat = (gone) => kb.heartbeat({ worker: workerID, types, concurrency, running: running.size, pid: process.pid, started_at: startedAt, gone })
+  .catch((e) => console.error(`heartbeat failed: ${e.message}`));
+await beat(false);
+const beats = setInterval(() => beat(false), 5000);
 
 console.log(`worker ${workerID} running: ${types.join(", ")}`);
 looping = loop();
