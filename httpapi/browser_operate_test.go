@@ -1,11 +1,8 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -28,20 +25,7 @@ func TestDashboardOperatesTheQueueInBrowser(t *testing.T) {
 	e := newEnv(t, httpapi.Config{})
 	dir := artifacts(t)
 	browser, exceptions := newBrowser(t)
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(browser, waitTimeout)
-		defer cancel()
-		require.NoError(t, chromedp.Do(ctx, actions...), what)
-	}
-	shot := func(name string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(browser, waitTimeout)
-		defer cancel()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
-	}
+	step, shot := stepper(t, browser, dir)
 	get := func(id int64) *core.Job {
 		t.Helper()
 		j, err := e.core.Client.Get(t.Context(), id)

@@ -66,20 +66,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	seed(t, e)
 	browser, exceptions := newBrowser(t)
 
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(browser, waitTimeout)
-		defer cancel()
-		require.NoError(t, chromedp.Do(ctx, actions...), what)
-	}
-	shot := func(name string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(browser, waitTimeout)
-		defer cancel()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
-	}
+	step, shot := stepper(t, browser, dir)
 
 	step("open the dashboard and see it live",
 		chromedp.Navigate(e.url+"/"),
@@ -189,6 +176,27 @@ func TestDashboardSaysWhenJobsDidNotFitOneReply(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(`#more`)),
 	), "asked, the list shows the rest")
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
+}
+
+// stepper returns a test's two browser verbs: step runs actions, each
+// bounded by waitTimeout, failing the test with what they were for; shot
+// saves a screenshot of the page in dir.
+func stepper(t *testing.T, browser context.Context, dir string) (step func(string, ...chromedp.Action[chromedp.Void]), shot func(string)) {
+	step = func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(browser, waitTimeout)
+		defer cancel()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	shot = func(name string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(browser, waitTimeout)
+		defer cancel()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
+	}
+	return step, shot
 }
 
 // newBrowser starts headless Chromium for one test and returns its context
