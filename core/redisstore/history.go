@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -56,17 +55,10 @@ func (s *Store) History(ctx context.Context, types []string, from, to int64) ([]
 	for i := range types {
 		for j, cmd := range cmds[i] {
 			v := cmd.Val()
-			out[j].Created += count(v[0])
-			out[j].Completed += count(v[1])
-			out[j].Failed += count(v[2])
+			out[j].Created += num(v[0])
+			out[j].Completed += num(v[1])
+			out[j].Failed += num(v[2])
 		}
 	}
 	return out, nil
-}
-
-// count reads an HMGET field: a number, or nil when absent.
-func count(v any) int64 {
-	s, _ := v.(string)
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }

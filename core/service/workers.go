@@ -17,7 +17,9 @@ func checkHeartbeat(hb *core.Heartbeat) error {
 		return core.Invalidf("worker", "missing")
 	case len(hb.Worker) > core.MaxWorkerLen:
 		return core.Invalidf("worker", "%d bytes is longer than %d", len(hb.Worker), core.MaxWorkerLen)
-	case hb.Concurrency < 0 || hb.Running < 0 || hb.Running > hb.Concurrency && hb.Concurrency > 0:
+	case hb.Concurrency < 0:
+		return core.Invalidf("concurrency", "%d is negative", hb.Concurrency)
+	case hb.Running < 0 || hb.Concurrency > 0 && hb.Running > hb.Concurrency:
 		return core.Invalidf("running", "%d running of a concurrency of %d", hb.Running, hb.Concurrency)
 	case len(hb.Types) > core.MaxLeaseTypes:
 		return core.Invalidf("types", "%d types is over the limit of %d", len(hb.Types), core.MaxLeaseTypes)

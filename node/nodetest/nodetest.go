@@ -97,9 +97,7 @@ func NewRedis(t testing.TB) *redis.Client {
 // every key under it.
 func Prefix(t testing.TB, rdb *redis.Client) string {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	prefix := "kt" + hex.EncodeToString(b)
+	prefix := uniquePrefix("kt")
 	t.Cleanup(func() {
 		ctx := context.Background()
 		var batch []string
@@ -115,6 +113,14 @@ func Prefix(t testing.TB, rdb *redis.Client) string {
 		}
 	})
 	return prefix
+}
+
+// uniquePrefix is a Redis key prefix no other test or example uses: head
+// and 12 random hex digits.
+func uniquePrefix(head string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return head + hex.EncodeToString(b)
 }
 
 // NewStore returns a Store on the test Redis under a prefix of its own.
@@ -188,13 +194,11 @@ func Queue() (natsURL string, stop func()) {
 	if redisURL == "" {
 		panic("nodetest: no Redis: call nodetest.Main from TestMain")
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
 	n, err := node.Start(context.Background(), node.Config{
 		Node: &clusterconfig.Config{
 			Name:        "example",
 			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore, clusterconfig.RolePromoter},
-			RedisPrefix: "kx" + hex.EncodeToString(b),
+			RedisPrefix: uniquePrefix("kx"),
 			NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
 			Memberlist:  clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
 			Redis:       clusterconfig.Redis{URL: redisURL},
