@@ -64,9 +64,7 @@ func (s *Store) Bulk(ctx context.Context, now int64, q *service.BulkQuery) (*ser
 			for k, j := range jobs {
 				fields[k] = strconv.FormatInt(j.ID, 10)
 			}
-			// After the jobs, as Remove: a crash in between leaves ids
-			// that read as not found.
-			if err := s.rdb.HDel(ctx, s.keys.idType(), fields...).Err(); err != nil {
+			if err := s.forgetLegacyIDs(ctx, fields...); err != nil {
 				return nil, s.fail("bulk: remove job ids", err)
 			}
 		}

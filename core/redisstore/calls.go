@@ -22,22 +22,18 @@ type created struct {
 	holder int64
 }
 
-// runCreateJobs stores the jobs of one type and indexes their ids in one
-// round trip: a pipeline of indexIDs then createJobs. A crash between the
-// two leaves ids that read as "not found", never a stored job that cannot
-// be found. Each job is built here (newJob) and written by the script field
+// runCreateJobs stores the jobs of one type: one script on the type's slot,
+// their ids' blocks reserved before (ids.go), so a create that fails
+// leaves nothing behind, and one that runs twice stores each job once. Each job is built here (newJob) and written by the script field
 // for field, so the job returned is the job stored; only a job an earlier
 // run of the same create stored comes back as a row.
 func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]created, error) {
 	tk := s.keys.ofType(jobType)
 	keys := tk.fixed()
-	index := make([]any, 0, 1+len(ids))
-	index = append(index, jobType)
 	out := make([]created, len(ids))
 	for n, id := range ids {
 		out[n].job = newJob(specs[n], id, now)
 		keys = append(keys, tk.job(id))
-		index = append(index, id)
 	}
 	// ARGV: the shared fields' values once, then each job's own
 	// (create_jobs.lua's header).
@@ -50,15 +46,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 			args = append(args, enc(&out[n].job))
 		}
 	}
-	var cmd *redis.Cmd
-	err := s.pipelined(ctx, func(pipe redis.Pipeliner) {
-		indexIDs.EvalSha(ctx, pipe, []string{s.keys.idType(), s.keys.types()}, index...)
-		cmd = createJobs.EvalSha(ctx, pipe, keys, args...)
-	})
-	if err != nil {
-		return nil, err
-	}
-	res, err := cmd.Slice()
+	res, err := createJobs.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return nil, err
 	}

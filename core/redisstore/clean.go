@@ -58,12 +58,8 @@ func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core
 	if err != nil {
 		return 0, false, s.fail("clean", err)
 	}
-	if len(gone) > 0 {
-		// After the jobs: a crash in between leaves ids that read as not
-		// found, as after Remove.
-		if err := s.rdb.HDel(ctx, s.keys.idType(), gone...).Err(); err != nil {
-			return 0, false, s.fail("clean: drop removed ids", err)
-		}
+	if err := s.forgetLegacyIDs(ctx, gone...); err != nil {
+		return 0, false, s.fail("clean: drop removed ids", err)
 	}
 	return len(gone), !atEnd && len(gone) > 0, nil
 }

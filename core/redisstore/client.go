@@ -109,8 +109,8 @@ func (r *Redis) DropTypes(ctx context.Context, typeGlob string) ([]string, error
 }
 
 // ForgetJobs drops jobs' ids and types from the global indexes of the store
-// with this key prefix (the id → type index and the set of types), once
-// DropTypes deleted their keys.
+// with this key prefix (the id blocks of the types, the id → type index of
+// a 1.x store and the set of types), once DropTypes deleted their keys.
 func (r *Redis) ForgetJobs(ctx context.Context, prefix string, ids []int64, types []string) error {
 	k := keys{prefix: prefix}
 	for chunk := range slices.Chunk(ids, scanCount) {
@@ -121,6 +121,9 @@ func (r *Redis) ForgetJobs(ctx context.Context, prefix string, ids []int64, type
 		if err := r.rdb.HDel(ctx, k.idType(), fields...).Err(); err != nil {
 			return fmt.Errorf("redisstore: drop job ids of %s: %w", prefix, err)
 		}
+	}
+	if err := r.forgetBlocks(ctx, k, types); err != nil {
+		return fmt.Errorf("redisstore: drop id blocks of %s: %w", prefix, err)
 	}
 	if len(types) > 0 {
 		if err := r.rdb.SRem(ctx, k.types(), types).Err(); err != nil {
@@ -163,4 +166,32 @@ type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, args ...any) {
 	l.log.DebugContext(ctx, fmt.Sprintf(format, args...))
+}
+
+// forgetBlocks drops the id blocks of types.
+func (r *Redis) forgetBlocks(ctx context.Context, k keys, types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	var cursor uint64
+	for {
+		pairs, next, err := r.rdb.HScan(ctx, k.blocks(), cursor, "", scanCount).Result()
+		if err != nil {
+			return err
+		}
+		var gone []string
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if slices.Contains(types, pairs[i+1]) {
+				gone = append(gone, pairs[i])
+			}
+		}
+		if len(gone) > 0 {
+			if err := r.rdb.HDel(ctx, k.blocks(), gone...).Err(); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }

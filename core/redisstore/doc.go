@@ -4,7 +4,9 @@
 // Files:
 //
 //	doc.go      this comment
-//	store.go    Config, Store, New, ids, create, get, remove, log, set state
+//	ids.go      job ids in blocks of one type each, and finding a job's
+//	            type from its id
+//	store.go    Config, Store, New, create, get, remove, log, set state
 //	            and priority, promote (the sweep promote and rescue share)
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
@@ -18,8 +20,7 @@
 //	history.go  the per-minute history: add a core's counts, read minutes summed
 //	workers.go  workers' heartbeats (lua/heartbeat.lua) and the list of live ones
 //	keys.go     the key schema: every key, its type and what it holds
-//	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText, and
-//	            pipelines that reload scripts on NOSCRIPT
+//	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText
 //	calls.go    the typed wrapper of each script: ARGV by name, reply by
 //	            position
 //	row.go      a job's row: field order read from lua/includes/row.lua,

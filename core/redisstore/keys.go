@@ -11,8 +11,11 @@ import (
 //
 // Global keys, under <prefix>:{_}:
 //
-//	ids     STRING  the job id counter
-//	idtype  HASH    job id → job type, to find a job's keys from its id
+//	ids     STRING  the last job id reserved: the end of the last block
+//	blocks  HASH    block number → job type: every id of block b,
+//	                b*1000+1 .. (b+1)*1000, belongs to one type (ids.go)
+//	idtype  HASH    job id → job type, as kuebus 1.x wrote it for every
+//	                job; read where no block knows an id, never written
 //	types   SET     every job type ever created
 //
 // Keys of type T, under <prefix>:{T}:
@@ -52,6 +55,7 @@ type keys struct {
 func (k keys) global(name string) string { return k.prefix + ":{_}:" + name }
 
 func (k keys) ids() string    { return k.global("ids") }
+func (k keys) blocks() string { return k.global("blocks") }
 func (k keys) idType() string { return k.global("idtype") }
 func (k keys) types() string  { return k.global("types") }
 

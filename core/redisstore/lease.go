@@ -150,10 +150,8 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 			}
 		}
 	}
-	if len(removed) > 0 {
-		if err := s.rdb.HDel(ctx, s.keys.idType(), removed...).Err(); err != nil {
-			return nil, s.fail("drop removed ids", err)
-		}
+	if err := s.forgetLegacyIDs(ctx, removed...); err != nil {
+		return nil, s.fail("drop removed ids", err)
 	}
 	return out, nil
 }
@@ -172,18 +170,16 @@ func (s *Store) typesOf(ctx context.Context, ops []service.LeaseOp) ([]string, e
 	if len(lookup) == 0 {
 		return types, nil
 	}
-	fields := make([]string, len(lookup))
+	ids := make([]int64, len(lookup))
 	for n, i := range lookup {
-		fields[n] = strconv.FormatInt(ops[i].ID, 10)
+		ids[n] = ops[i].ID
 	}
-	vals, err := s.rdb.HMGet(ctx, s.keys.idType(), fields...).Result()
+	found, err := s.typesOfIDs(ctx, ids)
 	if err != nil {
 		return nil, s.fail("find job types", err)
 	}
 	for n, i := range lookup {
-		if t, ok := vals[n].(string); ok {
-			types[i] = t
-		}
+		types[i] = found[n]
 	}
 	return types, nil
 }

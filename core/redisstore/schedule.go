@@ -252,14 +252,15 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 	return out, next, err
 }
 
-// FireSchedule fires one tick (lua/fire_schedule.lua), with a fresh id
-// indexed in the same pipeline as create does; an id the tick did not use
-// is taken out of the index again.
+// FireSchedule fires one tick (lua/fire_schedule.lua) as a job with a
+// fresh id of the type's blocks (ids.go); an id the tick does not use stays
+// unused.
 func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredSchedule, tick, next int64, sp core.Spec) (*core.Job, bool, error) {
-	id, err := s.reserveIDs(ctx, 1)
+	ids, err := s.reserveIDs(ctx, sp.Type, 1)
 	if err != nil {
 		return nil, false, s.fail("reserve ids", err)
 	}
+	id := ids[0]
 	job := newJob(&sp, id, now)
 	job.Schedule, job.ScheduleAt = sc.Name, tick
 	tk := s.keys.ofType(sp.Type)
@@ -272,22 +273,12 @@ func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredS
 	for _, enc := range newJobOwn {
 		args = append(args, enc(&job))
 	}
-	var cmd *redis.Cmd
-	err = s.pipelined(ctx, func(pipe redis.Pipeliner) {
-		indexIDs.EvalSha(ctx, pipe, []string{s.keys.idType(), s.keys.types()}, sp.Type, id)
-		cmd = fireSchedule.EvalSha(ctx, pipe, keys, args...)
-	})
-	if err != nil {
-		return nil, false, s.fail("fire schedule", err)
-	}
-	code, err := cmd.Int64()
+	code, err := fireSchedule.Run(ctx, s.rdb, keys, args...).Int64()
 	if err != nil {
 		return nil, false, s.fail("fire schedule", err)
 	}
 	if code == 0 {
 		return &job, true, nil
 	}
-	// Harmless if it fails: an id whose job does not exist reads as not found.
-	s.rdb.HDel(ctx, s.keys.idType(), strconv.FormatInt(id, 10))
 	return nil, code > 0, nil
 }

@@ -142,7 +142,7 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 	after := keyspace{
 		"{_}:ids":          "1000",
 		"{t}:schedule_rev": "1",
-		"{_}:idtype":       map[string]string{"1": "t"},
+		"{_}:blocks":       map[string]string{"0": "t"},
 		"{_}:types":        []string{"t"},
 		"{t}:jobs":         map[string]float64{"1": 1},
 		"{t}:ready":        map[string]float64{"0000000000000001:1": 0},
@@ -233,7 +233,7 @@ func TestFireSchedulePausedOrGoneFiresNothing(t *testing.T) {
 	removed, err := st.RemoveSchedule(ctx, "s")
 	require.NoError(t, err)
 	require.True(t, removed)
-	st.requireKeys(keyspace{"{_}:types": []string{"t"}, "{_}:ids": "1000", "{t}:schedule_rev": "2"},
+	st.requireKeys(keyspace{"{_}:types": []string{"t"}, "{_}:ids": "1000", "{_}:blocks": map[string]string{"0": "t"}, "{t}:schedule_rev": "2"},
 		"gone; the rev counter stays")
 	_, fired, err = st.FireSchedule(ctx, 2000, &due[0], 2000, 3000, scheduleSpec("t"))
 	require.NoError(t, err)
@@ -260,6 +260,7 @@ func TestFireScheduleIsNeverEarly(t *testing.T) {
 	require.Nil(t, job)
 	st.requireKeys(keyspace{
 		"{_}:ids":          "1000",
+		"{_}:blocks":       map[string]string{"0": "t"},
 		"{_}:types":        []string{"t"},
 		"{t}:schedule_rev": "1",
 		"{t}:schedules":    map[string]float64{"s": 2000},

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"bufio"
-	"context"
 	"embed"
 	"fmt"
 	"maps"
@@ -50,7 +49,7 @@ var (
 
 // The scripts, one per file of lua/; calls.go holds the typed wrapper of each.
 var (
-	indexIDs      = loadScript("index_ids.lua")
+	reserveBlocks = loadScript("reserve_ids.lua")
 	createJobs    = loadScript("create_jobs.lua")
 	promoteDue    = loadScript("promote_due.lua")
 	removeJob     = loadScript("remove_job.lua")
@@ -276,23 +275,4 @@ func positions(text string) (string, error) {
 		}
 	}
 	return text, bad
-}
-
-// pipelined runs scripts in one pipeline. EVALSHA inside a pipeline cannot
-// fall back to EVAL, so on NOSCRIPT (a Redis that restarted or flushed its
-// script cache) it loads every script and tries once more.
-func (s *Store) pipelined(ctx context.Context, fill func(redis.Pipeliner)) error {
-	for try := 0; ; try++ {
-		pipe := s.rdb.Pipeline()
-		fill(pipe)
-		_, err := pipe.Exec(ctx)
-		if err == nil || try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return err
-		}
-		for _, sc := range scripts {
-			if err := sc.Load(ctx, s.rdb).Err(); err != nil {
-				return err
-			}
-		}
-	}
 }

@@ -18,11 +18,11 @@ import (
 
 var ctx = context.Background()
 
-// TestIndexIDsAndCreateJobsStoreWhatTheyReply runs index_ids and
-// create_jobs (one pipeline): a ready job with a unique key, a delayed job
+// TestCreateJobsStoreWhatTheyReply runs reserve_ids (a block of the
+// type's ids) and create_jobs: a ready job with a unique key, a delayed job
 // with a backoff, then a job whose unique key the first holds. The jobs
 // Create returns are the rows the script wrote: the same as Get reads.
-func TestIndexIDsAndCreateJobsStoreWhatTheyReply(t *testing.T) {
+func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	two := 2
@@ -35,8 +35,8 @@ func TestIndexIDsAndCreateJobsStoreWhatTheyReply(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, false}, existing)
 	want := keyspace{
-		"{_}:ids":    "1000", // the store's block of ids
-		"{_}:idtype": map[string]string{"1": "t", "2": "t"},
+		"{_}:ids":    "1000",                      // the type's block of ids
+		"{_}:blocks": map[string]string{"0": "t"}, // ids 1..1000 are t's
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": -10},
@@ -63,7 +63,7 @@ func TestIndexIDsAndCreateJobsStoreWhatTheyReply(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []bool{true}, existing)
 	require.Equal(t, jobs[0], again[0], "the job holding the key, data and all")
-	st.requireKeys(want, "a duplicate stores nothing, and its id is dropped again")
+	st.requireKeys(want, "a duplicate stores nothing: its id stays unused")
 }
 
 // TestPromoteDueMovesWhatIsDueOnce: two due jobs (one stored with a bare id

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,33 +34,7 @@ type Store struct {
 	keys        keys
 	maxLogLines int
 
-	idMu   sync.Mutex // guards nextID, lastID
-	nextID int64      // the next id of the reserved block
-	lastID int64      // the last id of the reserved block
-}
-
-// idBlock is how many ids a Store reserves from the counter at a time, so
-// that creating a job costs no round trip of its own for its id. Ids stay
-// unique; with several cores they are not in creation order across cores
-// (queue order does not depend on ids), and a restart leaves a gap.
-const idBlock = 1000
-
-// reserveIDs takes n consecutive ids, from the reserved block when it has
-// enough, else from a new block.
-func (s *Store) reserveIDs(ctx context.Context, n int) (int64, error) {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	if s.nextID == 0 || s.lastID-s.nextID+1 < int64(n) { // ids start at 1: 0 means no block yet
-		size := max(int64(n), idBlock)
-		last, err := s.rdb.IncrBy(ctx, s.keys.ids(), size).Result()
-		if err != nil {
-			return 0, err
-		}
-		s.nextID, s.lastID = last-size+1, last
-	}
-	first := s.nextID
-	s.nextID += int64(n)
-	return first, nil
+	ids idSpace // ids.go
 }
 
 var _ service.Store = (*Store)(nil)
@@ -111,16 +84,16 @@ func isTransient(msg string) bool {
 	return false
 }
 
-// typeOf finds a job's type from its id.
+// typeOf finds a job's type from its id (ids.go).
 func (s *Store) typeOf(ctx context.Context, id int64) (typeKeys, string, error) {
-	t, err := s.rdb.HGet(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Result()
-	if errors.Is(err, redis.Nil) {
-		return typeKeys{}, "", core.JobNotFound(id)
-	}
+	types, err := s.typesOfIDs(ctx, []int64{id})
 	if err != nil {
 		return typeKeys{}, "", s.fail("find job type", err)
 	}
-	return s.keys.ofType(t), t, nil
+	if types[0] == "" {
+		return typeKeys{}, "", core.JobNotFound(id)
+	}
+	return s.keys.ofType(types[0]), types[0], nil
 }
 
 // Get reads one job, data and result included (its row, by position), and
@@ -197,37 +170,31 @@ func (s *Store) Create(ctx context.Context, now int64, specs []core.Spec) ([]cor
 
 func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, idx []int, jobs []core.Job, existing []bool) ([]int64, error) {
 	jobType := specs[idx[0]].Type
-	first, err := s.reserveIDs(ctx, len(idx))
+	ids, err := s.reserveIDs(ctx, jobType, len(idx))
 	if err != nil {
 		return nil, s.fail("reserve ids", err)
 	}
-	ids := make([]int64, len(idx))
 	group := make([]*core.Spec, len(idx))
 	for n, i := range idx {
-		ids[n], group[n] = first+int64(n), &specs[i]
+		group[n] = &specs[i]
 	}
 	res, err := s.runCreateJobs(ctx, now, jobType, ids, group)
 	if err != nil {
 		return nil, s.fail("create jobs", err)
 	}
 	var stored []int64
-	var wasted []string // ids allocated for duplicates
 	for n, i := range idx {
 		if res[n].holder == 0 {
 			jobs[i] = res[n].job
 			stored = append(stored, ids[n])
 			continue
 		}
-		wasted = append(wasted, strconv.FormatInt(ids[n], 10))
+		// The id reserved for a duplicate stays unused: it reads as not found.
 		held, err := s.Get(ctx, res[n].holder)
 		if err != nil {
 			return stored, err
 		}
 		jobs[i], existing[i] = *held, true
-	}
-	if len(wasted) > 0 {
-		// Harmless if it fails: an id whose job does not exist reads as not found.
-		s.rdb.HDel(ctx, s.keys.idType(), wasted...)
 	}
 	return stored, nil
 }
@@ -268,8 +235,7 @@ func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	if j == nil {
 		return nil, core.JobNotFound(id)
 	}
-	// After the job: a crash in between leaves an id that reads as not found.
-	if err := s.rdb.HDel(ctx, s.keys.idType(), strconv.FormatInt(id, 10)).Err(); err != nil {
+	if err := s.forgetLegacyIDs(ctx, strconv.FormatInt(id, 10)); err != nil {
 		return nil, s.fail("remove job id", err)
 	}
 	return j, nil

@@ -1,0 +1,166 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Job ids and how a request that names only an id finds its job.
+//
+// Ids come in blocks of idBlock, each block reserved for one job type by
+// lua/reserve_ids.lua, which records block → type in the global blocks
+// hash once per block. A job's type is then the type of its block, so
+// creating a job writes nothing per job outside its type's slot: the job is
+// one script on {<type>} (create_jobs), on Redis Cluster too, and a create
+// that fails leaves nothing behind. Blocks never change type, so a core
+// keeps what it learnt of them in memory, and a request by id usually costs
+// no lookup at all.
+//
+// Stores written before blocks (kuebus 1.x) indexed every id in the idtype
+// hash. Lookups still read it where no block knows the id, and removals
+// delete from it while it exists: such stores need no migration step, and
+// the index empties as their jobs are removed.
+
+// idBlock is how many ids a block holds. It is part of the data: blocks
+// recorded in Redis are (id - 1) / idBlock, so it never changes.
+const idBlock = 1000
+
+// maxKnownBlocks bounds the block → type cache; past it the cache starts
+// again (one lookup per block).
+const maxKnownBlocks = 1 << 16
+
+// idSpace is a Store's reserved ids and what it knows of blocks.
+type idSpace struct {
+	mu     sync.Mutex
+	open   map[string]idRange // per type: what is left of its reserved blocks
+	known  map[int64]string   // block → type
+	legacy int8               // 0 not checked yet, 1 the idtype index exists, -1 it does not
+}
+
+type idRange struct{ next, last int64 }
+
+func blockOf(id int64) int64 { return (id - 1) / idBlock }
+
+// reserveIDs takes n ids for jobs of jobType: from the type's reserved
+// blocks while they last, then from new ones (one round trip per idBlock
+// ids). Ids stay unique; with several cores, or several types, they are not
+// in creation order (queue order does not depend on ids), and a restart
+// leaves gaps.
+func (s *Store) reserveIDs(ctx context.Context, jobType string, n int) ([]int64, error) {
+	sp := &s.ids
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	ids := make([]int64, 0, n)
+	r := sp.open[jobType]
+	for ; r.next != 0 && r.next <= r.last && len(ids) < n; r.next++ {
+		ids = append(ids, r.next)
+	}
+	if need := n - len(ids); need > 0 {
+		count := (need + idBlock - 1) / idBlock
+		first, err := reserveBlocks.Run(ctx, s.rdb, []string{s.keys.ids(), s.keys.blocks(), s.keys.types()},
+			jobType, count, idBlock).Int64()
+		if err != nil {
+			return nil, err
+		}
+		for b := range int64(count) {
+			sp.learn(blockOf(first)+b, jobType)
+		}
+		r = idRange{next: first, last: first + int64(count)*idBlock - 1}
+		for ; len(ids) < n; r.next++ {
+			ids = append(ids, r.next)
+		}
+	}
+	if sp.open == nil {
+		sp.open = map[string]idRange{}
+	}
+	sp.open[jobType] = r
+	return ids, nil
+}
+
+// learn records a block's type. sp.mu is held.
+func (sp *idSpace) learn(block int64, jobType string) {
+	if sp.known == nil || len(sp.known) >= maxKnownBlocks {
+		sp.known = map[int64]string{}
+	}
+	sp.known[block] = jobType
+}
+
+// typesOfIDs returns the type of each id, "" where none is on record: from
+// the blocks known, else from Redis in one round trip (the blocks hash, and
+// the idtype index of a 1.x store).
+func (s *Store) typesOfIDs(ctx context.Context, ids []int64) ([]string, error) {
+	types := make([]string, len(ids))
+	var unknown []int
+	s.ids.mu.Lock()
+	for i, id := range ids {
+		if t, ok := s.ids.known[blockOf(id)]; ok && id > 0 {
+			types[i] = t
+		} else if id > 0 {
+			unknown = append(unknown, i)
+		}
+	}
+	s.ids.mu.Unlock()
+	if len(unknown) == 0 {
+		return types, nil
+	}
+	blocks := make([]string, len(unknown))
+	fields := make([]string, len(unknown))
+	for n, i := range unknown {
+		blocks[n] = strconv.FormatInt(blockOf(ids[i]), 10)
+		fields[n] = strconv.FormatInt(ids[i], 10)
+	}
+	pipe := s.rdb.Pipeline()
+	byBlock := pipe.HMGet(ctx, s.keys.blocks(), blocks...)
+	byID := pipe.HMGet(ctx, s.keys.idType(), fields...)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	s.ids.mu.Lock()
+	defer s.ids.mu.Unlock()
+	for n, i := range unknown {
+		if t, ok := byBlock.Val()[n].(string); ok {
+			types[i] = t
+			s.ids.learn(blockOf(ids[i]), t)
+		} else if t, ok := byID.Val()[n].(string); ok {
+			types[i] = t
+		}
+	}
+	return types, nil
+}
+
+// forgetLegacyIDs drops removed jobs' ids from the idtype index of a 1.x
+// store, after the jobs: a crash in between leaves ids that read as not
+// found. A store that never had the index is checked once, then skipped.
+func (s *Store) forgetLegacyIDs(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	s.ids.mu.Lock()
+	legacy := s.ids.legacy
+	s.ids.mu.Unlock()
+	if legacy == 0 {
+		n, err := s.rdb.Exists(ctx, s.keys.idType()).Result()
+		if err != nil {
+			return err
+		}
+		legacy = -1
+		if n > 0 {
+			legacy = 1
+		}
+		s.ids.mu.Lock()
+		s.ids.legacy = legacy
+		s.ids.mu.Unlock()
+	}
+	if legacy < 0 {
+		return nil
+	}
+	err := s.rdb.HDel(ctx, s.keys.idType(), ids...).Err()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
