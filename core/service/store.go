@@ -110,13 +110,15 @@ type LeaseOp struct {
 	Lease string // the token the holder shows
 	// Type is the job's type when the holder said it (a worker does); ""
 	// makes the Store look it up. A wrong type reads as not found.
-	Type    string
-	Result  json.RawMessage // complete: the handler's result, nil for none
-	Error   string          // fail: the handler's error
-	Final   bool            // fail: no attempt remains, whatever max_attempts says
-	Stack   string          // fail: the handler's stack, "" for none
-	Delay   int64           // rejoin: ms until the job is due again
-	Percent int64           // progress: 0..100
+	Type   string
+	Result json.RawMessage // complete: the handler's result, nil for none
+	Error  string          // fail: the handler's error
+	Final  bool            // fail: no attempt remains, whatever max_attempts says
+	Stack  string          // fail: the handler's stack, "" for none
+	// Delay is rejoin's ms until the job is due again (nil: 0), and fail's
+	// ms before the retry while attempts remain (nil: the job's backoff).
+	Delay   *int64
+	Percent int64 // progress: 0..100
 }
 
 // Applied is what a Store reports for one lease operation.
