@@ -75,8 +75,9 @@ type Store interface {
 	// filters, looking at no more than q.Limit jobs.
 	Bulk(ctx context.Context, now int64, q *BulkQuery) (*BulkResult, error)
 	// Clean removes up to limit finished jobs of one type in one state
-	// (complete or failed) that their own retention, or else rule (the
-	// type's default, zero or {age, count}), no longer keeps: how many it
+	// (complete, failed or cancelled) that their own retention (none for
+	// cancelled), or else rule (the type's default, zero or {age, count}),
+	// no longer keeps: how many it
 	// removed, and more when it stopped short having removed some.
 	Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error)
 	Ping(ctx context.Context) error
