@@ -330,12 +330,16 @@ func TestRetentionFromTheFileAndTheVariable(t *testing.T) {
 	t.Parallel()
 	const base = "name: n\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
 	want := map[string]core.TypeRetention{
-		"*":     {Complete: core.Retention{Age: 86_400_000}},
+		"*":     {Complete: core.Retention{Age: 86_400_000}, Cancelled: core.Retention{Age: 3_600_000}},
 		"email": {Complete: core.Retention{Count: 1000}, Failed: core.Retention{Age: 604_800_000, Count: 100}},
+		"sms":   {Cancelled: core.Retention{Count: 10}},
 	}
 	c, err := clusterconfig.Parse([]byte(base+`retention:
   "*":
     complete: {age: 24h}
+    cancelled: {age: 1h}
+  sms:
+    cancelled: {count: 10}
   email:
     complete: {count: 1000}
     failed: {age: 168h, count: 100}
@@ -343,7 +347,7 @@ func TestRetentionFromTheFileAndTheVariable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, c.Retention.Core())
 	c, err = clusterconfig.Parse([]byte(base), "n.yaml", env(map[string]string{
-		"KUEBUS_RETENTION": "*.complete.age=24h, email.complete.count=1000,email.failed.age=168h,email.failed.count=100",
+		"KUEBUS_RETENTION": "*.complete.age=24h, email.complete.count=1000,email.failed.age=168h,email.failed.count=100,*.cancelled.age=1h,sms.cancelled.count=10",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, want, c.Retention.Core())
@@ -355,12 +359,13 @@ func TestRetentionFromTheFileAndTheVariable(t *testing.T) {
 		{yaml: "retention: {email: {complete: {age: -1s}}}", want: "config: retention.email.complete.age: -1s is negative"},
 		{yaml: "retention: {email: {failed: {count: -3}}}", want: "config: retention.email.failed.count: -3 is negative"},
 		{yaml: "retention: {email: {failed: {count: 0}}}", want: "config: retention.email.failed: age and count are both 0"},
-		{yaml: "retention: {email: {}}", want: "config: retention.email: neither complete nor failed is set"},
+		{yaml: "retention: {email: {}}", want: "config: retention.email: none of complete, failed and cancelled is set"},
+		{yaml: "retention: {email: {cancelled: {age: 1500us}}}", want: "config: retention.email.cancelled.age: 1.5ms is not a whole number of milliseconds"},
 		{yaml: "retention: {a.b: {failed: {count: 1}}}", want: `config: retention.a.b: "a.b" is not a job type`},
 		{yaml: "retention: {email: {complete: {size: 1}}}", want: "size"},
 		{yaml: "retention: {email: {done: {count: 1}}}", want: "done"},
 		{env: "email.complete.count=-1", want: "config: retention.email.complete.count ($KUEBUS_RETENTION): -1 is negative"},
-		{env: "email.done.count=1", want: `$KUEBUS_RETENTION (retention): item 1 "email.done.count=1": "done" is not complete or failed`},
+		{env: "email.done.count=1", want: `$KUEBUS_RETENTION (retention): item 1 "email.done.count=1": "done" is not complete, failed or cancelled`},
 		{env: "email.complete.age=7d", want: `"7d" is not a duration like 24h`},
 		{env: "email=1", want: "is not TYPE.STATE.KEY=VALUE"},
 	} {

@@ -18,11 +18,14 @@ const RetentionAnyType = "*"
 
 // Retention is the core role's default retention of finished jobs, by job
 // type (or RetentionAnyType), for the jobs that bring none of their own
-// (remove_on_complete / remove_on_fail; a job's own always wins). In YAML:
+// (remove_on_complete / remove_on_fail; a job's own always wins; a
+// cancelled job has none of its own, so only its type's default for
+// cancelled applies). In YAML:
 //
 //	retention:
 //	  "*":
 //	    complete: {age: 24h}
+//	    cancelled: {age: 168h}
 //	  email:
 //	    complete: {count: 1000}
 //	    failed: {age: 168h, count: 100}
@@ -34,14 +37,16 @@ const RetentionAnyType = "*"
 //
 // A job is kept at most age after it finished, and only while it is among
 // the count newest of its type in that state; either may be left out. The
-// leader's cleaner removes the rest. Default: none, finished jobs are kept.
+// leader's cleaner removes the rest. Default: none, finished jobs
+// (complete, failed, cancelled) are kept.
 type Retention map[string]TypeRetention
 
-// TypeRetention is one type's defaults: for its complete jobs and for its
-// failed jobs (nil: kept).
+// TypeRetention is one type's defaults: for its complete, its failed and
+// its cancelled jobs (nil: kept).
 type TypeRetention struct {
-	Complete *RetentionLimit `yaml:"complete"`
-	Failed   *RetentionLimit `yaml:"failed"`
+	Complete  *RetentionLimit `yaml:"complete"`
+	Failed    *RetentionLimit `yaml:"failed"`
+	Cancelled *RetentionLimit `yaml:"cancelled"`
 }
 
 // RetentionLimit keeps finished jobs at most Age after they finished and
@@ -58,7 +63,7 @@ func (r Retention) Core() map[string]core.TypeRetention {
 	}
 	out := make(map[string]core.TypeRetention, len(r))
 	for t, tr := range r {
-		out[t] = core.TypeRetention{Complete: tr.Complete.core(), Failed: tr.Failed.core()}
+		out[t] = core.TypeRetention{Complete: tr.Complete.core(), Failed: tr.Failed.core(), Cancelled: tr.Cancelled.core()}
 	}
 	return out
 }
@@ -87,10 +92,10 @@ func (v *validator) retention() {
 			}
 		}
 		tr := v.c.Retention[t]
-		if tr.Complete == nil && tr.Failed == nil {
-			v.fail(path, "neither complete nor failed is set")
+		if tr.Complete == nil && tr.Failed == nil && tr.Cancelled == nil {
+			v.fail(path, "none of complete, failed and cancelled is set")
 		}
-		for state, l := range map[string]*RetentionLimit{"complete": tr.Complete, "failed": tr.Failed} {
+		for state, l := range map[string]*RetentionLimit{"complete": tr.Complete, "failed": tr.Failed, "cancelled": tr.Cancelled} {
 			if l == nil {
 				continue
 			}
@@ -144,7 +149,8 @@ func ParseRetention(raw string) (Retention, error) {
 }
 
 // parseRetention reads KUEBUS_RETENTION: TYPE.STATE.KEY=VALUE items,
-// comma-separated, STATE complete or failed, KEY age (a duration) or count.
+// comma-separated, STATE complete, failed or cancelled, KEY age (a
+// duration) or count.
 // Values are checked by Validate.
 func parseRetention(raw string) (Retention, error) {
 	out := Retention{}
@@ -166,8 +172,10 @@ func parseRetention(raw string) (Retention, error) {
 			l = &tr.Complete
 		case "failed":
 			l = &tr.Failed
+		case "cancelled":
+			l = &tr.Cancelled
 		default:
-			return nil, fmt.Errorf("item %d %q: %q is not complete or failed", i+1, item, state)
+			return nil, fmt.Errorf("item %d %q: %q is not complete, failed or cancelled", i+1, item, state)
 		}
 		if *l == nil {
 			*l = &RetentionLimit{}

@@ -33,8 +33,9 @@ func (c *Client) Complete(ctx context.Context, op LeaseOp) error {
 }
 
 // Fail fails a leased job's attempt with op.Error: the job retries (after
-// its backoff) while attempts remain, else it fails, as it does at once
-// with op.Final. It returns the job as it is now.
+// op.Delay ms when set, else after its backoff) while attempts remain, else
+// it fails, as it does at once with op.Final. It returns the job as it is
+// now.
 func (c *Client) Fail(ctx context.Context, op LeaseOp) (*Job, error) {
 	var job Job
 	if err := c.call(ctx, bus.MethodFail, op, &job); err != nil {

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,6 +37,40 @@ func ExampleClient_Create() {
 	// Output:
 	// email inactive -10 3
 	// complete {"sent":true}
+}
+
+// Await a job's end, whatever it is: here a worker elsewhere fails it for
+// good. A job that does not end before ctx does makes Await give up with
+// ctx's error.
+func ExampleClient_Await() {
+	natsURL, stop := nodetest.Queue()
+	defer stop()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	client, _ := core.NewClient(nc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	job, _ := client.Create(ctx, "resize", map[string]int{"width": 90000}, nil)
+	worked := make(chan struct{})
+	go func() { // a worker, as package worker would run it
+		defer close(worked)
+		leased, _ := client.Lease(ctx, core.LeaseRequest{Types: []string{"resize"}, Max: 1, Wait: 1000})
+		_, _ = client.Fail(ctx, core.LeaseOp{ID: leased[0].ID, Lease: leased[0].Lease, Type: "resize",
+			Error: "image too wide", Final: true})
+	}()
+	done, _ := client.Await(ctx, job.ID)
+	<-worked
+	fmt.Println(done.State, done.Attempts, done.Error)
+
+	later, _ := client.Create(ctx, "resize", nil, &core.CreateOpts{Delay: time.Hour})
+	short, giveUp := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer giveUp()
+	_, err := client.Await(short, later.ID)
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// failed 1 image too wide
+	// true
 }
 
 // Listen to events: every completion of any type, as Kue's

@@ -64,13 +64,16 @@ type LeaseOp struct {
 	Lease string `json:"lease"`
 	// Type is the job's type, when the caller knows it (a worker does): it
 	// saves core a lookup. A wrong type reads as not_found.
-	Type     string          `json:"type,omitempty"`
-	Result   json.RawMessage `json:"result,omitempty"`   // complete
-	Error    string          `json:"error,omitempty"`    // fail
-	Final    bool            `json:"final,omitempty"`    // fail: no more attempts
-	Delay    int64           `json:"delay,omitempty"`    // rejoin, ms
-	Complete *int64          `json:"complete,omitempty"` // progress: done so far
-	Total    *int64          `json:"total,omitempty"`    // progress: of this many
+	Type   string          `json:"type,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"` // complete
+	Error  string          `json:"error,omitempty"`  // fail
+	Final  bool            `json:"final,omitempty"`  // fail: no more attempts
+	// Delay is rejoin's wait before the job is due again (ms; absent: 0),
+	// and fail's wait before the retry when attempts remain (ms; absent:
+	// the job's backoff; 0: at once). 0 … MaxDelay.
+	Delay    *int64 `json:"delay,omitempty"`
+	Complete *int64 `json:"complete,omitempty"` // progress: done so far
+	Total    *int64 `json:"total,omitempty"`    // progress: of this many
 	// Stack is fail's: where the handler failed (a panic's stack, or the
 	// stack an error carried), at most MaxStackBytes. It goes to the
 	// job's error history with the error.

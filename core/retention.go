@@ -130,16 +130,26 @@ func (r Retention) validate(field string) error {
 
 // TypeRetention is a job type's default retention in each finished state,
 // for the jobs that have none of their own (a node's config, retention:).
-// Each is zero (none: kept) or {age, count}.
+// Each is zero (none: kept) or {age, count}. Cancelled has no per-job
+// setting (a cancel is a person's act, not the producer's plan): the
+// type's default alone says how long cancelled jobs are kept.
 type TypeRetention struct {
-	Complete Retention
-	Failed   Retention
+	Complete  Retention
+	Failed    Retention
+	Cancelled Retention
 }
 
-// For returns the default of state (complete or failed).
+// FinishedStates are the states a retention applies to, in the order the
+// cleaner goes through them.
+var FinishedStates = []State{StateComplete, StateFailed, StateCancelled}
+
+// For returns the default of state (complete, failed or cancelled).
 func (t TypeRetention) For(state State) Retention {
-	if state == StateFailed {
+	switch state {
+	case StateFailed:
 		return t.Failed
+	case StateCancelled:
+		return t.Cancelled
 	}
 	return t.Complete
 }

@@ -102,7 +102,7 @@ type leaseBody struct {
 	Error    string          `json:"error,omitempty"`
 	Final    bool            `json:"final,omitempty"`
 	Stack    string          `json:"stack,omitempty"`
-	Delay    int64           `json:"delay,omitempty"`
+	Delay    *int64          `json:"delay,omitempty"`
 	Complete *int64          `json:"complete,omitempty"`
 	Total    *int64          `json:"total,omitempty"`
 }

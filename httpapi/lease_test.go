@@ -159,7 +159,8 @@ func TestPopWaitCannotBeConfiguredPastCoresLimit(t *testing.T) {
 
 // TestProgressAndRejoinForPopClients: a pop client sets progress and puts
 // its job back for later without NATS; fail carries a stack to the job's
-// error history; bad bodies are 400 invalid and change nothing.
+// error history, and a delay before the retry; bad bodies are 400 invalid
+// and change nothing.
 func TestProgressAndRejoinForPopClients(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, httpapi.Config{})
@@ -198,4 +199,16 @@ func TestProgressAndRejoinForPopClients(t *testing.T) {
 	e.ok(http.StatusOK, "GET", fmt.Sprintf("/job/%d", other.ID), nil, &shown)
 	require.Len(t, shown.Errors, 1, "GET /job/:id has the error history")
 	require.Equal(t, "app.py:12", shown.Errors[0].Stack)
+
+	// A third: fail with a delay of its own, 400 when bad, else the job
+	// waits that long (it has no backoff).
+	third := e.create(map[string]any{"type": "crop", "max_attempts": 2})
+	e.ok(http.StatusOK, "POST", "/pop?type=crop", nil, &got)
+	failPath := fmt.Sprintf("/job/%d/fail", third.ID)
+	msg = e.fails(http.StatusBadRequest, "invalid", "POST", failPath, map[string]any{"lease": got.Lease, "error": "x", "delay": -5})
+	require.Contains(t, msg, "delay: -5 ms is outside")
+	var failed core.Job
+	e.ok(http.StatusOK, "POST", failPath, map[string]any{"lease": got.Lease, "error": "429", "delay": 30000}, &failed)
+	require.Equal(t, core.StateDelayed, failed.State)
+	require.Equal(t, failed.UpdatedAt+30000, failed.PromoteAt)
 }

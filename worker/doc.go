@@ -21,6 +21,8 @@
 //	            Discard, and the errors a handler's context ends with
 //	args.go     HandleArgs, ProcessArgs: handlers of a job type as a Go type
 //	metrics.go  Metrics: the hooks a metrics backend implements, Outcome
+//	retrydelay.go the wait before a failed job's next attempt, chosen by the
+//	            worker: RetryDelayFunc, RetryDelayer, WithRetryDelay, DelayRetry
 //	heartbeat.go the worker's heartbeats to core, for the list of workers
 //	pool.go     a pool's leasing loop, running a handler, and turning its
 //	            outcome into an acknowledgement

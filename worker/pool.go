@@ -20,12 +20,23 @@ type pool struct {
 	concurrency int
 	types       []string
 	handlers    map[string]Handler
+	// retryDelays holds the RetryDelayer of each type whose handler is
+	// one, read before the middleware hid it.
+	retryDelays map[string]RetryDelayFunc
 	slots       chan struct{} // a token per handler that may start
 }
 
-func (p *pool) add(jobType string, h Handler) {
+// add registers h, the handler as given (its RetryDelayer is read from
+// it), to run as wrapped (inside the middleware).
+func (p *pool) add(jobType string, h, wrapped Handler) {
 	p.types = append(p.types, jobType)
-	p.handlers[jobType] = h
+	p.handlers[jobType] = wrapped
+	if d, ok := h.(RetryDelayer); ok {
+		if p.retryDelays == nil {
+			p.retryDelays = map[string]RetryDelayFunc{}
+		}
+		p.retryDelays[jobType] = d.RetryDelay
+	}
 }
 
 // fetch leases jobs for free slots until ctx ends. Only a free slot is ever
@@ -164,7 +175,7 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 			err = ttlExceeded(cj.TTL, err)
 		}
 		m.Finished(cj.Type, outcomeOf(err), time.Since(began))
-		p.w.acknowledge(r, job, err)
+		p.w.acknowledge(r, job, err, p.retryDelays[cj.Type])
 	}()
 }
 
@@ -196,8 +207,9 @@ func call(ctx context.Context, h Handler, job *Job) (err error) {
 }
 
 // acknowledge turns a handler's outcome into the operation that tells core
-// (see acker), and queues it.
-func (w *Worker) acknowledge(r *running, job *Job, err error) {
+// (see acker), and queues it. retryDelay is the type's RetryDelayer, nil
+// for none.
+func (w *Worker) acknowledge(r *running, job *Job, err error, retryDelay RetryDelayFunc) {
 	o := core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}
 	var retry *retryAfter
 	var discard *discard
@@ -206,11 +218,12 @@ func (w *Worker) acknowledge(r *running, job *Job, err error) {
 	case err == nil:
 		o.Op, o.Result = core.OpComplete, job.result
 	case errors.As(err, &retry):
-		o.Op, o.Delay = core.OpRejoin, max(retry.delay.Milliseconds(), 0)
+		o.Op, o.Delay = core.OpRejoin, new(max(retry.delay.Milliseconds(), 0))
 	case errors.As(err, &discard):
 		o.Op, o.Error, o.Final = core.OpFail, discard.err.Error(), true
 	default:
 		o.Op, o.Error = core.OpFail, err.Error()
+		o.Delay = w.retryDelay(&job.Job, err, retryDelay)
 		if errors.As(err, &panicked) {
 			// The stack goes to the job's log, where a person looks first.
 			logCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -60,6 +60,10 @@ type Config struct {
 	// with the job as leased and the error: whether it will be retried is
 	// known later (OnFailed). It runs on the handler's goroutine.
 	OnError func(job *core.Job, err error)
+	// RetryDelay chooses the wait before a failed job's next attempt, for
+	// every type whose handler is no RetryDelayer (see RetryDelayFunc; a
+	// DelayRetry error wins over both). Default: each job's backoff.
+	RetryDelay RetryDelayFunc
 	// Metrics hears every handler's start and end (worker/workerprom has a
 	// Prometheus one). Default: none.
 	Metrics Metrics
@@ -148,12 +152,11 @@ func (w *Worker) Handle(jobType string, h Handler) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkRegister(jobType)
-	h = w.wrap(h)
 	if w.shared == nil {
 		w.shared = &pool{w: w, concurrency: w.cfg.Concurrency, handlers: map[string]Handler{}}
 		w.pools = append(w.pools, w.shared)
 	}
-	w.shared.add(jobType, h)
+	w.shared.add(jobType, h, w.wrap(h))
 }
 
 // Process registers fn for jobType with a concurrency of its own: Kue's
@@ -166,7 +169,7 @@ func (w *Worker) Process(jobType string, concurrency int, fn HandlerFunc) {
 		panic(fmt.Sprintf("worker: Process(%q): concurrency %d is not positive", jobType, concurrency))
 	}
 	p := &pool{w: w, concurrency: concurrency, handlers: map[string]Handler{}}
-	p.add(jobType, w.wrap(fn))
+	p.add(jobType, fn, w.wrap(fn))
 	w.pools = append(w.pools, p)
 }
 

@@ -99,7 +99,7 @@ func TestUsage(t *testing.T) {
 			{[]string{"job", "create", "x", "--remove-on-fail=count=0"}, `count: "0" is not a whole number above 0`},
 			{[]string{"job", "create", "x", "--remove-on-complete=1h"}, `"1h" is not true, false or age=DURATION,count=N`},
 			{[]string{"dev", "--retention", "email.complete.count=-1"}, "--retention: config: retention.email.complete.count: -1 is negative"},
-			{[]string{"dev", "--retention", "email.done.age=1h"}, `--retention: item 1 "email.done.age=1h": "done" is not complete or failed`},
+			{[]string{"dev", "--retention", "email.done.age=1h"}, `--retention: item 1 "email.done.age=1h": "done" is not complete, failed or cancelled`},
 			{[]string{"job", "create", "x", "--stall-limit", "-1"}, `--stall-limit: "-1" is not a whole number`},
 			{[]string{"dev", "extra"}, `unexpected argument "extra"`},
 		} {

@@ -73,7 +73,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	lf.register(fs, "text")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", devShutdownTimeoutDefault, "how long requests in flight may run on after a stop signal, a `DURATION`")
 	fs.IntVar(&cfg.stallLimit, "stall-limit", clusterconfig.StallLimitDefault, "how many times a job's lease may run out and the job go back without using an attempt (`N`, for jobs that set no stall_limit); each later stall is a failed attempt")
-	retention := fs.String("retention", "", "default retention of finished jobs by type, `SPEC`: TYPE.STATE.KEY=VALUE items, comma-separated, e.g. '*.complete.age=24h,email.failed.count=100' (TYPE * for every type; STATE complete or failed; KEY age or count); default: kept")
+	retention := fs.String("retention", "", "default retention of finished jobs by type, `SPEC`: TYPE.STATE.KEY=VALUE items, comma-separated, e.g. '*.complete.age=24h,email.failed.count=100' (TYPE * for every type; STATE complete, failed or cancelled; KEY age or count); default: kept")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {
 		return cfg, err
 	}

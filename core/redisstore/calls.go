@@ -196,12 +196,20 @@ var holderCalls = map[core.Op]holderCall{
 		return append(dst, string(o.Result))
 	}},
 	core.OpFail: {script: failJobs, head: []any{int64(core.MaxDelay)}, args: func(dst []any, o *service.LeaseOp) []any {
-		return append(dst, o.Error, flag(o.Final), o.Stack)
+		delay := "" // the job's backoff
+		if o.Delay != nil {
+			delay = strconv.FormatInt(*o.Delay, 10)
+		}
+		return append(dst, o.Error, flag(o.Final), o.Stack, delay)
 	}},
 	core.OpTouch:   {script: touchJobs},
 	core.OpRelease: {script: releaseJobs},
 	core.OpRejoin: {script: rejoinJobs, args: func(dst []any, o *service.LeaseOp) []any {
-		return append(dst, o.Delay)
+		var delay int64
+		if o.Delay != nil {
+			delay = *o.Delay
+		}
+		return append(dst, delay)
 	}},
 	core.OpProgress: {script: progressJobs, args: func(dst []any, o *service.LeaseOp) []any {
 		return append(dst, o.Percent)

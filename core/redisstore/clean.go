@@ -17,18 +17,20 @@ const ownRetentionField = "own_retention"
 func cursorField(state core.State) string { return "clean_" + string(state) }
 
 // Clean removes up to limit finished jobs of one type in one state
-// (complete or failed) that their retention no longer keeps: their own
-// remove_on_complete / remove_on_fail, else rule, the type's default (zero:
-// none). It returns how many it removed, and more when it stopped short of
+// (complete, failed or cancelled) that their retention no longer keeps:
+// their own remove_on_complete / remove_on_fail, else rule, the type's
+// default (zero: none); a cancelled job has no rule of its own, only the
+// default. It returns how many it removed, and more when it stopped short of
 // the newest job having removed some: a call at once may remove more.
 //
 // It reads at most limit candidates from where the last call stopped (the
 // cursor in the type's stats), and lua/clean.lua decides and removes. A
 // type with no default and no job with a retention of its own is not read
-// at all, so that kept jobs cost the cleaner nothing.
+// at all, so that kept jobs cost the cleaner nothing; nor are the cancelled
+// jobs of a type with no default for them.
 func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error) {
-	if state != core.StateComplete && state != core.StateFailed {
-		return 0, false, core.Invalidf("state", "%q is not complete or failed", state)
+	if state != core.StateComplete && state != core.StateFailed && state != core.StateCancelled {
+		return 0, false, core.Invalidf("state", "%q is not complete, failed or cancelled", state)
 	}
 	if rule.AtOnce || limit <= 0 {
 		return 0, false, fmt.Errorf("redisstore: clean %s %s: rule %+v, limit %d: a default is {age, count} and the limit positive", jobType, state, rule, limit)
@@ -42,7 +44,10 @@ func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core
 		return 0, false, s.fail("clean: read the index", err)
 	}
 	f := fields.Val()
-	if size.Val() == 0 || (!rule.Limited() && f[0] != "1") {
+	// own retention: a job's remove_on_complete / remove_on_fail; none
+	// holds for cancelled jobs.
+	own := f[0] == "1" && state != core.StateCancelled
+	if size.Val() == 0 || (!rule.Limited() && !own) {
 		return 0, false, nil
 	}
 	cursor := num(f[1])

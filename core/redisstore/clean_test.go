@@ -11,7 +11,8 @@ import (
 	"github.com/kuebus/kuebus/core/redisstore"
 )
 
-// finished is a keyspace of jobs of type t in state (complete or failed),
+// finished is a keyspace of jobs of type t in state (complete, failed or
+// cancelled),
 // job i (1-based) finished at 100·i, with the hash fields own[i] over it,
 // and a log line each. idtype and jobs list them all.
 func finished(state core.State, n int, own map[int]map[string]string) keyspace {
@@ -26,11 +27,7 @@ func finished(state core.State, n int, own map[int]map[string]string) keyspace {
 		ks["{t}:log:"+id] = []string{"line"}
 	}
 	ks["{_}:idtype"], ks["{t}:jobs"] = idtype, jobs
-	if state == core.StateComplete {
-		ks["{t}:complete"] = index
-	} else {
-		ks["{t}:failed"] = index
-	}
+	ks["{t}:"+string(state)] = index
 	return ks
 }
 
@@ -46,7 +43,7 @@ func without(ks keyspace, ids ...string) keyspace {
 				delete(m, id)
 			}
 			out[name] = m
-		case "{t}:jobs", "{t}:complete", "{t}:failed":
+		case "{t}:jobs", "{t}:complete", "{t}:failed", "{t}:cancelled":
 			m := maps.Clone(v.(map[string]float64))
 			for _, id := range ids {
 				delete(m, id)
@@ -165,4 +162,42 @@ func TestCleanScriptSkipsACandidateThatMoved(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, res)
 	st.requireKeys(before, "nothing removed")
+}
+
+// TestCleanRemovesCancelledJobsByTheTypesDefaultAlone: cancelled jobs go by
+// the type's default for cancelled, {age} or {count}, with their logs and
+// ids; a job's own remove_on_fail / remove_on_complete says nothing about
+// them (a cancel is no failure), and with no default they are kept and not
+// even read.
+func TestCleanRemovesCancelledJobsByTheTypesDefaultAlone(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	// Jobs 1 and 2 brought rules of their own, which a cancelled job
+	// does not follow.
+	before := finished(core.StateCancelled, 5, map[int]map[string]string{
+		1: {"roc": "1", "rof": "1"},
+		2: {"roc_limit": "0:1", "rof_limit": "0:1"},
+	}).with(keyspace{"{t}:stats": map[string]string{"own_retention": "1"}})
+	st.seed(before)
+
+	n, more, err := st.Clean(ctx, 10_000, "t", core.StateCancelled, core.Retention{}, 10)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.False(t, more)
+	st.requireKeys(before, "no default for cancelled: all kept, whatever their own rules say")
+
+	n, more, err = st.Clean(ctx, 350, "t", core.StateCancelled, core.Retention{Age: 100}, 10)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "jobs 1 and 2, cancelled at 100 and 200, are past 100 ms at 350")
+	require.False(t, more)
+	after := without(before, "1", "2")
+	st.requireKeys(after, "the older two gone")
+
+	n, _, err = st.Clean(ctx, 350, "t", core.StateCancelled, core.Retention{Count: 1}, 10)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	st.requireKeys(without(after, "3", "4"), "only the newest kept")
+
+	_, _, err = st.Clean(ctx, 350, "t", core.StateActive, core.Retention{Count: 1}, 10)
+	require.ErrorIs(t, err, core.ErrInvalid)
 }

@@ -161,17 +161,25 @@ func TestFailWaitsTheBackoffCappedByMaxDelay(t *testing.T) {
 		attempts int // made before this one
 		final    bool
 		state    core.State
-		wait     int64 // ms after now until it is due again
+		wait     int64  // ms after now until it is due again
+		delay    *int64 // the worker's retry delay; nil: the backoff
 	}{
-		{"no backoff retries at once", "", 0, false, core.StateInactive, 0},
-		{"fixed waits its delay", "fixed:1000", 1, false, core.StateDelayed, 1000},
-		{"exponential waits half the delay after the first", "exponential:1000", 0, false, core.StateDelayed, 500},
-		{"exponential doubles and more", "exponential:1000", 2, false, core.StateDelayed, 3500},
-		{"exponential is capped at MaxDelay", "exponential:1000", 100, false, core.StateDelayed, core.MaxDelay},
-		{"a delay of 0 never waits, however many attempts", "exponential:0", 5000, false, core.StateInactive, 0},
-		{"a fixed delay is capped too", "fixed:" + strconv.Itoa(core.MaxDelay+1), 0, false, core.StateDelayed, core.MaxDelay},
-		{"final fails for good", "fixed:1000", 0, true, core.StateFailed, 0},
-		{"the last attempt fails for good", "fixed:1000", 9999, false, core.StateFailed, 0},
+		{"no backoff retries at once", "", 0, false, core.StateInactive, 0, nil},
+		{"fixed waits its delay", "fixed:1000", 1, false, core.StateDelayed, 1000, nil},
+		{"exponential waits half the delay after the first", "exponential:1000", 0, false, core.StateDelayed, 500, nil},
+		{"exponential doubles and more", "exponential:1000", 2, false, core.StateDelayed, 3500, nil},
+		{"exponential is capped at MaxDelay", "exponential:1000", 100, false, core.StateDelayed, core.MaxDelay, nil},
+		{"a delay of 0 never waits, however many attempts", "exponential:0", 5000, false, core.StateInactive, 0, nil},
+		{"a fixed delay is capped too", "fixed:" + strconv.Itoa(core.MaxDelay+1), 0, false, core.StateDelayed, core.MaxDelay, nil},
+		{"final fails for good", "fixed:1000", 0, true, core.StateFailed, 0, nil},
+		{"the last attempt fails for good", "fixed:1000", 9999, false, core.StateFailed, 0, nil},
+		{"a retry delay replaces the backoff", "exponential:1000", 2, false, core.StateDelayed, 250, new(int64(250))},
+		{"a retry delay is used without a backoff", "", 0, false, core.StateDelayed, 7000, new(int64(7000))},
+		{"a retry delay of 0 retries at once despite the backoff", "fixed:1000", 1, false, core.StateInactive, 0, new(int64(0))},
+		{"a retry delay is capped at MaxDelay", "", 0, false, core.StateDelayed, core.MaxDelay, new(int64(core.MaxDelay + 1))},
+		{"a negative retry delay (the service refuses it) retries at once", "fixed:1000", 0, false, core.StateInactive, 0, new(int64(-5))},
+		{"a retry delay does not save the last attempt", "", 9999, false, core.StateFailed, 0, new(int64(250))},
+		{"a retry delay does not undo final", "", 0, true, core.StateFailed, 0, new(int64(250))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -179,7 +187,7 @@ func TestFailWaitsTheBackoffCappedByMaxDelay(t *testing.T) {
 			attempts := strconv.Itoa(tc.attempts)
 			before := activeJob(map[string]string{"backoff": tc.backoff, "attempts": attempts, "max_attempts": "10000"})
 			st.seed(before)
-			res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: tc.final})
+			res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: tc.final, Delay: tc.delay})
 			require.NoError(t, res.Err)
 			require.Equal(t, tc.state, res.Job.State)
 			require.Equal(t, tc.attempts+1, res.Job.Attempts)
@@ -206,6 +214,40 @@ func TestFailWaitsTheBackoffCappedByMaxDelay(t *testing.T) {
 			st.requireKeys(after, tc.name)
 		})
 	}
+}
+
+// TestFailTakesEachJobsOwnRetryDelay: in one call, each job's retry delay
+// is its own, and a job without one waits its backoff.
+func TestFailTakesEachJobsOwnRetryDelay(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	two := activeJob(map[string]string{"backoff": "fixed:1000", "max_attempts": "5"})
+	two["{_}:idtype"] = map[string]string{"1": "t", "2": "t"}
+	two["{t}:jobs"] = map[string]float64{"1": 1, "2": 2}
+	two["{t}:leases"] = map[string]float64{"1": 3000, "2": 3000}
+	two["{t}:job:2"] = fields(two["{t}:job:1"].(map[string]string), map[string]string{"id": "2", "lease": "M"})
+	st.seed(two)
+	res, err := st.Apply(ctx, 2500, core.OpFail, []service.LeaseOp{
+		{ID: 1, Lease: "L", Type: "t", Error: "boom", Delay: new(int64(40))},
+		{ID: 2, Lease: "M", Type: "t", Error: "bang"},
+	})
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	require.NoError(t, res[0].Err)
+	require.NoError(t, res[1].Err)
+	require.Equal(t, int64(2540), res[0].Job.PromoteAt, "job 1: its retry delay")
+	require.Equal(t, int64(3500), res[1].Job.PromoteAt, "job 2: its backoff")
+	require.Equal(t, "bang", res[1].Job.Error)
+	st.requireKeys(two.with(keyspace{
+		"{t}:leases": nil,
+		"{t}:due":    map[string]float64{"0000000000000000001": 2540, "0000000000000000002": 3500},
+		"{t}:job:1": fields(two["{t}:job:1"].(map[string]string), map[string]string{"state": "delayed", "promote_at": "2540",
+			"attempts": "1", "error": "boom", "updated_at": "2500", "lease": "", "lease_until": "", "last_lease": "fail:L"}),
+		"{t}:job:2": fields(two["{t}:job:2"].(map[string]string), map[string]string{"state": "delayed", "promote_at": "3500",
+			"attempts": "1", "error": "bang", "updated_at": "2500", "lease": "", "lease_until": "", "last_lease": "fail:M"}),
+		"{t}:errors:1": []string{`{"attempt":1,"at":2500,"error":"boom"}`},
+		"{t}:errors:2": []string{`{"attempt":1,"at":2500,"error":"bang"}`},
+	}), "both delayed, each by its own wait")
 }
 
 // TestTouchExtendsByTheLeaseTTL: by the ttl the lease was taken with, else
@@ -254,7 +296,7 @@ func TestRejoinDelaysWithoutUsingAnAttempt(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := activeJob(nil)
 	st.seed(before)
-	res := apply(t, st, 2500, core.OpRejoin, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Delay: 700})
+	res := apply(t, st, 2500, core.OpRejoin, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Delay: new(int64(700))})
 	require.NoError(t, res.Err)
 	require.Equal(t, core.StateDelayed, res.Job.State)
 	require.Equal(t, int64(3200), res.Job.PromoteAt)

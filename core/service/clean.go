@@ -8,10 +8,11 @@ import (
 	"github.com/kuebus/kuebus/core"
 )
 
-// clean: the leader's cleaner removes finished jobs that their retention no
-// longer keeps (remove_on_complete, remove_on_fail, or the type's default
-// from Config.Retention), in bounded batches, and each removal is announced
-// on queue.cleaned once per type and state.
+// clean: the leader's cleaner removes finished jobs (complete, failed,
+// cancelled) that their retention no longer keeps (remove_on_complete,
+// remove_on_fail, or the type's default from Config.Retention; cancelled
+// jobs by the default alone), in bounded batches, and each removal is
+// announced on queue.cleaned once per type and state.
 
 // AnyType is the key of Config.Retention whose defaults hold for every type
 // without an entry of its own.
@@ -35,7 +36,7 @@ func checkRetention(defaults map[string]core.TypeRetention) error {
 				return fmt.Errorf("core: Retention: %q is not a job type (or %q): %v", t, AnyType, err)
 			}
 		}
-		for _, st := range []core.State{core.StateComplete, core.StateFailed} {
+		for _, st := range core.FinishedStates {
 			d := r.For(st)
 			if d.AtOnce || d.Age < 0 || d.Count < 0 {
 				return fmt.Errorf("core: Retention[%s].%s: %+v is not {age ≥ 0, count ≥ 0}", t, st, d)
@@ -45,8 +46,9 @@ func checkRetention(defaults map[string]core.TypeRetention) error {
 	return nil
 }
 
-// clean runs the store's clean over every type, complete then failed, each
-// at most limit jobs; reply.More asks the leader to call again at once.
+// clean runs the store's clean over every type, complete, failed then
+// cancelled, each at most limit jobs; reply.More asks the leader to call
+// again at once.
 func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.CleanReply, error) {
 	limit, err := checkLimit(req.Limit)
 	if err != nil {
@@ -61,7 +63,7 @@ func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.Clea
 	reply := &core.CleanReply{}
 	for _, t := range types {
 		defaults := s.retentionOf(t)
-		for _, state := range []core.State{core.StateComplete, core.StateFailed} {
+		for _, state := range core.FinishedStates {
 			n, more, err := s.store.Clean(ctx, now, t, state, defaults.For(state), limit)
 			if n > 0 {
 				reply.Removed += n

@@ -146,11 +146,65 @@ func TestRetentionDefaultsAreChecked(t *testing.T) {
 	t.Parallel()
 	ns := bustest.NewServer(t)
 	for name, r := range map[string]map[string]core.TypeRetention{
-		"true":     {"a": {Complete: core.RemoveAtOnce}},
-		"negative": {"a": {Failed: core.Retention{Age: -1}}},
-		"bad type": {"a.b": {Failed: core.Retention{Age: 1}}},
+		"true":               {"a": {Complete: core.RemoveAtOnce}},
+		"negative":           {"a": {Failed: core.Retention{Age: -1}}},
+		"cancelled true":     {"a": {Cancelled: core.RemoveAtOnce}},
+		"cancelled negative": {"a": {Cancelled: core.Retention{Count: -1}}},
+		"bad type":           {"a.b": {Failed: core.Retention{Age: 1}}},
 	} {
 		_, err := service.New(service.Config{Store: panickyStore{}, Conn: ns.Conn, Retention: r})
 		require.ErrorContains(t, err, "Retention", name)
+	}
+}
+
+// TestCleanRemovesCancelledJobsPastTheirTypesDefault: with a default for
+// cancelled jobs ({age: 1m} for every type, {count: 1} for b), clean
+// removes those past it, announces queue.cleaned with state cancelled,
+// and leaves the complete and failed jobs, which have no default, alone;
+// a cancelled job's own remove_on_fail does not apply to it.
+func TestCleanRemovesCancelledJobsPastTheirTypesDefault(t *testing.T) {
+	t.Parallel()
+	clock := nodetest.NewClock(t0)
+	c := nodetest.NewCore(t, service.Config{Now: clock.Now, Retention: map[string]core.TypeRetention{
+		service.AnyType: {Cancelled: core.Retention{Age: time.Minute.Milliseconds()}},
+		"b":             {Cancelled: core.Retention{Count: 1}},
+	}})
+	cleaned := events(t, c, c.Client.Subjects().Queue(bus.QueueCleaned))
+	cancelled := func(typ string, opts *core.CreateOpts) int64 {
+		t.Helper()
+		j, err := c.Client.Create(ctx, typ, nil, opts)
+		require.NoError(t, err)
+		_, err = c.Client.Cancel(ctx, j.ID, "")
+		require.NoError(t, err)
+		clock.Advance(time.Millisecond)
+		return j.ID
+	}
+	old := cancelled("a", &core.CreateOpts{RemoveOnFail: core.Retention{Count: 100}})
+	bOld := cancelled("b", nil)
+	bNew := cancelled("b", nil)
+	clock.Advance(time.Minute)
+	young := cancelled("a", &core.CreateOpts{RemoveOnFail: core.RemoveAtOnce})
+	_, err := c.Client.Create(ctx, "a", nil, nil)
+	require.NoError(t, err)
+	done := lease(t, c, core.LeaseRequest{Types: []string{"a"}})[0]
+	require.NoError(t, op(t, c, bus.MethodComplete, core.LeaseOp{ID: done.ID, Lease: done.Lease, Type: "a"}, nil))
+
+	reply, err := c.Client.Clean(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, &core.CleanReply{Removed: 2}, reply)
+	got := map[string]*core.Event{}
+	for range 2 {
+		ev := next(t, cleaned)
+		got[ev.Type] = ev
+	}
+	require.Len(t, got, 2)
+	for typ, ev := range got {
+		require.Equal(t, core.StateCancelled, ev.State, typ)
+		require.Equal(t, 1, ev.Removed, typ)
+	}
+	for id, want := range map[int64]bool{old: false, young: true, bOld: false, bNew: true, done.ID: true} {
+		ok, err := c.Client.Exists(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, ok, "job %d", id)
 	}
 }

@@ -60,7 +60,7 @@ func TestClientLeaseHolderCallsMoveAJobThroughItsLife(t *testing.T) {
 
 	j = leaseOne()
 	o = holder(j)
-	o.Delay = 3000
+	o.Delay = new(int64(3000))
 	require.NoError(t, c.Client.Rejoin(ctx, o))
 	got, err = c.Client.Get(ctx, j.ID)
 	require.NoError(t, err)

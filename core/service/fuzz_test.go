@@ -288,7 +288,7 @@ var leaseOpSeeds = []string{
 	`{"id":1,"lease":"t"}`, `{"id":1,"lease":""}`, `{"id":1,"lease":"t","type":"a.b"}`,
 	`{"id":1,"lease":"t","result":{"ok":true}}`, `{"id":1,"lease":"t","result":1e999999}`, `{"id":1,"lease":"t","result":"\udead"}`,
 	`{"id":1,"lease":"t","error":"boom","final":true}`, "{\"id\":1,\"lease\":\"t\",\"error\":\"\xff\"}",
-	`{"id":1,"lease":"t","delay":315360000000}`, `{"id":1,"lease":"t","delay":9223372036854775807}`, `{"id":1,"lease":"t","delay":-1}`,
+	`{"id":1,"lease":"t","delay":315360000000}`, `{"id":1,"lease":"t","delay":9223372036854775807}`, `{"id":1,"lease":"t","delay":-1}`, `{"id":1,"lease":"t","delay":0}`, `{"id":1,"lease":"t","delay":1.5}`,
 	`{"id":1,"lease":"t","complete":93000000000000000,"total":100000000000000000}`,
 	`{"id":1,"lease":"t","complete":9223372036854775807,"total":1}`, `{"id":1,"lease":"t","complete":-1,"total":5}`,
 	`{"id":1,"lease":"t","complete":1,"total":0}`, `{"id":1,"lease":"t","complete":1}`,
@@ -308,8 +308,14 @@ func leaseOpHolds(t *testing.T, s *Service, op core.Op, o *core.LeaseOp) {
 		}
 	case core.OpFail:
 		require(t, len(o.Error) <= s.cfg.MaxLogLineBytes && utf8.ValidString(o.Error), "error %q", o.Error)
-	case core.OpRejoin:
-		require(t, o.Delay >= 0 && o.Delay <= core.MaxDelay, "delay %d", o.Delay)
+	}
+	switch op {
+	case core.OpFail, core.OpRejoin:
+		require(t, o.Delay == nil || (*o.Delay >= 0 && *o.Delay <= core.MaxDelay), "delay %v", o.Delay)
+	default:
+		require(t, o.Delay == nil, "delay %v given to %s", o.Delay, op)
+	}
+	switch op {
 	case core.OpProgress:
 		p := percent(*o.Complete, *o.Total)
 		require(t, p >= 0 && p <= 100, "%d of %d is %d%%", *o.Complete, *o.Total, p)

@@ -75,8 +75,9 @@ type Store interface {
 	// filters, looking at no more than q.Limit jobs.
 	Bulk(ctx context.Context, now int64, q *BulkQuery) (*BulkResult, error)
 	// Clean removes up to limit finished jobs of one type in one state
-	// (complete or failed) that their own retention, or else rule (the
-	// type's default, zero or {age, count}), no longer keeps: how many it
+	// (complete, failed or cancelled) that their own retention (none for
+	// cancelled), or else rule (the type's default, zero or {age, count}),
+	// no longer keeps: how many it
 	// removed, and more when it stopped short having removed some.
 	Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error)
 	Ping(ctx context.Context) error
@@ -110,13 +111,15 @@ type LeaseOp struct {
 	Lease string // the token the holder shows
 	// Type is the job's type when the holder said it (a worker does); ""
 	// makes the Store look it up. A wrong type reads as not found.
-	Type    string
-	Result  json.RawMessage // complete: the handler's result, nil for none
-	Error   string          // fail: the handler's error
-	Final   bool            // fail: no attempt remains, whatever max_attempts says
-	Stack   string          // fail: the handler's stack, "" for none
-	Delay   int64           // rejoin: ms until the job is due again
-	Percent int64           // progress: 0..100
+	Type   string
+	Result json.RawMessage // complete: the handler's result, nil for none
+	Error  string          // fail: the handler's error
+	Final  bool            // fail: no attempt remains, whatever max_attempts says
+	Stack  string          // fail: the handler's stack, "" for none
+	// Delay is rejoin's ms until the job is due again (nil: 0), and fail's
+	// ms before the retry while attempts remain (nil: the job's backoff).
+	Delay   *int64
+	Percent int64 // progress: 0..100
 }
 
 // Applied is what a Store reports for one lease operation.

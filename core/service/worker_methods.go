@@ -228,8 +228,11 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 	if (o.Error != "" || o.Final || o.Stack != "") && op != core.OpFail {
 		return core.Invalidf("error", "only fail takes an error, final and a stack")
 	}
-	if o.Delay != 0 && op != core.OpRejoin {
-		return core.Invalidf("delay", "only rejoin takes a delay")
+	if o.Delay != nil && op != core.OpRejoin && op != core.OpFail {
+		return core.Invalidf("delay", "only rejoin and fail take a delay")
+	}
+	if o.Delay != nil && (*o.Delay < 0 || *o.Delay > core.MaxDelay) {
+		return core.Invalidf("delay", "%d ms is outside 0..%d", *o.Delay, int64(core.MaxDelay))
 	}
 	if (o.Complete != nil || o.Total != nil) && op != core.OpProgress {
 		return core.Invalidf("complete", "only progress takes complete and total")
@@ -249,10 +252,6 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 		if len(o.Stack) > core.MaxStackBytes {
 			return core.Invalidf("stack", "%d bytes is over the limit of %d", len(o.Stack), core.MaxStackBytes)
 		}
-	case core.OpRejoin:
-		if o.Delay < 0 || o.Delay > core.MaxDelay {
-			return core.Invalidf("delay", "%d ms is outside 0..%d", o.Delay, int64(core.MaxDelay))
-		}
 	case core.OpProgress:
 		switch {
 		case o.Complete == nil || o.Total == nil:
@@ -262,7 +261,7 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 		case *o.Total <= 0:
 			return core.Invalidf("total", "%d is not positive", *o.Total)
 		}
-	case core.OpTouch, core.OpRelease:
+	case core.OpTouch, core.OpRelease, core.OpRejoin:
 	default:
 		return core.Invalidf("op", "%q is not complete, fail, touch, release, rejoin or progress", op)
 	}
@@ -277,7 +276,7 @@ func storeOp(op core.Op, o *core.LeaseOp) LeaseOp {
 	case core.OpComplete:
 		so.Result = o.Result
 	case core.OpFail:
-		so.Error, so.Final, so.Stack = o.Error, o.Final, o.Stack
+		so.Error, so.Final, so.Stack, so.Delay = o.Error, o.Final, o.Stack, o.Delay
 	case core.OpRejoin:
 		so.Delay = o.Delay
 	case core.OpProgress:

@@ -309,7 +309,7 @@ func TestReleaseAndRejoinUseNoAttempt(t *testing.T) {
 
 	due := events(t, c, c.Client.Subjects().Queue(bus.QueueDue))
 	j = lease(t, c, core.LeaseRequest{Types: []string{"r"}})[0]
-	require.NoError(t, op(t, c, bus.MethodRejoin, core.LeaseOp{ID: j.ID, Lease: j.Lease, Delay: 3000}, nil))
+	require.NoError(t, op(t, c, bus.MethodRejoin, core.LeaseOp{ID: j.ID, Lease: j.Lease, Delay: new(int64(3000))}, nil))
 	got, err = c.Client.Get(ctx, created.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.StateDelayed, got.State)

@@ -1,6 +1,6 @@
 -- clean: remove the finished jobs of one type, in one state, that their
 -- retention no longer keeps (remove_on_complete / remove_on_fail, or the
--- type's default). The candidates were read just before, oldest first,
+-- type's default; a cancelled job has only the default). The candidates were read just before, oldest first,
 -- from the state's index starting at the type's clean cursor; each is
 -- checked again here, so a job removed, retried or moved meanwhile is
 -- skipped. A job's own rule wins over the default (as in BullMQ); a job
@@ -29,7 +29,7 @@
 -- KEYS[10+3i]     errors:<id_i>
 --
 -- ARGV[1]    now     unix ms
--- ARGV[2]    state   complete or failed
+-- ARGV[2]    state   complete, failed or cancelled
 -- ARGV[3]    rule    the type's default for the state: "<age ms>:<count>",
 --                    "" for none
 -- ARGV[4]    cursor  the rank the candidates were read from
@@ -46,8 +46,11 @@
 
 local now, state, default = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local cursor, at_end = tonumber(ARGV[4]), ARGV[5] == '1'
+-- the state's index, and the fields of a job's own rule (none for
+-- cancelled: the default alone decides)
 local index, at_once, limit = K_COMPLETE, R.roc, R.roc_limit
 if state == 'failed' then index, at_once, limit = K_FAILED, R.rof, R.rof_limit end
+if state == 'cancelled' then index, at_once, limit = K_CANCELLED, nil, nil end
 local cursor_field = 'clean_' .. state
 
 -- "<age>:<count>" as two numbers (0: no limit); nil for ""
@@ -68,10 +71,11 @@ for i = 6, #ARGV do
     local row = snapshot(jobkey)
     local go = false
     if row[R.id] and row[R.state] == state then
-      if row[at_once] == '1' then
+      if at_once and row[at_once] == '1' then
         go = true
       else
-        local age, count = rule_of(row[limit])
+        local age, count
+        if limit then age, count = rule_of(row[limit]) end
         if not age then age, count = rule_of(default) end
         if age then
           go = (age > 0 and tonumber(finished) <= now - age)

@@ -1,6 +1,7 @@
 -- fail: the handler of each job failed. The attempt counts; while
--- attempts remain the job goes back to inactive, or to delayed for its
--- backoff (capped at max_delay); otherwise, or when final, it is failed
+-- attempts remain the job goes back to inactive, or to delayed for the
+-- delay the worker gave, else for its backoff (capped at max_delay);
+-- otherwise, or when final, it is failed
 -- for good (includes/attempt_failed.lua), and then deleted with its log
 -- and error history when its rof is 1 (remove_on_fail true;
 -- includes/remove.lua). Each failed attempt joins the job's error history
@@ -16,12 +17,14 @@
 --
 -- ARGV[1]  now        unix ms
 -- ARGV[2]  max_delay  ms, the cap of a backoff (core.MaxDelay)
--- then 5 values per job i, from ARGV[3 + 5(i-1)]:
+-- then 6 values per job i, from ARGV[3 + 6(i-1)]:
 --   id     the job's id
 --   lease  the lease token the worker holds
 --   error  the handler's error message
 --   final  1: fail for good whatever attempts remain, else 0
 --   stack  the handler's stack, "" for none
+--   delay  ms before the retry, "" for the job's backoff (0: at once;
+--          the service checked 0..max_delay)
 --
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 will retry,
 -- 3 failed for good, 5 failed for good and deleted (rof: the caller drops
@@ -36,9 +39,9 @@
 --@include remove.lua
 
 local max_delay = tonumber(ARGV[2])
-return each('fail', 3, 5, function(jobkey, logkey, errkey, id, row, err, final, stack)
+return each('fail', 3, 6, function(jobkey, logkey, errkey, id, row, err, final, stack, delay)
   unlease(id, row)
-  local code = attempt_failed(jobkey, errkey, id, row, err, stack, final == '1', now, mark, max_delay)
+  local code = attempt_failed(jobkey, errkey, id, row, err, stack, final == '1', now, mark, max_delay, tonumber(delay))
   if code == 3 and row[R.rof] == '1' then
     redis.call('ZREM', K_FAILED, id)
     delete_job(jobkey, logkey, errkey, id)

@@ -26,13 +26,14 @@ local function retry_wait(backoff, attempts, max_delay)
 end
 
 -- a failed attempt of a job that has left active (out of leases already):
--- count it, then retry with the job's backoff (to delayed, or to inactive
--- at once) while attempts remain, else fail for good (final: whatever
--- remains). row is the job's row; this stores the changes and sets them in
--- row, and adds the attempt to the job's error history errkey (with stack,
--- "" for none). mark is the job's new last_lease; max_delay caps the
--- backoff (ms). Returns 1 (will retry) or 3 (failed).
-local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, mark, max_delay)
+-- count it, then retry after delay ms (the worker's retry delay; nil: the
+-- job's backoff) — to delayed, or to inactive at once — while attempts
+-- remain, else fail for good (final: whatever remains). row is the job's
+-- row; this stores the changes and sets them in row, and adds the attempt
+-- to the job's error history errkey (with stack, "" for none). mark is the
+-- job's new last_lease; max_delay caps the backoff and the delay (ms).
+-- Returns 1 (will retry) or 3 (failed).
+local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, mark, max_delay, delay)
   local attempts = (tonumber(row[R.attempts]) or 0) + 1
   record_error(errkey, attempts, now, err, stack)
   row[R.attempts], row[R.error], row[R.updated_at] = attempts, err, now
@@ -45,7 +46,12 @@ local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, m
       'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
     return 3
   end
-  local wait = retry_wait(row[R.backoff], attempts, max_delay)
+  local wait
+  if delay then
+    wait = math.min(math.max(math.floor(delay), 0), max_delay)
+  else
+    wait = retry_wait(row[R.backoff], attempts, max_delay)
+  end
   if wait > 0 then
     enter_due(id, now + wait)
     row[R.state], row[R.promote_at] = 'delayed', now + wait
