@@ -34,6 +34,7 @@
 //	codec.go          Encode and Decode: strict JSON, errors naming the field
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
+//	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
 //	batch.go          Batcher: concurrent calls joined into batches, no timer
 //	conn.go           Connect and its defaults, URLDefault; LoopbackHost

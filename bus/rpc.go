@@ -143,7 +143,7 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 				if err := Decode(body, &req); err != nil {
 					return nil, err
 				}
-				return fn(ctx, &req)
+				return fn(withRequestHeader(ctx, m.Header), &req)
 			})
 		}()
 	}
@@ -302,8 +302,9 @@ func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
 // Conn returns the connection the client uses.
 func (c *Client) Conn() *nats.Conn { return c.nc }
 
-// Call sends req as JSON to subject and decodes the reply into resp (which
-// may be nil). A reply carrying a micro error comes back as an *Error.
+// Call sends req as JSON to subject, with the headers of ctx (WithHeader),
+// and decodes the reply into resp (which may be nil). A reply carrying a
+// micro error comes back as an *Error.
 func (c *Client) Call(ctx context.Context, subject string, req, resp any) error {
 	data, err := Encode(req)
 	if err != nil {
@@ -326,7 +327,13 @@ func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp 
 		// A refusal ends the call at once (the server sends no reply).
 		defer c.refusals.unwatch(subject, c.refusals.watch(subject, cancel))
 	}
-	msg, err := c.nc.RequestWithContext(ctx, subject, body)
+	var msg *nats.Msg
+	var err error
+	if h := OutgoingHeader(ctx); h != nil {
+		msg, err = c.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: body, Header: h})
+	} else {
+		msg, err = c.nc.RequestWithContext(ctx, subject, body)
+	}
 	if err != nil {
 		if denied := deniedPublish(c.nc, c.refusals, subject); denied != nil {
 			return denied

@@ -26,6 +26,15 @@ const (
 	HeaderKuebusCode = "Kuebus-Error-Code"
 )
 
+// Header names of the W3C trace context (https://www.w3.org/TR/trace-context/),
+// lowercase as that spec writes them: a create or create_bulk request may
+// carry them, and core keeps the traceparent with each job it makes, for
+// the worker's span to continue the creator's trace.
+const (
+	HeaderTraceparent = "traceparent"
+	HeaderTracestate  = "tracestate"
+)
+
 // ProtocolVersion is the version of the wire protocol docs/protocol.md
 // describes, and the version core's micro service reports in $SRV.INFO and
 // PING: a client can check it before it relies on a method. The major

@@ -23,7 +23,13 @@ type ClientOptions struct {
 	OnCall func(method string, took time.Duration, err error)
 	// Middleware wraps every call the client makes to core, the first
 	// outermost: tracing, logging, retries or rate limits of the caller's
-	// own. Default: none.
+	// own. It sees each call with its caller's context, creates too: the
+	// creates of concurrent goroutines, which the client joins into one
+	// create_bulk message (create.go), pass through it one by one, as
+	// create, before they are joined (OnCall counts the messages). Headers
+	// a middleware puts in the context (bus.WithHeader) go with the
+	// message; a batched create keeps its context's traceparent as its
+	// spec's trace. Default: none.
 	Middleware []CallMiddleware
 }
 
@@ -90,9 +96,17 @@ func (c *Client) call(ctx context.Context, method string, req, reply any) error 
 	return c.send(ctx, method, req, reply)
 }
 
-// sendCall is the innermost CallFunc: the request over NATS, timed for
-// OnCall.
+// sendCall is the innermost CallFunc: a create joins the batch of
+// concurrent creates (create.go), every other call is sent at once.
 func (c *Client) sendCall(ctx context.Context, method string, req, reply any) error {
+	if sp, ok := req.(Spec); ok && method == bus.MethodCreate && sp.UniqueKey == "" {
+		return c.createBatched(ctx, sp, reply)
+	}
+	return c.sendNow(ctx, method, req, reply)
+}
+
+// sendNow sends one request over NATS, timed for OnCall.
+func (c *Client) sendNow(ctx context.Context, method string, req, reply any) error {
 	start := time.Now()
 	err := c.rpc.Call(ctx, c.subj.Core(method), req, reply)
 	if err != nil {
@@ -155,21 +169,11 @@ func (c *Client) Create(ctx context.Context, jobType string, data any, opts *Cre
 // client's Timeout, so a create whose ctx ended may still be stored, as
 // with any call that timed out.
 func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
-	if sp.UniqueKey != "" {
-		var job Job
-		if err := c.call(ctx, bus.MethodCreate, sp, &job); err != nil {
-			return nil, err
-		}
-		return &job, nil
-	}
-	out, err := c.creates.Do(ctx, sp)
-	if err != nil {
+	var job Job
+	if err := c.call(ctx, bus.MethodCreate, sp, &job); err != nil {
 		return nil, err
 	}
-	if out[0].err != nil {
-		return nil, out[0].err
-	}
-	return &out[0].job, nil
+	return &job, nil
 }
 
 // CreateBulk creates many jobs in one call, all or none.

@@ -13,7 +13,11 @@ import (
 // waits for nothing. Sixteen producers on one client then cost core a few
 // requests, replies and JSON documents instead of sixteen.
 //
-// Creates with a unique key are not batched (CreateSpec sends them alone):
+// Creates pass through the client's middleware one by one, with their
+// caller's context, and are joined below it (sendCall), so a middleware
+// sees each create and no batch.
+//
+// Creates with a unique key are not batched (sendCall sends them alone):
 // create_bulk answers without data, and such a create may answer with
 // another job, whose data only a create's reply carries.
 //
@@ -59,20 +63,42 @@ func (c *Client) newCreateBatcher(senders int, flush func([]Spec) ([]created, er
 	})
 }
 
+// createBatched hands one create to the batcher and waits for its job,
+// which it puts in reply (a *Job). The message leaves without the
+// caller's context, so a traceparent header in it (bus.WithHeader, from a
+// tracing middleware) goes into the spec's trace instead, unless the spec
+// has its own: each create of a batch keeps its own trace.
+func (c *Client) createBatched(ctx context.Context, sp Spec, reply any) error {
+	if tp := bus.OutgoingHeader(ctx).Get(bus.HeaderTraceparent); sp.Trace == "" && CheckTraceparent(tp) == nil {
+		sp.Trace = tp
+	}
+	out, err := c.creates.Do(ctx, sp)
+	if err != nil {
+		return err
+	}
+	if out[0].err != nil {
+		return out[0].err
+	}
+	if job, ok := reply.(*Job); ok {
+		*job = out[0].job
+	}
+	return nil
+}
+
 // sendCreates sends one batch of creates. It outlives the calls that made
 // it, so it runs under the client's timeout, not a caller's context.
 func (c *Client) sendCreates(specs []Spec) ([]created, error) {
 	ctx := context.Background()
 	if len(specs) == 1 {
 		var job Job
-		err := c.call(ctx, bus.MethodCreate, specs[0], &job)
+		err := c.sendNow(ctx, bus.MethodCreate, specs[0], &job)
 		if err != nil && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrConflict) {
 			return nil, err
 		}
 		return []created{{job, err}}, nil
 	}
 	var reply JobsReply
-	err := c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
+	err := c.sendNow(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
 	switch {
 	case errors.Is(err, ErrInvalid):
 		// One spec (or the batch's size) was refused: each alone gets its
@@ -80,7 +106,7 @@ func (c *Client) sendCreates(specs []Spec) ([]created, error) {
 		out := make([]created, len(specs))
 		for i, sp := range specs {
 			var job Job
-			out[i].err = c.call(ctx, bus.MethodCreate, sp, &job)
+			out[i].err = c.sendNow(ctx, bus.MethodCreate, sp, &job)
 			out[i].job = job
 		}
 		return out, nil

@@ -30,6 +30,7 @@
 //	search.go         search's request, reply, bounds and cursor
 //	history.go        history: per-minute counts of created, completed, failed jobs
 //	workers.go        heartbeat and workers: the live workers list
+//	trace.go          CheckTraceparent: the W3C trace context a job keeps
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -9,6 +9,10 @@ import (
 const (
 	module  = "github.com/kuebus/kuebus"
 	goRedis = "github.com/redis/go-redis"
+	// otel is OpenTelemetry: only the packages that integrate it
+	// (core/coreotel, worker/workerotel) import it, so that a producer or
+	// worker that does not trace compiles none of it.
+	otel = "go.opentelemetry.io"
 )
 
 // room is what one package of the module may not depend on, directly or
@@ -31,20 +35,22 @@ var client = []string{"core/service", "core/redisstore", goRedis}
 // nearest parent path. A package with no rule fails the test: whoever adds
 // a package decides what it may import.
 var rooms = map[string]room{
-	"bus":             {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
-	"bus/bustest":     {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
-	"core":            {never: append([]string{"worker", "promoter", "httpapi", "node"}, client...)},
-	"core/service":    {never: []string{"core/redisstore", "worker", "promoter", "httpapi", "node", goRedis}},
-	"core/redisstore": {never: []string{"worker", "promoter", "httpapi", "node"}, redis: true},
-	"node/nodetest":   {redis: true},
-	"worker":          {never: append([]string{"promoter", "httpapi", "node"}, client...)},
-	"promoter":        {never: append([]string{"worker", "httpapi", "node"}, client...)},
-	"httpapi":         {never: append([]string{"worker", "promoter", "node"}, client...)},
-	"node":            {},
-	"bench":           {},
-	"cluster-config":  {never: []string{"core/redisstore", "core/service", "node", "worker", "promoter", goRedis}},
-	"cmd":             {},
-	"examples":        {never: append([]string{"node", "worker", "promoter", "httpapi"}, client...)},
+	"bus":               {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}},
+	"bus/bustest":       {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
+	"core":              {never: append([]string{"worker", "promoter", "httpapi", "node", otel}, client...)},
+	"core/coreotel":     {never: append([]string{"worker", "promoter", "httpapi", "node"}, client...)},
+	"core/service":      {never: []string{"core/redisstore", "worker", "promoter", "httpapi", "node", goRedis}},
+	"core/redisstore":   {never: []string{"worker", "promoter", "httpapi", "node"}, redis: true},
+	"node/nodetest":     {redis: true},
+	"worker":            {never: append([]string{"promoter", "httpapi", "node", otel}, client...)},
+	"worker/workerotel": {never: append([]string{"promoter", "httpapi", "node"}, client...)},
+	"promoter":          {never: append([]string{"worker", "httpapi", "node"}, client...)},
+	"httpapi":           {never: append([]string{"worker", "promoter", "node"}, client...)},
+	"node":              {},
+	"bench":             {},
+	"cluster-config":    {never: []string{"core/redisstore", "core/service", "node", "worker", "promoter", goRedis}},
+	"cmd":               {},
+	"examples":          {never: append([]string{"node", "worker", "promoter", "httpapi"}, client...)},
 }
 
 // TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only

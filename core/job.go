@@ -203,6 +203,10 @@ type Spec struct {
 	// configured limit (1). 0 makes every stall a failed attempt.
 	StallLimit   *int      `json:"stall_limit,omitempty"`
 	RemoveOnFail Retention `json:"remove_on_fail,omitzero"`
+	// Trace is the W3C traceparent of the creator's span (trace.go): the
+	// job keeps it, and the worker's span continues that trace. Empty: the
+	// request's traceparent header, if any and valid.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -252,6 +256,11 @@ func (s *Spec) Normalize(maxData int) error {
 	if s.StallLimit != nil && (*s.StallLimit < 0 || *s.StallLimit > MaxStallLimit) {
 		return Invalidf("stall_limit", "%d is outside 0..%d", *s.StallLimit, MaxStallLimit)
 	}
+	if s.Trace != "" {
+		if err := CheckTraceparent(s.Trace); err != nil {
+			return Invalidf("trace", "%v", err)
+		}
+	}
 	return nil
 }
 
@@ -298,6 +307,9 @@ type Job struct {
 	// attempts, newest last. Only get carries it; range, lease and events
 	// leave it out, to stay light.
 	Errors []AttemptError `json:"errors,omitempty"`
+	// Trace is the W3C traceparent of the create that made the job (empty:
+	// none came with it): a worker's span for the job continues that trace.
+	Trace string `json:"trace,omitempty"`
 }
 
 // AttemptError is one failed attempt in a job's error history: which

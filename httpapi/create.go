@@ -129,6 +129,13 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 	if err := checkJSONType(r); err != nil {
 		return err
 	}
+	ctx := r.Context()
+	if tp := r.Header.Get(bus.HeaderTraceparent); tp != "" {
+		// The caller's W3C trace context goes on as the create's header:
+		// the jobs keep it (protocol §3.38), or core ignores it when
+		// malformed, as for any NATS client.
+		ctx = bus.WithHeader(ctx, bus.HeaderTraceparent, tp)
+	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return badRequest(`body: empty: expected a job {"type":...,"data":...} or an array of them`)
@@ -142,7 +149,7 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		job, err := s.core.CreateSpec(r.Context(), sp)
+		job, err := s.core.CreateSpec(ctx, sp)
 		if err != nil {
 			return err
 		}
@@ -167,7 +174,7 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("jobs[%d].%s", i, messageOf(err))
 		}
 	}
-	jobs, err := s.core.CreateBulk(r.Context(), specs)
+	jobs, err := s.core.CreateBulk(ctx, specs)
 	if err != nil {
 		return err
 	}

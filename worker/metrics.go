@@ -30,8 +30,9 @@ const (
 	OutcomeRetryAfter Outcome = "retry_after"
 )
 
-// outcomeOf names how a handler that returned err ended.
-func outcomeOf(err error) Outcome {
+// OutcomeOf names how a handler that returned err ended, as Metrics hears
+// it: for a middleware that reports outcomes too (worker/workerotel).
+func OutcomeOf(err error) Outcome {
 	var retry *retryAfter
 	var d *discard
 	switch {

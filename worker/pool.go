@@ -174,7 +174,7 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
 			err = ttlExceeded(cj.TTL, err)
 		}
-		m.Finished(cj.Type, outcomeOf(err), time.Since(began))
+		m.Finished(cj.Type, OutcomeOf(err), time.Since(began))
 		p.w.acknowledge(r, job, err, p.retryDelays[cj.Type])
 	}()
 }

@@ -79,6 +79,7 @@ var fieldDecoders = map[string]func(j *core.Job, v any){
 	"lease_until":  func(j *core.Job, v any) { j.LeaseUntil = num(v) },
 	"schedule":     func(j *core.Job, v any) { j.Schedule = str(v) },
 	"schedule_at":  func(j *core.Job, v any) { j.ScheduleAt = num(v) },
+	"trace":        func(j *core.Job, v any) { j.Trace = str(v) },
 	"lease":        nil,
 	"lease_ttl":    nil,
 	"rmember":      nil,
@@ -154,7 +155,7 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
 		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
 		RemoveOnComplete: sp.RemoveOnComplete, RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, StallLimit: 1,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay}
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay, Trace: sp.Trace}
 	if sp.Delay > 0 {
 		j.State = core.StateDelayed
 	}
@@ -200,6 +201,7 @@ var newJobEncoders = map[string]func(j *core.Job) any{
 	"updated_at":   func(j *core.Job) any { return j.UpdatedAt },
 	"promote_at":   func(j *core.Job) any { return j.PromoteAt },
 	"stall_limit":  func(j *core.Job) any { return j.StallLimit },
+	"trace":        func(j *core.Job) any { return j.Trace },
 }
 
 // encodersOf lines the encoders up with the fields, by position.
@@ -221,7 +223,7 @@ func encodersOf(fields []string) []func(*core.Job) any {
 // scripts). A unique key "0" is a key, not a zero.
 var newJobZero = map[string]string{
 	"attempts": "0", "progress": "0", "delay": "0", "roc": "0", "rof": "0",
-	"backoff": "", "unique_key": "", "roc_limit": "", "rof_limit": "",
+	"backoff": "", "unique_key": "", "roc_limit": "", "rof_limit": "", "trace": "",
 }
 
 // optionalOf checks that each OPTIONAL field is a field new_job writes and

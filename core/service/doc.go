@@ -33,6 +33,7 @@
 //	clean.go           the leader's clean: finished jobs past their
 //	                   retention, per type defaults (Config.Retention)
 //	batcher.go         creates from concurrent requests share one store call
+//	trace.go           a create's traceparent header, kept by specs without their own
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the
 //	                   service needs of storage, and what it gets back

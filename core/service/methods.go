@@ -88,7 +88,9 @@ func (s *Service) create(ctx context.Context, sp *core.Spec) (*core.Job, error) 
 		return nil, err
 	}
 	s.withNodeDefaults(sp)
-	jobs, existing, err := s.createJobs(ctx, []core.Spec{*sp})
+	specs := []core.Spec{*sp}
+	withHeaderTrace(ctx, specs)
+	jobs, existing, err := s.createJobs(ctx, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +120,7 @@ func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.
 	if err := s.checkBulk(req); err != nil {
 		return nil, err
 	}
+	withHeaderTrace(ctx, req.Jobs)
 	jobs, existing, err := s.createJobs(ctx, req.Jobs)
 	if err != nil {
 		return nil, err

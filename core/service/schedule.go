@@ -47,6 +47,11 @@ func (s *Service) checkScheduleSet(req *core.ScheduleSetRequest, now int64) (tim
 	if err := req.Spec.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, bus.Errorf(bus.CodeInvalid, "spec.%s", bus.MessageOf(err)) // "spec.type: ..."
 	}
+	if req.Spec.Trace != "" {
+		// Every tick's job would join the one trace of whoever set the
+		// schedule, for ever: a schedule's jobs start traces of their own.
+		return nil, core.Invalidf("spec.trace", "a schedule's jobs keep no trace: only a create's do")
+	}
 	if tm.after(now) <= 0 { // only a cron: every is bounded
 		return nil, core.Invalidf("cron", "%q never comes", req.Cron)
 	}

@@ -155,6 +155,7 @@ func TestBadScheduleIsInvalidAndStoresNothing(t *testing.T) {
 		{`{"name":"s","every":5000,"spec":{"type":"t","delay":-1}}`, "spec.delay"},
 		{`{"name":"s","every":5000,"spec":{"type":"t","priority":"urgent"}}`, "priority"},
 		{`{"name":"s","every":5000,"spec":{"type":"t","bogus":1}}`, "bogus"},
+		{`{"name":"s","every":5000,"spec":{"type":"t","trace":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`, "spec.trace"},
 	} {
 		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodScheduleSet), []byte(tc.body), 5*time.Second)
 		require.NoError(t, err)

@@ -14,7 +14,7 @@
 -- constants), OWN are each job's own.
 local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
 local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
-  'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit'}
+  'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit', 'trace'}
 -- OPTIONAL are fields of either list that are written only when they are
 -- not their zero value (newJobZero in row.go: '' or '0'): a field a hash
 -- lacks reads as that value, in Go (decodeRow) and in every script, and a
@@ -22,7 +22,7 @@ local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backof
 -- own, so its HSET is 9 fields shorter (each field an HSET writes costs
 -- Redis a scan of the hash).
 local OPTIONAL = {'attempts', 'progress', 'delay', 'backoff', 'roc', 'unique_key', 'roc_limit', 'rof',
-  'rof_limit'}
+  'rof_limit', 'trace'}
 -- O.<field> is a field's position in OWN, written into the text as a
 -- constant when Go loads the script, as R.<field> is (includes/row.lua).
 

@@ -16,12 +16,13 @@
 -- roc and rof are "1" when the job goes as it completes, as it fails for
 -- good (retention true); roc_limit and rof_limit its own retention {age,
 -- count} in either state, "<age ms>:<count>" ("" or missing: none;
--- clean.lua reads them).
+-- clean.lua reads them). trace is the W3C traceparent of the create that
+-- made the job (missing: none), for the worker's span to continue.
 local ROW = {'id', 'type', 'priority', 'state', 'delay', 'max_attempts', 'attempts',
   'backoff', 'ttl', 'roc', 'unique_key', 'progress', 'error', 'created_at', 'promote_at',
   'started_at', 'updated_at', 'failed_at', 'duration', 'worker_id', 'stalls', 'lease_until',
   'lease', 'lease_ttl', 'rmember', 'stall_limit', 'last_lease', 'schedule', 'schedule_at',
-  'roc_limit', 'rof', 'rof_limit'}
+  'roc_limit', 'rof', 'rof_limit', 'trace'}
 
 -- R.<field> is the field's position in a row: row[R.attempts]. Go writes
 -- each position into the script's text as a constant when it loads it

@@ -1,0 +1,10 @@
+package workerotel_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/kuebus/kuebus/node/nodetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(nodetest.Main(m)) }
