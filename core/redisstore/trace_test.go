@@ -27,7 +27,7 @@ func TestCreateJobsKeepsATraceAndLeaseHandsItOut(t *testing.T) {
 	require.Empty(t, jobs[1].Trace)
 	st.requireKeys(keyspace{
 		"{_}:ids":    "1000",
-		"{_}:idtype": map[string]string{"1": "t", "2": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
