@@ -30,6 +30,8 @@
 //	search.go         search's request, reply, bounds and cursor
 //	history.go        history: per-minute counts of created, completed, failed jobs
 //	workers.go        heartbeat and workers: the live workers list
+//	replay.go         Client.Replay: durable events from a time or a
+//	                  sequence, then live
 //
 // Delivery is at least once; handlers must be idempotent.
 package core
