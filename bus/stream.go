@@ -179,3 +179,22 @@ func ReplayEvents(ctx context.Context, nc *nats.Conn, subj Subjects, opts Replay
 		}
 	}
 }
+
+// EventStreamNext is the sequence the next event stored will get: where
+// a reader that wants only new events starts (ReplayOptions.FromSeq).
+// Without an event stream it returns an error that wraps ErrNotDurable.
+func EventStreamNext(ctx context.Context, nc *nats.Conn, subj Subjects) (uint64, error) {
+	name := subj.EventStream()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, fmt.Errorf("bus: event stream %s: %w", name, err)
+	}
+	stream, err := js.Stream(ctx, name)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound) || (err != nil && noJetStream(err)):
+		return 0, fmt.Errorf("bus: no event stream %s (turn events.durable on): %w", name, ErrNotDurable)
+	case err != nil:
+		return 0, fmt.Errorf("bus: event stream %s: %w", name, err)
+	}
+	return stream.CachedInfo().State.LastSeq + 1, nil
+}
