@@ -45,4 +45,6 @@
 //	embedded_auth.go  a locked server's users, token, routes and TLS; the
 //	                  in-process users of the node's own parts
 //	permissions.go    Role and the NATS permissions of each role
+//	stream.go         durable events: EnsureEventStream (the JetStream
+//	                  stream on job.> and queue.>) and ReplayEvents
 package bus

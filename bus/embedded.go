@@ -52,6 +52,10 @@ type EmbeddedConfig struct {
 	// routes it dials. Default: none.
 	RouteUser     string
 	RoutePassword string
+	// JetStreamDir, when set, turns JetStream on, with this folder for the
+	// streams kept on file (the durable event stream: EnsureEventStream).
+	// Default: "", JetStream off.
+	JetStreamDir string
 }
 
 // User is one user of a locked embedded server: a Name with a Password,
@@ -109,6 +113,9 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: cfg.MaxPayload,
+	}
+	if cfg.JetStreamDir != "" {
+		opts.JetStream, opts.StoreDir = true, cfg.JetStreamDir
 	}
 	if cfg.ClusterListen != "" {
 		chost, cport, err := splitHostPort(cfg.ClusterListen, "cluster listen")

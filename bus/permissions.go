@@ -67,6 +67,10 @@ var (
 
 // Permissions are the NATS permissions of role for a user whose inbox
 // prefix is inbox (Subjects.Inbox): nil for admin, which may do everything.
+// The roles that read events (worker, producer, viewer) may also replay
+// them from the durable event stream (EventStreamReadAPI), and core may
+// create it and set its limits (EventStreamWriteAPI); only admin may
+// delete or purge it.
 // Every other role may subscribe under its own inbox only, besides what
 // the role reads, so a reply (a lease token, a job) reaches the asker
 // alone; the serving roles answer through allow_responses, which lets them
@@ -81,7 +85,7 @@ func (s Subjects) Permissions(role Role, inbox string) *server.Permissions {
 	var resp *server.ResponsePermission
 	switch role {
 	case RoleCore:
-		pub = events
+		pub = append(slices.Clone(events), s.EventStreamWriteAPI()...)
 		// queue.resume: waiting leases of a type resumed through another
 		// core wake on it.
 		sub = append([]string{s.AllCore(), s.AllJobEvents(), s.Queue(QueueResume), ServiceDiscovery}, own)
@@ -91,13 +95,13 @@ func (s Subjects) Permissions(role Role, inbox string) *server.Permissions {
 		sub = []string{s.AllQueueEvents(), s.ClusterStatus(), ServiceDiscovery, own}
 		resp = &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseWindow}
 	case RoleWorker:
-		pub = s.methods(slices.Concat(workerMethods, createMethods, []string{MethodGet}))
+		pub = slices.Concat(s.methods(slices.Concat(workerMethods, createMethods, []string{MethodGet})), s.EventStreamReadAPI())
 		sub = append(events, own)
 	case RoleProducer:
-		pub = append(s.methods(slices.Concat(createMethods, readMethods)), s.ClusterStatus(), ServiceDiscovery)
+		pub = slices.Concat(s.methods(slices.Concat(createMethods, readMethods)), []string{s.ClusterStatus(), ServiceDiscovery}, s.EventStreamReadAPI())
 		sub = append(events, own)
 	case RoleViewer:
-		pub = append(s.methods(readMethods), s.ClusterStatus(), ServiceDiscovery)
+		pub = slices.Concat(s.methods(readMethods), []string{s.ClusterStatus(), ServiceDiscovery}, s.EventStreamReadAPI())
 		sub = append(events, own)
 	default:
 		panic("bus: no permissions for role " + string(role)) // ParseRole checks roles

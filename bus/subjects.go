@@ -211,6 +211,52 @@ func (s Subjects) JobCancels(types []string) string {
 	return s.JobEventsOf(EventCancel, t)
 }
 
+// EventStream is the name of the JetStream stream that keeps the
+// deployment's events when they are durable: KUEBUS_EVENTS, or
+// KUEBUS_EVENTS_<prefix> with the prefix's dots as underscores
+// (KUEBUS_EVENTS_acme_prod), since a stream name may hold no dot.
+func (s Subjects) EventStream() string {
+	if s.prefix == "" {
+		return eventStreamBase
+	}
+	return eventStreamBase + "_" + strings.ReplaceAll(s.Prefix(), ".", "_")
+}
+
+// eventStreamBase starts the name of every event stream.
+const eventStreamBase = "KUEBUS_EVENTS"
+
+// EventSubjects are the subjects the event stream keeps: job.> and
+// queue.>, every event core and the promoter publish.
+func (s Subjects) EventSubjects() []string { return []string{s.AllJobEvents(), s.AllQueueEvents()} }
+
+// jsAPI starts every subject of the JetStream API. Like $SRV it carries no
+// deployment prefix: the server fixes it.
+const jsAPI = "$JS.API."
+
+// EventStreamReadAPI are the JetStream API subjects a reader of the event
+// stream publishes to, and nothing else: the stream's info, and creating,
+// reading (pull requests), inspecting and deleting consumers of this
+// stream, which is what an ordered consumer does. Not among them: deleting,
+// purging or changing the stream, or its messages.
+func (s Subjects) EventStreamReadAPI() []string {
+	st := s.EventStream()
+	return []string{
+		jsAPI + "STREAM.INFO." + st,
+		jsAPI + "CONSUMER.CREATE." + st + ".>",
+		jsAPI + "CONSUMER.MSG.NEXT." + st + ".>",
+		jsAPI + "CONSUMER.INFO." + st + ".>",
+		jsAPI + "CONSUMER.DELETE." + st + ".>",
+	}
+}
+
+// EventStreamWriteAPI are the JetStream API subjects that create the event
+// stream and change its limits, core's at start; deleting or purging it
+// stays an admin's.
+func (s Subjects) EventStreamWriteAPI() []string {
+	st := s.EventStream()
+	return []string{jsAPI + "STREAM.CREATE." + st, jsAPI + "STREAM.UPDATE." + st, jsAPI + "STREAM.INFO." + st}
+}
+
 // ClusterStatus is the subject the promoter nodes serve their view on.
 func (s Subjects) ClusterStatus() string { return s.prefix + "cluster.status" }
 

@@ -74,6 +74,8 @@ type Config struct {
 	Retention Retention `yaml:"retention"`
 	// Cleaner tunes the promoter leader's cleaner, which applies Retention.
 	Cleaner Cleaner `yaml:"cleaner"`
+	// Events makes the events durable: see Events. Default: off.
+	Events Events `yaml:"events"`
 
 	// envSet records the paths that environment variables set, and by
 	// which, so that an error can name the variable.
@@ -329,6 +331,7 @@ func (c *Config) withDefaults() {
 	if c.Has(RoleHTTP) && c.HTTP.Listen == "" {
 		c.HTTP.Listen = HTTPListenDefault
 	}
+	c.Events.withDefaults()
 	if c.Has(RoleHTTP) && c.HTTP.SessionTTL == 0 {
 		c.HTTP.SessionTTL = HTTPSessionTTLDefault
 	}

@@ -19,6 +19,8 @@
 //	doc.go       this comment
 //	config.go    Config and its sections, the roles, presets and defaults,
 //	             FillDefaults, Redacted
+//	events.go    Events: durable events (the JetStream stream), its
+//	             defaults and checks
 //	load.go      Load and Parse: YAML, then KUEBUS_* variables (EnvVars
 //	             lists them), with errors that name the line or variable
 //	retention.go Retention: the default retention of finished jobs by type,

@@ -28,6 +28,7 @@ func (c *Config) Validate() error {
 	v := &validator{c: c}
 	v.node()
 	v.nats()
+	v.events()
 	if c.Has(RolePromoter) {
 		v.memberlist()
 		v.cleaner()

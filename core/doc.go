@@ -31,6 +31,8 @@
 //	history.go        history: per-minute counts of created, completed, failed jobs
 //	workers.go        heartbeat and workers: the live workers list
 //	trace.go          CheckTraceparent: the W3C trace context a job keeps
+//	replay.go         Client.Replay: durable events from a time or a
+//	                  sequence, then live
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

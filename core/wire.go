@@ -312,6 +312,10 @@ type Event struct {
 	Code       string `json:"code,omitempty"`
 	Method     string `json:"method,omitempty"`
 	Suppressed int    `json:"suppressed,omitempty"`
+	// Seq is the event's sequence in the durable event stream, set by
+	// Client.Replay only (not on the wire): resume after it with FromSeq =
+	// Seq+1.
+	Seq uint64 `json:"-"`
 }
 
 // CancelRequest is cancel's request: the job, and why (optional, shown in

@@ -50,6 +50,8 @@
 //	session.go  the signed, expiring session cookie
 //	limit.go    the failed-login limit per client address
 //	events.go   GET /events: NATS events to server-sent events, per stream
+//	events_durable.go  GET /events from the durable event stream: SSE ids,
+//	            catching up from Last-Event-ID
 //	ui.go       the dashboard's files (ui/, go:embed) and security headers
 //	metrics.go  Metrics, the hook a metrics backend implements; its no-op
 package httpapi

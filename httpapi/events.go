@@ -26,6 +26,13 @@ import (
 //
 // ?type=T and ?id=N narrow the job events to one type or one job; queue
 // events always pass.
+//
+// With durable events (Config.DurableEvents) every job and queue event
+// carries "id: <stream sequence>", and a client that reconnects with
+// Last-Event-ID (as a browser's EventSource does by itself) first gets
+// every event stored after that one, then the live ones: no lagged event,
+// since each stream reads the durable stream at its own pace
+// (events_durable.go).
 
 // sseBuffer is how many events a stream may be behind before it lags.
 const sseBuffer = 256
@@ -140,6 +147,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, badRequest("type: %q is not a job type: %v", st.typ, err))
 			return
 		}
+	}
+	if s.cfg.DurableEvents {
+		s.durableEvents(w, r, st)
+		return
 	}
 	if !s.hub.add(st) {
 		s.writeError(w, r, bus.Errorf(bus.CodeUnavailable, "the server is shutting down"))

@@ -59,7 +59,12 @@ func newEnv(t *testing.T, cfg httpapi.Config, coreCfg ...service.Config) *env {
 func newEnvWith(t *testing.T, cc service.Config, config func(*nodetest.Core) httpapi.Config, setup ...func(*httpapi.Server)) *env {
 	t.Helper()
 	c := nodetest.NewCore(t, cc)
-	cfg := config(c)
+	return newEnvOn(t, c, config(c), setup...)
+}
+
+// newEnvOn is newEnv on a core the test started.
+func newEnvOn(t *testing.T, c *nodetest.Core, cfg httpapi.Config, setup ...func(*httpapi.Server)) *env {
+	t.Helper()
 	cfg.Conn = bustest.Connect(t, c.NATS.ClientURL())
 	srv, err := httpapi.New(cfg)
 	require.NoError(t, err)
@@ -182,6 +187,7 @@ func (e *env) create(body any) core.Job {
 type sseEvent struct {
 	name string
 	data string
+	id   string // the SSE id: the stream sequence, with durable events
 }
 
 // stream is an open GET /events.
@@ -228,6 +234,8 @@ func (e *env) events(query string, hdr ...string) *stream {
 				st.events <- sseEvent{name: ":", data: strings.TrimSpace(line[1:])}
 			case strings.HasPrefix(line, "event: "):
 				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "id: "):
+				ev.id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "data: "):
 				ev.data += strings.TrimPrefix(line, "data: ")
 			}

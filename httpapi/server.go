@@ -75,6 +75,11 @@ type Config struct {
 	// Heartbeat is how often an idle event stream gets a comment line, so
 	// that proxies keep it open. Default HeartbeatDefault (25s).
 	Heartbeat time.Duration
+	// DurableEvents says the deployment keeps its events in the durable
+	// event stream (events.durable): GET /events then sends each event's
+	// stream sequence as its SSE id, and a client that reconnects with
+	// Last-Event-ID gets every event after it first. Default false.
+	DurableEvents bool
 	// ShutdownTimeout bounds how long Run waits for requests in flight after
 	// its context ends. Default ShutdownTimeoutDefault (10s).
 	ShutdownTimeout time.Duration

@@ -27,6 +27,10 @@ func (n *Node) startCore(ctx context.Context) error {
 	if n.coreConn, err = n.connect("core"); err != nil {
 		return err
 	}
+	// The stream is there before core's first event, so it keeps them all.
+	if err := n.ensureEventStream(ctx); err != nil {
+		return err
+	}
 	cfg := service.Config{
 		Store:           n.store,
 		Conn:            n.coreConn,

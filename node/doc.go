@@ -38,6 +38,7 @@
 //	           Failed and the parts a test may reach
 //	nats.go    embedded or external NATS, and the parts' connections
 //	core.go    Redis and the core service
+//	events.go  the durable event stream (events.durable), made by core
 //	http.go    the HTTP API, its /metrics (httpapi/prom) and their auth
 //	ring.go    the promoter's member of the ring
 //	stop.go    Stop and its order

@@ -53,6 +53,7 @@ func (n *Node) startHTTP() error {
 		TLSCert: h.TLSCert, TLSKey: h.TLSKey, SessionKey: sessionKey, SessionTTL: h.SessionTTL,
 		Metrics: metrics, MetricsHandler: metrics.Handler(),
 		Logger: n.log, ShutdownTimeout: n.cfg.ShutdownTimeout, BasePath: h.BasePath,
+		DurableEvents: n.cfg.Events.Durable,
 	}
 	if n.opts.HTTP != nil {
 		n.opts.HTTP(&cfg)

@@ -16,7 +16,11 @@ import (
 func (n *Node) startNATS() error {
 	if e := n.cfg.NATS.Embedded; e != nil {
 		var err error
-		n.nats, err = bus.StartEmbedded(embeddedConfig(n.cfg.Name, e, n.subj))
+		ec := embeddedConfig(n.cfg.Name, e, n.subj)
+		if n.cfg.Events.Durable {
+			ec.JetStreamDir = n.cfg.Events.StoreDir
+		}
+		n.nats, err = bus.StartEmbedded(ec)
 		if err != nil {
 			return fmt.Errorf("node: nats.embedded: %w", err)
 		}

@@ -88,6 +88,8 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()
 	cf.register(fs)
+	since := fs.String("since", "", "first replay the durable events stored since `WHEN`: a duration back from now (10m, 2h) or an RFC 3339 time, then follow live (needs events.durable)")
+	fromSeq := fs.Uint64("from-seq", 0, "first replay the durable events from stream sequence `N` on, then follow live (needs events.durable)")
 	pos, err := e.parse(fs, args, 0, 1)
 	if err != nil {
 		return err
@@ -95,6 +97,15 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	subj, err := cf.check()
 	if err != nil {
 		return err
+	}
+	replay := bus.ReplayOptions{FromSeq: *fromSeq}
+	if *since != "" {
+		if replay.Since, err = parseSince(*since, time.Now()); err != nil {
+			return usagef("events: --since: %v", err)
+		}
+		if *fromSeq > 0 {
+			return usagef("events: --since and --from-seq exclude each other: give one start")
+		}
 	}
 	subjects := []string{subj.AllJobEvents(), subj.AllQueueEvents()}
 	if len(pos) == 1 {
@@ -109,6 +120,17 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer nc.Close()
+	if !replay.Since.IsZero() || replay.FromSeq > 0 {
+		if len(pos) == 1 {
+			replay.Subjects = subjects
+		}
+		fmt.Fprintf(e.stderr, "replaying %s from %s at %s, then live\n", strings.Join(subjects, ", "), replayStart(replay), redactURL(cf.url))
+		err := bus.ReplayEvents(ctx, nc, subj, replay, func(ev bus.StoredEvent) error {
+			_, err := fmt.Fprintf(e.stdout, "%s %s\n", ev.Subject, ev.Data)
+			return err
+		})
+		return cf.explain(err)
+	}
 	// One channel for every subscription, read on this goroutine only, so
 	// that output is written by one writer in arrival order.
 	msgs := make(chan *nats.Msg, eventBuffer)
@@ -133,6 +155,28 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+}
+
+// parseSince reads --since: a duration back from now, or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("%s is not a positive duration", s)
+		}
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a duration like 10m nor a time like 2026-01-02T15:04:05Z", s)
+	}
+	return t, nil
+}
+
+func replayStart(r bus.ReplayOptions) string {
+	if r.FromSeq > 0 {
+		return fmt.Sprintf("sequence %d", r.FromSeq)
+	}
+	return r.Since.UTC().Format(time.RFC3339)
 }
 
 // runWorkers lists the live workers: those heard from lately.

@@ -53,6 +53,7 @@ type devConfig struct {
 	http            httpFlags // dev_http.go
 	natsToken       string    // "": NATS takes anonymous clients (loopback only)
 	natsInsecure    bool
+	eventsDurable   bool // keep the events in a JetStream stream under DATA_DIR/nats
 }
 
 func parseDevFlags(e *env, args []string) (devConfig, error) {
@@ -68,6 +69,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "use the Redis at this `URL` (redis://host:6379/0) instead of starting redis-server")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")
 	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis, with its password in DIR/redis/password)")
+	fs.BoolVar(&cfg.eventsDurable, "events-durable", false, "keep every event in a JetStream stream (in DIR/nats, 24h or 1 GiB at most) that `kuebus events --since` and the dashboard replay")
 	fs.StringVar(&cfg.prefix, "prefix", "", "NATS subject `PREFIX` of the deployment, e.g. acme")
 	var lf logFlags
 	lf.register(fs, "text")
@@ -212,12 +214,27 @@ func (c devConfig) nodeConfig(redisURL string) *clusterconfig.Config {
 		}},
 		Memberlist: clusterconfig.Memberlist{Bind: "127.0.0.1:0", Preset: clusterconfig.PresetLocal},
 		Redis:      clusterconfig.Redis{URL: redisURL},
+		Events:     c.events(),
 		HTTP:       c.http.section(c.httpListen),
 		// dev logs with its own logger, which keeps --log-level exactly;
 		// the config names the nearest level at or below it.
 		Log: clusterconfig.Log{Level: levelName(c.logLevel), Format: "text"},
 	}
 }
+
+// events is the events section of dev's node: durable with
+// --events-durable, on file beside the Redis data, with the default
+// limits.
+func (c devConfig) events() clusterconfig.Events {
+	if !c.eventsDurable {
+		return clusterconfig.Events{}
+	}
+	return clusterconfig.Events{Durable: true, StoreDir: filepath.Join(c.dataDir, devNATSDir)}
+}
+
+// devNATSDir, in the data folder, holds JetStream's files with
+// --events-durable.
+const devNATSDir = "nats"
 
 // levelName is the name of the highest of debug, info, warn and error at
 // or below l ("info" for slog's info+2).

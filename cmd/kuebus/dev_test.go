@@ -226,6 +226,9 @@ func TestDevWithRedisURL(t *testing.T) {
 	keys, err := rdb.Keys(t.Context(), prefix+":*").Result()
 	require.NoError(t, err)
 	require.NotEmpty(t, keys, "no key under --redis-prefix %s", prefix)
+	r = kuebus(t, "events", "--since", "1m", "--nats-url", dev.info.NATSURL)
+	require.Equal(t, 1, r.code, "events are not durable without --events-durable")
+	require.Contains(t, r.stderr, "turn events.durable on")
 
 	require.Equal(t, 0, dev.stop(t), dev.stderr.String())
 	require.NoError(t, rdb.Ping(t.Context()).Err(), "kuebus dev stopped a Redis it did not start")

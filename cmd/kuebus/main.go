@@ -85,7 +85,7 @@ func commands() *command {
 		{name: "stats", summary: "count jobs per state and type, and list the paused types", run: runStats},
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause},
 		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume},
-		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT", run: runEvents},
+		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", args: "[COMMAND]", summary: "show help for kuebus or one command"},
 	}}

@@ -152,6 +152,19 @@ type Core struct {
 // and Conn are the node's. Everything stops when the test ends.
 func NewCore(t testing.TB, cfg service.Config) *Core {
 	t.Helper()
+	return newCore(t, cfg, clusterconfig.Events{})
+}
+
+// NewDurableCore is NewCore with durable events: the embedded NATS runs
+// JetStream in a folder of the test's, and core keeps the events in a
+// stream in memory with the default limits.
+func NewDurableCore(t testing.TB, cfg service.Config) *Core {
+	t.Helper()
+	return newCore(t, cfg, clusterconfig.Events{Durable: true, Storage: clusterconfig.EventStorageMemory, StoreDir: t.TempDir()})
+}
+
+func newCore(t testing.TB, cfg service.Config, events clusterconfig.Events) *Core {
+	t.Helper()
 	rdb := NewRedis(t)
 	n, err := node.Start(context.Background(), node.Config{
 		Node: &clusterconfig.Config{
@@ -161,6 +174,7 @@ func NewCore(t testing.TB, cfg service.Config) *Core {
 			RedisPrefix: Prefix(t, rdb),
 			NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
 			Redis:       clusterconfig.Redis{URL: RedisURL(t)},
+			Events:      events,
 		},
 		Service: func(c *service.Config) {
 			store, conn := c.Store, c.Conn
