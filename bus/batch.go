@@ -38,6 +38,14 @@ type BatcherConfig[T, R any] struct {
 	MaxSize int
 	// Stopped is what Do answers once Stop has been called. Required.
 	Stopped error
+	// CallerSends lets a call that finds a sender free send its batch
+	// itself, in its own goroutine, instead of handing it to a new
+	// goroutine and waiting to be woken: a lone call then pays no
+	// goroutine hand-off, which on a busy machine is a scheduler round
+	// each way. Such a caller waits for its batch whatever ctx does, so
+	// it is for callers whose ctx does not end early anyway (core's
+	// service, whose creates must be stored or failed once handed over).
+	CallerSends bool
 }
 
 type batchCall[T, R any] struct {
@@ -74,6 +82,12 @@ func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 	b.waiting = append(b.waiting, call)
 	if b.sending < b.cfg.Senders {
 		b.sending++
+		if b.cfg.CallerSends {
+			b.senders.Add(1)
+			b.mu.Unlock()
+			b.sendUntil(call)
+			return call.out, call.err
+		}
 		b.senders.Go(b.send)
 	}
 	b.mu.Unlock()
@@ -93,6 +107,37 @@ func (b *Batcher[T, R]) send() {
 		if batch == nil {
 			b.sending--
 			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.flush(batch)
+	}
+}
+
+// sendUntil flushes batches, in the caller's goroutine, until call is
+// done; what still waits then goes to a sender goroutine, which keeps the
+// caller's place among the senders. When another sender took call, it
+// leaves and waits for it like any call.
+func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
+	defer b.senders.Done()
+	for {
+		b.mu.Lock()
+		select {
+		case <-call.done:
+			if len(b.waiting) > 0 {
+				b.senders.Go(b.send)
+			} else {
+				b.sending--
+			}
+			b.mu.Unlock()
+			return
+		default:
+		}
+		batch := b.take()
+		if batch == nil { // call is on its way in another sender's batch
+			b.sending--
+			b.mu.Unlock()
+			<-call.done
 			return
 		}
 		b.mu.Unlock()

@@ -3,6 +3,9 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,10 +69,19 @@ func runCalls(t *testing.T, b *bus.Batcher[int, string], items [][]int) ([][]str
 
 // TestBatcherJoinsWhatArrivesWhileABatchIsOut: a lone call is flushed at
 // once, alone; the calls made while it is out go together in the next
-// batch, within MaxItems, each getting its own results in order.
+// batch, within MaxItems, each getting its own results in order. The same
+// holds when callers send their own batches (CallerSends).
 func TestBatcherJoinsWhatArrivesWhileABatchIsOut(t *testing.T) {
+	for _, callerSends := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CallerSends=%v", callerSends), func(t *testing.T) {
+			testBatcherJoins(t, callerSends)
+		})
+	}
+}
+
+func testBatcherJoins(t *testing.T, callerSends bool) {
 	g := newGate()
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed})
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed, CallerSends: callerSends})
 	defer b.Stop()
 
 	first := make(chan []string)
@@ -107,6 +119,34 @@ func TestBatcherJoinsWhatArrivesWhileABatchIsOut(t *testing.T) {
 	}
 	require.Equal(t, 6, total)
 	require.Less(t, len(g.batches)-1, 5, "the waiting calls shared batches")
+}
+
+// goroutineID is the id of the calling goroutine, from its stack's first
+// line ("goroutine 7 [running]:").
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
+}
+
+// TestBatcherCallerSendsALoneCallItself: with CallerSends, a lone call's
+// batch is flushed in the caller's own goroutine (no hand-off); without
+// it, in a sender goroutine.
+func TestBatcherCallerSendsALoneCallItself(t *testing.T) {
+	for _, callerSends := range []bool{false, true} {
+		var flushedIn string
+		b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed, CallerSends: callerSends,
+			Flush: func(items []int) ([]string, error) {
+				flushedIn = goroutineID()
+				return make([]string, len(items)), nil
+			}})
+		out, err := b.Do(context.Background(), 1)
+		require.NoError(t, err)
+		require.Len(t, out, 1)
+		b.Stop()
+		require.Equal(t, callerSends, flushedIn == goroutineID(), "CallerSends=%v: flushed in the caller's goroutine", callerSends)
+	}
 }
 
 // TestBatcherFailsEveryCallOfAFailedBatch and keeps the calls of other

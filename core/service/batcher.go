@@ -34,9 +34,11 @@ const (
 
 func newCreateBatcher(s *Service) *bus.Batcher[core.Spec, stored] {
 	return bus.NewBatcher(bus.BatcherConfig[core.Spec, stored]{
-		Senders:  createSenders,
-		MaxItems: createMaxSpecs,
-		Stopped:  errStopping,
+		Senders:     createSenders,
+		MaxItems:    createMaxSpecs,
+		Stopped:     errStopping,
+		CallerSends: true, // createJobs waits whatever ctx does
+
 		Flush: func(specs []core.Spec) ([]stored, error) {
 			// A batch outlives the calls that made it: its own context.
 			jobs, existing, err := s.store.Create(context.Background(), s.now(), specs)
