@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what kuebus needs on a Debian machine that has Go and nothing else:
-# redis-server (for `kuebus dev` and the tests); with --browser, Debian's
+# redis-server and redis-cli (for `kuebus dev` and the tests); with --browser, Debian's
 # Chromium for the dashboard's browser test; with --node, Node.js and npm and
 # the Node example's one dependency (examples/node, run by its Go test);
 # with --prom, promtool (Debian's prometheus package), which checks the
@@ -18,6 +18,9 @@ for arg in "$@"; do
 done
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# redis-cli joins the test suite's Redis Cluster (node/redisproc); Debian's
+# redis-server pulls it in, a hand-made install may not.
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 if ((browser)) && ! command -v chromium >/dev/null 2>&1; then
   need+=(chromium fonts-liberation)
 fi

@@ -46,6 +46,7 @@ func Main(m *testing.M) int {
 		redisURL = srv.URL()
 	}
 	code := m.Run()
+	stopCluster()
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "nodetest: stop redis-server: %v\n", err)
@@ -138,10 +139,13 @@ func NewStore(t testing.TB) (*redisstore.Store, *redis.Client) {
 type Core struct {
 	// Node runs NATS and core, as `kuebus node` with roles nats and core
 	// would.
-	Node    *node.Node
-	NATS    *bustest.Server
-	Store   *redisstore.Store
-	Redis   *redis.Client // a client of the test's own, to seed and inspect
+	Node  *node.Node
+	NATS  *bustest.Server
+	Store *redisstore.Store
+	Redis *redis.Client // a client of the test's own, to seed and inspect
+	// Cluster is, on a NewClusterCore, a client of the test's own to the
+	// test Cluster; nil otherwise.
+	Cluster *redis.ClusterClient
 	Service *service.Service
 	Client  *core.Client
 }
@@ -166,14 +170,23 @@ func NewDurableCore(t testing.TB, cfg service.Config) *Core {
 func newCore(t testing.TB, cfg service.Config, events clusterconfig.Events) *Core {
 	t.Helper()
 	rdb := NewRedis(t)
+	c := startCore(t, cfg, Prefix(t, rdb), clusterconfig.Redis{URL: RedisURL(t)}, events)
+	c.Redis = rdb
+	return c
+}
+
+// startCore starts NewCore's node on the Redis r names, its keys under
+// prefix, with the events settings given.
+func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.Redis, events clusterconfig.Events) *Core {
+	t.Helper()
 	n, err := node.Start(context.Background(), node.Config{
 		Node: &clusterconfig.Config{
 			Name:        "nodetest",
 			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore},
 			Prefix:      cfg.Subjects.Prefix(),
-			RedisPrefix: Prefix(t, rdb),
+			RedisPrefix: prefix,
 			NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
-			Redis:       clusterconfig.Redis{URL: RedisURL(t)},
+			Redis:       r,
 			Events:      events,
 		},
 		Service: func(c *service.Config) {
@@ -195,7 +208,7 @@ func newCore(t testing.TB, cfg service.Config, events clusterconfig.Events) *Cor
 	if err != nil {
 		t.Fatalf("nodetest: %v", err)
 	}
-	return &Core{Node: n, NATS: ns, Store: n.Store(), Redis: rdb, Service: n.Service(), Client: client}
+	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client}
 }
 
 // Queue starts a whole queue for a runnable Example, which has no

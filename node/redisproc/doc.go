@@ -17,7 +17,10 @@
 //     says why;
 //   - stopping (SIGTERM, then SIGKILL), killing and restarting on the same
 //     port, and making sure a parent that dies does not leave redis-server
-//     running (Linux).
+//     running (Linux);
+//   - a Redis Cluster of such servers for tests (StartCluster): masters and
+//     replicas on loopback, joined by redis-cli, ready once every node says
+//     cluster_state:ok.
 //
 // It lives beside package node, which is what runs it: a node's managed
 // Redis, which `kuebus dev` keeps with its data and AOF under the dev data
@@ -32,6 +35,10 @@
 //	redisproc.go       Options, Start, Server (stop, kill, restart), the
 //	                   readiness probe and the output tail
 //	password.go        LoadOrCreatePassword
+//	cluster.go         StartCluster: a Redis Cluster of such servers, made
+//	                   with redis-cli --cluster create, its nodes killed
+//	                   and restarted one by one; Command, a one-shot RESP
+//	                   call for polling a server's state
 //	procattr_linux.go  the child in a process group of its own, killed
 //	                   with its parent (Pdeathsig)
 //	procattr_other.go  elsewhere: default attributes, a plain kill
