@@ -172,14 +172,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if buf.Len() > 0 {
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			buf.Reset()
+		if !sendSSE(w, rc, &buf) {
+			return
 		}
 		select {
 		case m := <-st.ch:
@@ -217,4 +211,20 @@ func writeSSE(buf *bytes.Buffer, event string, data []byte) {
 		buf.WriteByte('\n')
 	}
 	buf.WriteByte('\n')
+}
+
+// sendSSE writes what buf holds to the client and flushes it: false when
+// the client is gone.
+func sendSSE(w http.ResponseWriter, rc *http.ResponseController, buf *bytes.Buffer) bool {
+	if buf.Len() == 0 {
+		return true
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return false
+	}
+	if err := rc.Flush(); err != nil {
+		return false
+	}
+	buf.Reset()
+	return true
 }

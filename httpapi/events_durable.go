@@ -70,14 +70,8 @@ func (s *Server) durableEvents(w http.ResponseWriter, r *http.Request, st *strea
 		writeSSE(&buf, m.kind, m.data)
 	}
 	for {
-		if buf.Len() > 0 {
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			buf.Reset()
+		if !sendSSE(w, rc, &buf) {
+			return
 		}
 		select {
 		case ev, ok := <-msgs:
