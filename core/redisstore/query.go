@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,7 +341,7 @@ func (s *Store) readySince(ctx context.Context, st *core.Stats, types []string, 
 		return nil
 	}
 	// A head that left meanwhile reads as redis.Nil: that type is skipped.
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	if err := execReads(ctx, pipe); err != nil {
 		return s.fail("stats: ready heads", err)
 	}
 	st.ReadySince = make(map[string]int64, len(at))

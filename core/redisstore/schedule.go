@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -124,7 +123,7 @@ func (s *Store) scheduleTypes(ctx context.Context, name string) ([]string, error
 	for i, t := range types {
 		scores[i] = pipe.ZScore(ctx, s.keys.ofType(t).schedules(), name)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	if err := execReads(ctx, pipe); err != nil {
 		return nil, s.fail("find schedule", err)
 	}
 	var holders []string

@@ -75,6 +75,26 @@ func (s *Store) fail(op string, err error) error {
 	return bus.Errorf(bus.CodeUnavailable, "redis %s: %v", op, err)
 }
 
+// execReads runs a pipeline of reads that may find nothing: a redis.Nil
+// reply is no error, any other error of any command is. Exec alone returns
+// the first error only, so a Nil early in the pipeline would hide a later
+// command's failure, e.g. a Cluster shard that is down.
+func execReads(ctx context.Context, pipe redis.Pipeliner) error {
+	cmds, err := pipe.Exec(ctx)
+	if err == nil {
+		return nil
+	}
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
+			return cerr
+		}
+	}
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
+
 func isTransient(msg string) bool {
 	for _, p := range []string{"LOADING", "BUSY", "READONLY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "NOREPLICAS", "MOVED", "ASK"} {
 		if strings.HasPrefix(msg, p) {
