@@ -297,6 +297,9 @@ func TestErrorHeaders(t *testing.T) {
 	require.NoError(t, svc.AddEndpoint("teapot", micro.HandlerFunc(func(r micro.Request) {
 		_ = r.Error("418", "short and stout", nil)
 	}), micro.WithEndpointSubject("plain.teapot")))
+	// The endpoints subscribe on plain.Conn, the call comes on another
+	// connection: a round trip makes sure the server has the subscriptions.
+	require.NoError(t, plain.Conn.Flush())
 	c := bus.NewClient(bustest.Connect(t, plain.ClientURL()), time.Second)
 	err = c.Call(context.Background(), "plain.conflict", struct{}{}, nil)
 	require.ErrorIs(t, err, bus.ErrConflict)
