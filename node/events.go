@@ -26,7 +26,7 @@ func (n *Node) ensureEventStream(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node: events.durable: %w", err)
 	}
-	n.log.Info("durable events", "stream", info.Config.Name, "max_age", info.Config.MaxAge, "max_bytes", info.Config.MaxBytes,
+	n.log.Info("durable events", "stream", info.Config.Name, "max_age", info.Config.MaxAge.String(), "max_bytes", info.Config.MaxBytes,
 		"storage", info.Config.Storage.String(), "events", info.State.Msgs)
 	return nil
 }
