@@ -158,37 +158,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.hub.remove(st)
 
-	rc := http.NewResponseController(w)
-	// A stream outlives any write timeout a host server may set.
-	_ = rc.SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	buf.WriteString("retry: 2000\n")
-	writeSSE(&buf, "ready", []byte("{}"))
+	rc, buf := openSSE(w)
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if !sendSSE(w, rc, &buf) {
+		if !sendSSE(w, rc, buf) {
 			return
 		}
 		select {
 		case m := <-st.ch:
-			writeSSE(&buf, m.kind, m.data)
+			writeSSE(buf, m.kind, m.data)
 			// Send what else is waiting in the same write.
 			for more := true; more && buf.Len() < 64<<10; {
 				select {
 				case m = <-st.ch:
-					writeSSE(&buf, m.kind, m.data)
+					writeSSE(buf, m.kind, m.data)
 				default:
 					more = false
 				}
 			}
 		case <-st.lagged:
-			writeSSE(&buf, "lagged", []byte(fmt.Sprintf(`{"buffer":%d}`, sseBuffer)))
+			writeSSE(buf, "lagged", []byte(fmt.Sprintf(`{"buffer":%d}`, sseBuffer)))
 		case <-heartbeat.C:
 			buf.WriteString(": ping\n\n")
 		case <-r.Context().Done():
@@ -211,6 +201,24 @@ func writeSSE(buf *bytes.Buffer, event string, data []byte) {
 		buf.WriteByte('\n')
 	}
 	buf.WriteByte('\n')
+}
+
+// openSSE answers an event stream's headers and queues its first lines
+// (the reconnect delay, then "ready"): the controller that flushes the
+// stream, and the buffer of what is still to be sent (sendSSE).
+func openSSE(w http.ResponseWriter) (*http.ResponseController, *bytes.Buffer) {
+	rc := http.NewResponseController(w)
+	// A stream outlives any write timeout a host server may set.
+	_ = rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	buf := &bytes.Buffer{}
+	buf.WriteString("retry: 2000\n")
+	writeSSE(buf, "ready", []byte("{}"))
+	return rc, buf
 }
 
 // sendSSE writes what buf holds to the client and flushes it: false when

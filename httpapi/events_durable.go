@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -44,16 +43,7 @@ func (s *Server) durableEvents(w http.ResponseWriter, r *http.Request, st *strea
 	defer reader.Wait()
 	defer cancel()
 
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	buf.WriteString("retry: 2000\n")
-	writeSSE(&buf, "ready", []byte("{}"))
+	rc, buf := openSSE(w)
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	add := func(ev bus.StoredEvent) {
@@ -67,10 +57,10 @@ func (s *Server) durableEvents(w http.ResponseWriter, r *http.Request, st *strea
 		buf.WriteString("id: ")
 		buf.WriteString(strconv.FormatUint(ev.Seq, 10))
 		buf.WriteByte('\n')
-		writeSSE(&buf, m.kind, m.data)
+		writeSSE(buf, m.kind, m.data)
 	}
 	for {
-		if !sendSSE(w, rc, &buf) {
+		if !sendSSE(w, rc, buf) {
 			return
 		}
 		select {
