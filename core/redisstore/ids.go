@@ -2,11 +2,8 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Job ids and how a request that names only an id finds its job.
@@ -158,9 +155,5 @@ func (s *Store) forgetLegacyIDs(ctx context.Context, ids ...string) error {
 	if legacy < 0 {
 		return nil
 	}
-	err := s.rdb.HDel(ctx, s.keys.idType(), ids...).Err()
-	if errors.Is(err, redis.Nil) {
-		return nil
-	}
-	return err
+	return s.rdb.HDel(ctx, s.keys.idType(), ids...).Err()
 }
