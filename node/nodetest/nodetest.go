@@ -47,6 +47,7 @@ func Main(m *testing.M) int {
 	}
 	code := m.Run()
 	stopCluster()
+	stopSentinel()
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "nodetest: stop redis-server: %v\n", err)
@@ -148,6 +149,9 @@ type Core struct {
 	Cluster *redis.ClusterClient
 	Service *service.Service
 	Client  *core.Client
+	// Prefix is the store's key prefix, to find its keys with Redis or
+	// Cluster (keys.go in core/redisstore has the schema).
+	Prefix string
 }
 
 // NewCore starts a node with embedded NATS and a core on a store under a
@@ -208,7 +212,7 @@ func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.
 	if err != nil {
 		t.Fatalf("nodetest: %v", err)
 	}
-	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client}
+	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client, Prefix: prefix}
 }
 
 // Queue starts a whole queue for a runnable Example, which has no

@@ -1,0 +1,354 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
+)
+
+// Tests of issue 15 on a real Sentinel set: a master, a replica and 3
+// Sentinels with quorum 2 (nodetest.Sentinel, one per test binary), which
+// a core reaches as a node config names it (redis.sentinel: master name,
+// Sentinel addresses, password). The failover test kills the master, so
+// none of these tests is parallel (Go runs the sequential tests first,
+// before the parallel ones on the standalone Redis), and it leaves the set
+// ready again.
+
+// TestSentinelTour: a core on Sentinel does what a producer and a worker
+// ask of it, without error.
+func TestSentinelTour(t *testing.T) {
+	c := nodetest.NewSentinelCore(t, service.Config{})
+	client := c.Client
+	ctx := t.Context()
+
+	var ids []int64
+	for i := range 3 {
+		job, err := client.Create(ctx, "tour", map[string]int{"n": i}, &core.CreateOpts{TTL: time.Minute})
+		require.NoError(t, err)
+		ids = append(ids, job.ID)
+	}
+	got, err := client.Get(ctx, ids[1])
+	require.NoError(t, err)
+	require.Equal(t, "tour", got.Type)
+	require.Equal(t, core.StateInactive, got.State)
+
+	leased, err := client.Lease(ctx, core.LeaseRequest{Types: []string{"tour"}, Max: 10, Worker: "w"})
+	require.NoError(t, err)
+	require.Len(t, leased, 3)
+	for _, job := range leased {
+		require.NoError(t, client.Complete(ctx, core.LeaseOp{ID: job.ID, Lease: job.Lease, Type: job.Type}))
+	}
+	got, err = client.Get(ctx, ids[0])
+	require.NoError(t, err)
+	require.Equal(t, core.StateComplete, got.State)
+
+	stats, err := client.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), stats.Types["tour"].Complete)
+	require.Zero(t, stats.Types["tour"].Inactive)
+}
+
+// failoverRun is what one failover run measured.
+type failoverRun struct {
+	acked      int           // creates that got a reply with an id
+	failed     int           // creates that got an error (unavailable, a timeout)
+	lost       int           // acknowledged, and get finds no such job afterwards
+	lostLag    time.Duration // how long before the kill the last lost job was acknowledged
+	dupAcked   int           // ids that two creates were both given
+	dupReady   int           // ids in the ready queue more than once
+	dupLeased  int           // ids that two leases handed out
+	orphans    int           // stored without an acknowledged create, and get finds none
+	unacked    int           // stored without an acknowledged create, and get finds it (outcome unknown to the producer: fine)
+	recovery   time.Duration // from the kill to the first acknowledged create sent after it
+	oldMaster  string
+	newMaster  string
+	afterCount int // acknowledged creates sent after the kill
+}
+
+func (r failoverRun) String() string {
+	return fmt.Sprintf("acknowledged %d (%d after the kill), failed %d, lost %d (the last acknowledged %s before the kill), "+
+		"duplicated %d (acked twice %d, twice in ready %d, leased twice %d), orphans %d, stored without ack %d, "+
+		"recovery %s (master %s → %s)",
+		r.acked, r.afterCount, r.failed, r.lost, r.lostLag.Round(time.Millisecond),
+		r.dupAcked+r.dupReady+r.dupLeased, r.dupAcked, r.dupReady, r.dupLeased, r.orphans, r.unacked,
+		r.recovery.Round(10*time.Millisecond), r.oldMaster, r.newMaster)
+}
+
+const (
+	// failoverProducers create jobs in a loop each, one at a time.
+	failoverProducers = 4
+	// failoverBefore is how many creates are acknowledged before the kill,
+	// failoverAfter how many after the first one that recovered.
+	failoverBefore, failoverAfter = 500, 500
+	// failoverDeadline bounds the run from the kill: the Sentinels promote
+	// the replica in about 2 s, so a run that has not recovered by then is
+	// a failure, not a slow machine.
+	failoverDeadline = 15 * time.Second
+	// createTimeout bounds one create, as a producer would.
+	createTimeout = 2 * time.Second
+	// retryPause is how long a producer waits after a failed create before
+	// it sends the next one: a producer's pacing, so that the outage is not
+	// a busy loop on 2 shared cores (it adds at most this much to the
+	// recovery measured).
+	retryPause = 10 * time.Millisecond
+)
+
+// TestSentinelFailover: a steady stream of creates from a few producers
+// through core; kill -9 of the master; the Sentinels promote the replica;
+// the stream goes on. Nothing acknowledged may be duplicated, no job may
+// be stored that no get finds, and creates must work again within 5 s of
+// the kill. Redis replication is asynchronous, so creates the old master
+// acknowledged in its last moment may be missing on the promoted replica:
+// lost is logged, not asserted, until the store can WAIT for a replica.
+func TestSentinelFailover(t *testing.T) {
+	c := nodetest.NewSentinelCore(t, service.Config{})
+	run := failover(t, c, "failover")
+	t.Logf("Sentinel failover, no WAIT: %s", run)
+	require.Zero(t, run.dupAcked+run.dupReady+run.dupLeased, "duplicated")
+	require.Zero(t, run.orphans, "orphans")
+	require.LessOrEqual(t, run.recovery, 5*time.Second, "recovery")
+}
+
+// failover runs the scenario on core c with jobs of jobType and counts.
+func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
+	t.Helper()
+	set := nodetest.Sentinel(t)
+	ctx := t.Context()
+	var run failoverRun
+	var err error
+	run.oldMaster, err = set.Master(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Leave the set as the next test expects it: both servers up, the
+		// killed one a replica of the new master.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, set.Restart(ctx, run.oldMaster))
+		require.NoError(t, set.WaitReady(ctx))
+	})
+
+	type ack struct {
+		id       int64
+		sent, at time.Time
+	}
+	var (
+		mu        sync.Mutex
+		acks      []ack
+		killedAt  time.Time // zero until the master is dead
+		recovered time.Time // the reply of the first create sent after the kill
+		after     int       // acknowledged creates sent after the kill
+	)
+	readyToKill := make(chan struct{})
+	done := make(chan struct{}) // enough creates after the recovery
+	stop := make(chan struct{}) // producers stop
+	var wg sync.WaitGroup
+	for p := range failoverProducers {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sent := time.Now()
+				cctx, cancel := context.WithTimeout(ctx, createTimeout)
+				job, err := c.Client.CreateSpec(cctx, core.Spec{
+					Type: jobType, Data: []byte(fmt.Sprintf(`{"p":%d,"n":%d}`, p, n)), MaxAttempts: 1, TTL: 60_000,
+				})
+				cancel()
+				at := time.Now()
+				mu.Lock()
+				if err != nil {
+					run.failed++
+					mu.Unlock()
+					select {
+					case <-stop:
+						return
+					case <-time.After(retryPause):
+					}
+					continue
+				}
+				acks = append(acks, ack{id: job.ID, sent: sent, at: at})
+				switch {
+				case killedAt.IsZero():
+					if len(acks) == failoverBefore {
+						close(readyToKill)
+					}
+				case sent.After(killedAt):
+					if after++; after == 1 {
+						recovered = at
+					} else if after == failoverAfter {
+						close(done)
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	defer func() { // on a failed require too
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+
+	select {
+	case <-readyToKill:
+	case <-time.After(failoverDeadline):
+		t.Fatalf("only %d creates acknowledged before the kill in %s (%d failed)", len(acks), failoverDeadline, run.failed)
+	}
+	require.NoError(t, set.Kill(run.oldMaster)) // SIGKILL, returns once the process is reaped
+	mu.Lock()
+	killedAt = time.Now()
+	mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(failoverDeadline):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%d creates acknowledged after the kill within %s (first after %s), %d failed",
+			after, failoverDeadline, recovered.Sub(killedAt), run.failed)
+	}
+	close(stop)
+	wg.Wait()
+	run.newMaster, err = set.Master(ctx)
+	require.NoError(t, err)
+	require.NotEqual(t, run.oldMaster, run.newMaster, "the Sentinels promoted the replica")
+	run.recovery = recovered.Sub(killedAt)
+	run.afterCount = after
+
+	// What was acknowledged, and whether get finds it now.
+	acked := map[int64]ack{}
+	for _, a := range acks {
+		if _, ok := acked[a.id]; ok {
+			run.dupAcked++
+		}
+		acked[a.id] = a
+	}
+	run.acked = len(acks)
+	found := getAll(t, c.Client, slices.Collect(maps.Keys(acked)))
+	for id, a := range acked {
+		if !found[id] {
+			run.lost++
+			run.lostLag = max(run.lostLag, killedAt.Sub(a.at))
+			require.True(t, a.at.Before(killedAt), "job %d, acknowledged %s after the kill, is lost", id, a.at.Sub(killedAt))
+		}
+	}
+
+	// What is stored: the type's jobs index, its ready queue and its job
+	// hashes. Anything there that was not acknowledged is an orphan unless
+	// get finds it (a create whose reply was lost: the producer does not
+	// know, which a unique_key settles).
+	rdb := c.Redis
+	keyOf := func(name string) string { return c.Prefix + ":{" + jobType + "}:" + name }
+	stored := map[int64]bool{}
+	jobIDs, err := rdb.ZRange(ctx, keyOf("jobs"), 0, -1).Result()
+	require.NoError(t, err)
+	for _, m := range jobIDs {
+		stored[atoi(t, m)] = true
+	}
+	ready, err := rdb.ZRange(ctx, keyOf("ready"), 0, -1).Result()
+	require.NoError(t, err)
+	inReady := map[int64]int{}
+	for _, m := range ready {
+		_, id, ok := strings.Cut(m, ":") // "<seq>:<id>"
+		require.True(t, ok, "ready member %q", m)
+		n := atoi(t, id)
+		stored[n] = true
+		if inReady[n]++; inReady[n] == 2 {
+			run.dupReady++
+		}
+	}
+	iter := rdb.Scan(ctx, 0, keyOf("job:*"), 1000).Iterator()
+	for iter.Next(ctx) {
+		stored[atoi(t, strings.TrimPrefix(iter.Val(), keyOf("job:")))] = true
+	}
+	require.NoError(t, iter.Err())
+	var unacked []int64
+	for id := range stored {
+		if _, ok := acked[id]; !ok {
+			unacked = append(unacked, id)
+		}
+	}
+	for id, ok := range getAll(t, c.Client, unacked) {
+		if ok {
+			run.unacked++
+		} else {
+			run.orphans++
+			t.Logf("orphan: job %d is stored but get does not find it", id)
+		}
+	}
+
+	// Every job in the queue is leased once.
+	leased := map[int64]int{}
+	for {
+		jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{jobType}, Max: 100, Worker: "check"})
+		require.NoError(t, err)
+		if len(jobs) == 0 {
+			break
+		}
+		for _, j := range jobs {
+			if leased[j.ID]++; leased[j.ID] == 2 {
+				run.dupLeased++
+			}
+		}
+	}
+	require.Len(t, leased, len(inReady), "every job in the ready queue was leased")
+	return run
+}
+
+// getAll gets each id through core, a few at a time, and says which ones
+// it found; any error other than not found fails the test.
+func getAll(t *testing.T, client *core.Client, ids []int64) map[int64]bool {
+	t.Helper()
+	found := make(map[int64]bool, len(ids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	for part := range slices.Chunk(ids, max(1, (len(ids)+3)/4)) {
+		wg.Go(func() {
+			for _, id := range part {
+				_, err := client.Get(t.Context(), id)
+				if err != nil && !errors.Is(err, core.ErrNotFound) {
+					select {
+					case errs <- fmt.Errorf("get %d: %w", id, err):
+					default:
+					}
+					return
+				}
+				mu.Lock()
+				found[id] = err == nil
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	return found
+}
+
+func atoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err, "id %q", s)
+	return n
+}
