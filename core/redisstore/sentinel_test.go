@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 )
@@ -65,7 +67,8 @@ func TestSentinelTour(t *testing.T) {
 type failoverRun struct {
 	acked      int           // creates that got a reply with an id
 	failed     int           // creates that got an error (unavailable, a timeout)
-	lost       int           // acknowledged, and get finds no such job afterwards
+	lost       int           // acknowledged, and get finds no such job afterwards (through the core, or a new one)
+	lostFresh  int           // of those, the ones the core that created them finds, and a new core does not
 	lostLag    time.Duration // how long before the kill the last lost job was acknowledged
 	dupAcked   int           // ids that two creates were both given
 	dupReady   int           // ids in the ready queue more than once
@@ -73,18 +76,23 @@ type failoverRun struct {
 	orphans    int           // stored without an acknowledged create, and get finds none
 	unacked    int           // stored without an acknowledged create, and get finds it (outcome unknown to the producer: fine)
 	recovery   time.Duration // from the kill to the first acknowledged create sent after it
+	switched   time.Duration // from the kill to a Sentinel's +switch-master
 	oldMaster  string
 	newMaster  string
 	afterCount int // acknowledged creates sent after the kill
 }
 
 func (r failoverRun) String() string {
-	return fmt.Sprintf("acknowledged %d (%d after the kill), failed %d, lost %d (the last acknowledged %s before the kill), "+
+	lost := strconv.Itoa(r.lost)
+	if r.lost > 0 {
+		lost += fmt.Sprintf(" (%d only for a new core; the last acknowledged %s before the kill)", r.lostFresh, r.lostLag.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("acknowledged %d (%d after the kill), failed %d, lost %s, "+
 		"duplicated %d (acked twice %d, twice in ready %d, leased twice %d), orphans %d, stored without ack %d, "+
-		"recovery %s (master %s → %s)",
-		r.acked, r.afterCount, r.failed, r.lost, r.lostLag.Round(time.Millisecond),
+		"recovery %s (Sentinel switched after %s; master %s → %s)",
+		r.acked, r.afterCount, r.failed, lost,
 		r.dupAcked+r.dupReady+r.dupLeased, r.dupAcked, r.dupReady, r.dupLeased, r.orphans, r.unacked,
-		r.recovery.Round(10*time.Millisecond), r.oldMaster, r.newMaster)
+		r.recovery.Round(10*time.Millisecond), r.switched.Round(10*time.Millisecond), r.oldMaster, r.newMaster)
 }
 
 const (
@@ -207,6 +215,25 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 		wg.Wait()
 	}()
 
+	// When the Sentinels switch masters, one of them says so on
+	// +switch-master: the recovery's share that is Sentinel's.
+	sub := redis.NewSentinelClient(&redis.Options{Addr: set.SentinelAddrs()[0]})
+	defer sub.Close()
+	switches := sub.Subscribe(ctx, "+switch-master")
+	_, err = switches.Receive(ctx) // the subscription's confirmation
+	require.NoError(t, err)
+	switchedAt := make(chan time.Time, 1)
+	var listen sync.WaitGroup
+	listen.Go(func() {
+		if _, ok := <-switches.Channel(); ok {
+			switchedAt <- time.Now()
+		}
+	})
+	defer func() {
+		_ = switches.Close()
+		listen.Wait()
+	}()
+
 	select {
 	case <-readyToKill:
 	case <-time.After(failoverDeadline):
@@ -226,6 +253,12 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	}
 	close(stop)
 	wg.Wait()
+	select {
+	case at := <-switchedAt:
+		run.switched = at.Sub(killedAt)
+	case <-time.After(failoverDeadline):
+		t.Fatal("no +switch-master from a Sentinel")
+	}
 	run.newMaster, err = set.Master(ctx)
 	require.NoError(t, err)
 	require.NotEqual(t, run.oldMaster, run.newMaster, "the Sentinels promoted the replica")
@@ -241,12 +274,23 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 		acked[a.id] = a
 	}
 	run.acked = len(acks)
-	found := getAll(t, c.Client, slices.Collect(maps.Keys(acked)))
+	// A core that starts now knows no id block from memory: it finds a
+	// job's type in the blocks hash, which the failover may have lost too.
+	r, err := redisstore.Open(nodetest.SentinelConn(t))
+	require.NoError(t, err)
+	defer r.Close()
+	fresh, err := r.Store(redisstore.Config{Prefix: c.Prefix})
+	require.NoError(t, err)
+	ids := slices.Collect(maps.Keys(acked))
+	found, foundFresh := getAll(t, c.Client.Get, ids), getAll(t, fresh.Get, ids)
 	for id, a := range acked {
-		if !found[id] {
+		if !found[id] || !foundFresh[id] {
 			run.lost++
 			run.lostLag = max(run.lostLag, killedAt.Sub(a.at))
 			require.True(t, a.at.Before(killedAt), "job %d, acknowledged %s after the kill, is lost", id, a.at.Sub(killedAt))
+		}
+		if found[id] && !foundFresh[id] {
+			run.lostFresh++
 		}
 	}
 
@@ -285,7 +329,7 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 			unacked = append(unacked, id)
 		}
 	}
-	for id, ok := range getAll(t, c.Client, unacked) {
+	for id, ok := range getAll(t, c.Client.Get, unacked) {
 		if ok {
 			run.unacked++
 		} else {
@@ -312,9 +356,9 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	return run
 }
 
-// getAll gets each id through core, a few at a time, and says which ones
-// it found; any error other than not found fails the test.
-func getAll(t *testing.T, client *core.Client, ids []int64) map[int64]bool {
+// getAll gets each id with get, a few at a time, and says which ones it
+// found; any error other than not found fails the test.
+func getAll(t *testing.T, get func(context.Context, int64) (*core.Job, error), ids []int64) map[int64]bool {
 	t.Helper()
 	found := make(map[int64]bool, len(ids))
 	var mu sync.Mutex
@@ -323,7 +367,7 @@ func getAll(t *testing.T, client *core.Client, ids []int64) map[int64]bool {
 	for part := range slices.Chunk(ids, max(1, (len(ids)+3)/4)) {
 		wg.Go(func() {
 			for _, id := range part {
-				_, err := client.Get(t.Context(), id)
+				_, err := get(t.Context(), id)
 				if err != nil && !errors.Is(err, core.ErrNotFound) {
 					select {
 					case errs <- fmt.Errorf("get %d: %w", id, err):
