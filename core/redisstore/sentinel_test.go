@@ -125,6 +125,12 @@ func TestSentinelFailover(t *testing.T) {
 	c := nodetest.NewSentinelCore(t, service.Config{})
 	run := failover(t, c, "failover")
 	t.Logf("Sentinel failover, no WAIT: %s", run)
+	if run.switched > 4*time.Second {
+		set := nodetest.Sentinel(t)
+		for _, addr := range set.SentinelAddrs() {
+			t.Logf("sentinel %s:\n%s", addr, set.Node(addr).Output())
+		}
+	}
 	require.Zero(t, run.dupAcked+run.dupReady+run.dupLeased, "duplicated")
 	require.Zero(t, run.orphans, "orphans")
 	require.LessOrEqual(t, run.recovery, 5*time.Second, "recovery")

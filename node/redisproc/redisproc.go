@@ -482,6 +482,14 @@ func (s *Server) Pid() int {
 	return s.proc.cmd.Process.Pid
 }
 
+// Output returns the last lines the current (or last) process printed,
+// oldest first: why a server did what it did, for a test's log.
+func (s *Server) Output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc.out.String()
+}
+
 // Stop shuts the server down: SIGTERM, which makes redis-server flush its
 // AOF and exit, then SIGKILL if it has not exited within 5s. It then removes
 // the data directory if Start created it. Stop is idempotent; after it the

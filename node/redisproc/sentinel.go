@@ -17,12 +17,29 @@ import (
 )
 
 const (
-	sentinelMasterDefault    = "kuebus"
-	sentinelDownAfterDefault = time.Second
+	sentinelMasterDefault = "kuebus"
+	// sentinelDownAfterDefault is the first Sentinel's
+	// down-after-milliseconds. It must exceed Sentinel's 1 s ping period
+	// by a margin: when a Sentinel switches to a new master it may wait up
+	// to that second before it connects and sends the first PING, while it
+	// counts the new master's silence from the switch. At 1 s a Sentinel
+	// often found the master it had just promoted down, tried a failover
+	// with no replica to promote, and then refused any failover for
+	// 2 × failover-timeout: the next kill took 11 to 13 s to recover.
+	sentinelDownAfterDefault = 1500 * time.Millisecond
+	// sentinelDownAfterStep is how much longer each further Sentinel waits
+	// before it finds the master down. Sentinels that find it down at the
+	// same moment (on loopback they do) each start a failover and vote for
+	// themselves, no one wins, and the next try waits 2 × failover-timeout.
+	// Staggered, the second Sentinel to find the master down is the first
+	// to hear another agree (quorum 2), and asks for the votes alone.
+	sentinelDownAfterStep = 250 * time.Millisecond
 	// sentinelFailoverTimeoutDefault is Sentinel's failover-timeout: how
-	// long a failed failover blocks the next try, and bounds the
-	// reconfiguration of replicas. Redis's default is 3 minutes.
-	sentinelFailoverTimeoutDefault = 5 * time.Second
+	// long a failover may wait for its leader's election and for the
+	// promoted replica to say role:master (Sentinel asks every second), and
+	// half the wait before a failed failover is tried again. Redis's
+	// default is 3 minutes.
+	sentinelFailoverTimeoutDefault = 3 * time.Second
 	sentinelReadyDefault           = 30 * time.Second
 )
 
@@ -46,11 +63,12 @@ type SentinelOptions struct {
 	// take no password (they listen on loopback only, and kuebus's
 	// Sentinel connection gives none). Default: none.
 	Password string
-	// DownAfter is down-after-milliseconds: how long the master may not
-	// answer before a Sentinel thinks it down. Default 1s, so that a
-	// failover takes a few seconds.
+	// DownAfter is the first Sentinel's down-after-milliseconds: how long
+	// the master may not answer before it thinks it down; each further
+	// Sentinel waits 250 ms more, so that one of them leads the failover.
+	// Default 1.5s, so that a failover takes a few seconds.
 	DownAfter time.Duration
-	// FailoverTimeout is Sentinel's failover-timeout. Default 5s.
+	// FailoverTimeout is Sentinel's failover-timeout. Default 3s.
 	FailoverTimeout time.Duration
 	// ReadyTimeout bounds the wait for the set to be ready, at start and
 	// in WaitReady. Default 30s.
@@ -139,8 +157,9 @@ func StartSentinel(ctx context.Context, opts SentinelOptions) (*Sentinel, error)
 		}
 		s.servers = append(s.servers, r)
 	}
-	for range opts.Sentinels {
-		if err := s.startSentinel(ctx, master.Port()); err != nil {
+	for i := range opts.Sentinels {
+		downAfter := opts.DownAfter + time.Duration(i)*sentinelDownAfterStep
+		if err := s.startSentinel(ctx, master.Port(), downAfter); err != nil {
 			return nil, errors.Join(err, s.Stop())
 		}
 	}
@@ -154,7 +173,7 @@ func StartSentinel(ctx context.Context, opts SentinelOptions) (*Sentinel, error)
 // a Sentinel on it. The file holds the auth-pass, so it is 0600 in a 0700
 // folder; the Sentinel rewrites it (its id, the other Sentinels and
 // replicas it found, the current master), and a restart reads it back.
-func (s *Sentinel) startSentinel(ctx context.Context, masterPort int) error {
+func (s *Sentinel) startSentinel(ctx context.Context, masterPort int, downAfter time.Duration) error {
 	dir, err := os.MkdirTemp("", "redisproc-sentinel-")
 	if err != nil {
 		return fmt.Errorf("redisproc: start sentinel: create folder: %w", err)
@@ -163,7 +182,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, masterPort int) error {
 	name := s.opts.Master
 	var b strings.Builder
 	fmt.Fprintf(&b, "sentinel monitor %s 127.0.0.1 %d %d\n", name, masterPort, s.opts.Quorum)
-	fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", name, s.opts.DownAfter.Milliseconds())
+	fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", name, downAfter.Milliseconds())
 	fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", name, s.opts.FailoverTimeout.Milliseconds())
 	fmt.Fprintf(&b, "sentinel parallel-syncs %s 1\n", name)
 	if s.opts.Password != "" {
