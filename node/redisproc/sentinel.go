@@ -436,9 +436,14 @@ func sentinelState(ctx context.Context, addr, name string) (masterState, error) 
 	return masterState{}, fmt.Errorf("does not monitor %s", name)
 }
 
-// Stop stops every process of the set (see Server.Stop: SIGTERM, then
-// SIGKILL, each by its pid), Sentinels first so that they start no
-// failover meanwhile, and removes their folders. It is idempotent.
+// Stop kills every process of the set (SIGKILL to each pid, see
+// Server.Kill), Sentinels first so that they start no failover meanwhile,
+// and removes their folders and the servers' data. It is idempotent.
+//
+// It kills rather than asks (SIGTERM), as nothing of a test set is to be
+// kept, and redis-server may refuse SIGTERM: a replica that has just
+// synced answers "Writing initial AOF, can't exit" and goes on, and a
+// master waits up to 10 s for its replicas (shutdown-timeout).
 func (s *Sentinel) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -456,12 +461,13 @@ func (s *Sentinel) Stop() error {
 	return errors.Join(errs...)
 }
 
-// stopAll stops servers in parallel.
+// stopAll kills servers in parallel, then stops them (which removes a
+// data directory Start made).
 func stopAll(servers []*Server) []error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(servers))
 	for i, srv := range servers {
-		wg.Go(func() { errs[i] = srv.Stop() })
+		wg.Go(func() { errs[i] = errors.Join(srv.Kill(), srv.Stop()) })
 	}
 	wg.Wait()
 	return errs
