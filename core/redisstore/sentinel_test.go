@@ -126,14 +126,20 @@ func TestSentinelFailover(t *testing.T) {
 	run := failover(t, c, "failover")
 	t.Logf("Sentinel failover, no WAIT: %s", run)
 	if run.switched > 4*time.Second {
-		set := nodetest.Sentinel(t)
-		for _, addr := range set.SentinelAddrs() {
-			t.Logf("sentinel %s:\n%s", addr, set.Node(addr).Output())
-		}
+		logSentinels(t)
 	}
 	require.Zero(t, run.dupAcked+run.dupReady+run.dupLeased, "duplicated")
 	require.Zero(t, run.orphans, "orphans")
 	require.LessOrEqual(t, run.recovery, 5*time.Second, "recovery")
+}
+
+// logSentinels logs what each Sentinel of the set printed last: why a
+// failover was slow (a failed vote, a failover refused).
+func logSentinels(t *testing.T) {
+	set := nodetest.Sentinel(t)
+	for _, addr := range set.SentinelAddrs() {
+		t.Logf("sentinel %s:\n%s", addr, set.Node(addr).Output())
+	}
 }
 
 // failover runs the scenario on core c with jobs of jobType and counts.
@@ -145,18 +151,21 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	var err error
 	run.oldMaster, err = set.Master(ctx)
 	require.NoError(t, err)
+	killed := false
 	t.Cleanup(func() {
 		// Leave the set as the next test expects it: both servers up, the
 		// killed one a replica of the new master.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		require.NoError(t, set.Restart(ctx, run.oldMaster))
+		if killed {
+			require.NoError(t, set.Restart(ctx, run.oldMaster))
+		}
 		require.NoError(t, set.WaitReady(ctx))
 	})
 
 	type ack struct {
-		id       int64
-		sent, at time.Time
+		id int64
+		at time.Time // when the reply came
 	}
 	var (
 		mu        sync.Mutex
@@ -195,7 +204,7 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 					}
 					continue
 				}
-				acks = append(acks, ack{id: job.ID, sent: sent, at: at})
+				acks = append(acks, ack{id: job.ID, at: at})
 				switch {
 				case killedAt.IsZero():
 					if len(acks) == failoverBefore {
@@ -243,8 +252,11 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	select {
 	case <-readyToKill:
 	case <-time.After(failoverDeadline):
+		mu.Lock()
+		defer mu.Unlock()
 		t.Fatalf("only %d creates acknowledged before the kill in %s (%d failed)", len(acks), failoverDeadline, run.failed)
 	}
+	killed = true
 	require.NoError(t, set.Kill(run.oldMaster)) // SIGKILL, returns once the process is reaped
 	mu.Lock()
 	killedAt = time.Now()
@@ -252,6 +264,7 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	select {
 	case <-done:
 	case <-time.After(failoverDeadline):
+		logSentinels(t)
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("%d creates acknowledged after the kill within %s (first after %s), %d failed",
@@ -263,6 +276,7 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	case at := <-switchedAt:
 		run.switched = at.Sub(killedAt)
 	case <-time.After(failoverDeadline):
+		logSentinels(t)
 		t.Fatal("no +switch-master from a Sentinel")
 	}
 	run.newMaster, err = set.Master(ctx)
