@@ -63,6 +63,50 @@ func TestSentinelTour(t *testing.T) {
 	require.Zero(t, stats.Types["tour"].Inactive)
 }
 
+// TestSentinelStoreScriptFlush: a store opened as a node opens it on
+// Sentinel writes to the master, and the replica gets the writes. A
+// master without the scripts (a promoted replica that never ran them;
+// here SCRIPT FLUSH) runs a create once, with EVAL, not twice.
+func TestSentinelStoreScriptFlush(t *testing.T) {
+	st, rdb := nodetest.NewSentinelStore(t, redisstore.Config{})
+	ctx := t.Context()
+	specs := func(n int) []core.Spec {
+		out := make([]core.Spec, n)
+		for i := range out {
+			out[i] = core.Spec{Type: "flush", MaxAttempts: 1, TTL: 60_000}
+		}
+		return out
+	}
+	_, _, err := st.Create(ctx, 1000, specs(2))
+	require.NoError(t, err)
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	_, _, err = st.Create(ctx, 1001, specs(2))
+	require.NoError(t, err)
+
+	leased, _, err := st.Lease(ctx, 2000, []string{"flush"}, 10, "w", "tok", 0)
+	require.NoError(t, err)
+	require.Len(t, leased, 4, "each job once")
+
+	set := nodetest.Sentinel(t)
+	master, err := set.Master(ctx)
+	require.NoError(t, err)
+	replicas := slices.DeleteFunc(set.ServerAddrs(), func(a string) bool { return a == master })
+	require.Len(t, replicas, 1)
+	n, err := rdb.Wait(ctx, 1, 5*time.Second).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the replica acknowledged the writes")
+	replica := redis.NewClient(&redis.Options{Addr: replicas[0], Password: set.Password()})
+	defer replica.Close()
+	var key string
+	for _, k := range rdb.Keys(ctx, "*:{flush}:leases").Val() {
+		key = k // the store's prefix is the test's own
+	}
+	require.NotEmpty(t, key)
+	onReplica, err := replica.ZCard(ctx, key).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(4), onReplica, "the replica holds the 4 leases")
+}
+
 // failoverRun is what one failover run measured.
 type failoverRun struct {
 	acked      int           // creates that got a reply with an id
