@@ -97,12 +97,7 @@ func TestSentinelStoreScriptFlush(t *testing.T) {
 	require.Equal(t, int64(1), n, "the replica acknowledged the writes")
 	replica := redis.NewClient(&redis.Options{Addr: replicas[0], Password: set.Password()})
 	defer replica.Close()
-	var key string
-	for _, k := range rdb.Keys(ctx, "*:{flush}:leases").Val() {
-		key = k // the store's prefix is the test's own
-	}
-	require.NotEmpty(t, key)
-	onReplica, err := replica.ZCard(ctx, key).Result()
+	onReplica, err := replica.ZCard(ctx, prefixOf(t, rdb, "flush")+":{flush}:leases").Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(4), onReplica, "the replica holds the 4 leases")
 }
@@ -343,7 +338,7 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	r, err := redisstore.Open(nodetest.SentinelConn(t))
 	require.NoError(t, err)
 	defer r.Close()
-	fresh, err := r.Store(redisstore.Config{Prefix: c.Prefix})
+	fresh, err := r.Store(redisstore.Config{Prefix: prefixOf(t, c.Redis, jobType)})
 	require.NoError(t, err)
 	ids := slices.Collect(maps.Keys(acked))
 	found, foundFresh := getAll(t, c.Client.Get, ids), getAll(t, fresh.Get, ids)
@@ -363,7 +358,8 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	// get finds it (a create whose reply was lost: the producer does not
 	// know, which a unique_key settles).
 	rdb := c.Redis
-	keyOf := func(name string) string { return c.Prefix + ":{" + jobType + "}:" + name }
+	prefix := prefixOf(t, rdb, jobType)
+	keyOf := func(name string) string { return prefix + ":{" + jobType + "}:" + name }
 	stored := map[int64]bool{}
 	jobIDs, err := rdb.ZRange(ctx, keyOf("jobs"), 0, -1).Result()
 	require.NoError(t, err)
@@ -418,6 +414,23 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	}
 	require.Len(t, leased, len(inReady), "every job in the ready queue was leased")
 	return run
+}
+
+// prefixOf finds the key prefix of the one store on the test's Sentinel
+// set that has jobs of jobType: nodetest gives each test a prefix of its
+// own and deletes its keys when the test ends, and each test here uses a
+// type of its own.
+func prefixOf(t *testing.T, rdb *redis.Client, jobType string) string {
+	t.Helper()
+	suffix := ":{" + jobType + "}:jobs"
+	var found []string
+	iter := rdb.Scan(t.Context(), 0, "*"+suffix, 1000).Iterator()
+	for iter.Next(t.Context()) {
+		found = append(found, strings.TrimSuffix(iter.Val(), suffix))
+	}
+	require.NoError(t, iter.Err())
+	require.Len(t, found, 1, "stores with jobs of type %s", jobType)
+	return found[0]
 }
 
 // getAll gets each id with get, a few at a time, and says which ones it

@@ -149,9 +149,6 @@ type Core struct {
 	Cluster *redis.ClusterClient
 	Service *service.Service
 	Client  *core.Client
-	// Prefix is the store's key prefix, to find its keys with Redis or
-	// Cluster (keys.go in core/redisstore has the schema).
-	Prefix string
 }
 
 // NewCore starts a node with embedded NATS and a core on a store under a
@@ -212,7 +209,7 @@ func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.
 	if err != nil {
 		t.Fatalf("nodetest: %v", err)
 	}
-	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client, Prefix: prefix}
+	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client}
 }
 
 // Queue starts a whole queue for a runnable Example, which has no
