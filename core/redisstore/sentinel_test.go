@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,7 +163,7 @@ const (
 // lost is logged, not asserted, until the store can WAIT for a replica.
 func TestSentinelFailover(t *testing.T) {
 	c := nodetest.NewSentinelCore(t, service.Config{})
-	run := failover(t, c, "failover")
+	run := failover(t, c, "failover", false)
 	t.Logf("Sentinel failover, no WAIT: %s", run)
 	if run.switched > 4*time.Second {
 		logSentinels(t)
@@ -182,7 +183,11 @@ func logSentinels(t *testing.T) {
 }
 
 // failover runs the scenario on core c with jobs of jobType and counts.
-func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
+// With restartOnSwitch the killed server is restarted (a replica of the
+// new master) as soon as a Sentinel announces the switch: a core that
+// waits for a replica (WaitReplicas) on a set of one replica can answer
+// no change before one is back.
+func failover(t *testing.T, c *nodetest.Core, jobType string, restartOnSwitch bool) failoverRun {
 	t.Helper()
 	set := nodetest.Sentinel(t)
 	ctx := t.Context()
@@ -190,13 +195,13 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	var err error
 	run.oldMaster, err = set.Master(ctx)
 	require.NoError(t, err)
-	killed := false
+	var killed, restarted atomic.Bool
 	t.Cleanup(func() {
 		// Leave the set as the next test expects it: both servers up, the
 		// killed one a replica of the new master.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if killed {
+		if killed.Load() && !restarted.Load() {
 			require.NoError(t, set.Restart(ctx, run.oldMaster))
 		}
 		require.NoError(t, set.WaitReady(ctx))
@@ -277,10 +282,16 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	_, err = switches.Receive(ctx) // the subscription's confirmation
 	require.NoError(t, err)
 	switchedAt := make(chan time.Time, 1)
+	restartErr := make(chan error, 1)
 	var listen sync.WaitGroup
 	listen.Go(func() {
-		if _, ok := <-switches.Channel(); ok {
-			switchedAt <- time.Now()
+		if _, ok := <-switches.Channel(); !ok {
+			return
+		}
+		switchedAt <- time.Now()
+		if restartOnSwitch {
+			restarted.Store(true)
+			restartErr <- set.Restart(ctx, run.oldMaster)
 		}
 	})
 	defer func() {
@@ -295,7 +306,7 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 		defer mu.Unlock()
 		t.Fatalf("only %d creates acknowledged before the kill in %s (%d failed)", len(acks), failoverDeadline, run.failed)
 	}
-	killed = true
+	killed.Store(true)
 	require.NoError(t, set.Kill(run.oldMaster)) // SIGKILL, returns once the process is reaped
 	mu.Lock()
 	killedAt = time.Now()
@@ -317,6 +328,9 @@ func failover(t *testing.T, c *nodetest.Core, jobType string) failoverRun {
 	case <-time.After(failoverDeadline):
 		logSentinels(t)
 		t.Fatal("no +switch-master from a Sentinel")
+	}
+	if restartOnSwitch {
+		require.NoError(t, <-restartErr, "restart the killed server")
 	}
 	run.newMaster, err = set.Master(ctx)
 	require.NoError(t, err)
