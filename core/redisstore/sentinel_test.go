@@ -163,7 +163,7 @@ const (
 // lost is logged, not asserted, until the store can WAIT for a replica.
 func TestSentinelFailover(t *testing.T) {
 	c := nodetest.NewSentinelCore(t, service.Config{})
-	run := failover(t, c, "failover", false)
+	run := sentinelFailover(t, c, "failover", false)
 	t.Logf("Sentinel failover, no WAIT: %s", run)
 	if run.switched > 4*time.Second {
 		logSentinels(t)
@@ -182,12 +182,12 @@ func logSentinels(t *testing.T) {
 	}
 }
 
-// failover runs the scenario on core c with jobs of jobType and counts.
+// sentinelFailover runs the scenario on core c with jobs of jobType and counts.
 // With restartOnSwitch the killed server is restarted (a replica of the
 // new master) as soon as a Sentinel announces the switch: a core that
 // waits for a replica (WaitReplicas) on a set of one replica can answer
 // no change before one is back.
-func failover(t *testing.T, c *nodetest.Core, jobType string, restartOnSwitch bool) failoverRun {
+func sentinelFailover(t *testing.T, c *nodetest.Core, jobType string, restartOnSwitch bool) failoverRun {
 	t.Helper()
 	set := nodetest.Sentinel(t)
 	ctx := t.Context()
