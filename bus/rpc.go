@@ -3,7 +3,6 @@ package bus
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -350,7 +349,7 @@ func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp 
 		return nil
 	}
 	// Replies are decoded leniently: a newer server may add fields.
-	if err := json.Unmarshal(msg.Data, resp); err != nil {
+	if err := DecodeReply(msg.Data, resp); err != nil {
 		return fmt.Errorf("bus: decode reply of %s: %w", subject, err)
 	}
 	return nil
