@@ -65,4 +65,3 @@ func (r *runners) close() {
 	r.stop.Do(func() { close(r.quit) })
 	r.wg.Wait()
 }
-
