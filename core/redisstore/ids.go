@@ -58,7 +58,7 @@ func (s *Store) reserveIDs(ctx context.Context, jobType string, n int) ([]int64,
 	}
 	if need := n - len(ids); need > 0 {
 		count := (need + idBlock - 1) / idBlock
-		first, err := reserveBlocks.Run(ctx, s.rdb, []string{s.keys.ids(), s.keys.blocks(), s.keys.types()},
+		first, err := s.eval(ctx, reserveBlocks, []string{s.keys.ids(), s.keys.blocks(), s.keys.types()},
 			jobType, count, idBlock).Int64()
 		if err != nil {
 			return nil, err
