@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -147,8 +148,57 @@ func (t *topology) run(ctx context.Context) {
 // EVAL (Store.eval).
 func (t *topology) refresh(ctx context.Context) error {
 	return t.cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		return ensureScripts(ctx, m)
+		err := ensureScripts(ctx, m)
+		_ = ensureReplicaScripts(ctx, m) // best effort, as in LoadScripts
+		return err
 	})
+}
+
+// ensureReplicaScripts loads the scripts on each replica that master m
+// lists in INFO replication, on a short-lived connection with m's options
+// (password, TLS) but the replica's address. The replicas are found there,
+// not in the client's slot map: CLUSTER SLOTS leaves out a replica until
+// gossip has told its replication offset (seconds after it attached), and
+// go-redis's map knows only what CLUSTER SLOTS says.
+func ensureReplicaScripts(ctx context.Context, m *redis.Client) error {
+	info, err := m.Info(ctx, "replication").Result()
+	if err != nil {
+		return fmt.Errorf("%s: info replication: %w", m.Options().Addr, err)
+	}
+	var errs []error
+	for _, addr := range replicaAddrs(info) {
+		opts := *m.Options()
+		opts.Addr = addr
+		c := redis.NewClient(&opts)
+		errs = append(errs, ensureScripts(ctx, c), c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// replicaAddrs reads the HOST:PORT of each online replica from a
+// master's INFO replication: lines "slave0:ip=...,port=...,state=online,...".
+func replicaAddrs(info string) []string {
+	var out []string
+	for line := range strings.Lines(info) {
+		if !strings.HasPrefix(line, "slave") || !strings.Contains(line, "state=online") {
+			continue
+		}
+		_, fields, _ := strings.Cut(strings.TrimSpace(line), ":")
+		var ip, port string
+		for _, kv := range strings.Split(fields, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "ip":
+				ip = v
+			case "port":
+				port = v
+			}
+		}
+		if ip != "" && port != "" {
+			out = append(out, net.JoinHostPort(ip, port))
+		}
+	}
+	return out
 }
 
 // ensureScripts loads on c the scripts it does not have: one SCRIPT EXISTS
@@ -197,10 +247,14 @@ func (r *Redis) LoadScripts(ctx context.Context) error {
 		}
 		return nil
 	}
-	if err := cc.ForEachMaster(ctx, ensureScripts); err != nil {
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		err := ensureScripts(ctx, m)
+		_ = ensureReplicaScripts(ctx, m) // best effort, as said above
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("redisstore: load scripts on %s: %w", r.where, err)
 	}
-	_ = cc.ForEachSlave(ctx, ensureScripts) // best effort, as said above
 	return nil
 }
 
