@@ -146,6 +146,8 @@ func TestStartRefusesWhatTheConfigGetsWrong(t *testing.T) {
 			"node: config: redis: the node manages its own redis-server"},
 		{"a Redis URL go-redis cannot read", func(c *clusterconfig.Config) { c.Redis.URL = "redis://127.0.0.1:6379/notadb" }, false,
 			"node: config: redis.url:"},
+		{"replicas to wait for without a timeout", func(c *clusterconfig.Config) { c.Redis.WaitReplicas = 1 }, false,
+			"node: config: redis.wait_timeout: required with redis.wait_replicas 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := devLike(t, nodetest.RedisURL(t))
