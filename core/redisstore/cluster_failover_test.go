@@ -42,7 +42,7 @@ type rig struct {
 }
 
 // openCluster returns a rig whose store has cfg, under a prefix of its own.
-func openCluster(t *testing.T, cfg redisstore.Config) rig {
+func openCluster(t testing.TB, cfg redisstore.Config) rig {
 	t.Helper()
 	rdb := nodetest.NewClusterRedis(t)
 	cfg.Prefix = nodetest.ClusterPrefix(t, rdb)
