@@ -112,7 +112,8 @@ func (t *topology) await(ctx context.Context) bool {
 func (t *topology) run(ctx context.Context) {
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
-	gap := time.NewTimer(0)
+	gap := time.NewTimer(refreshGap)
+	gap.Stop() // armed after each reload
 	defer gap.Stop()
 	for {
 		select {
