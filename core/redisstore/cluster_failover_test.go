@@ -541,3 +541,86 @@ func count(t *testing.T, prefix string, types []string, acked map[int64]string, 
 		require.Len(t, leased, len(seen), "%s: every ready job leased", jobType)
 	}
 }
+
+// Finding 6, the replication half, made visible: a master whose replica
+// has fallen behind (here cut off: its link closed, and it cannot log in
+// again) acknowledges creates the replica never gets. Killed, its replica
+// takes over without them. Without WAIT those creates were acknowledged
+// and are lost; with WaitReplicas 1 none was acknowledged (each answered
+// unavailable), so nothing acknowledged is lost. The failover test above
+// could not show this on loopback, where the replica is never behind long
+// enough for a kill to land in the gap.
+func TestClusterLaggingReplica(t *testing.T) {
+	const n = 20
+	for _, wait := range []int{0, 1} {
+		t.Run(fmt.Sprintf("WaitReplicas %d", wait), func(t *testing.T) {
+			cfg := redisstore.Config{}
+			if wait > 0 {
+				cfg.WaitReplicas, cfg.WaitTimeout = wait, 50*time.Millisecond
+			}
+			rg := openCluster(t, cfg)
+			ctx := t.Context()
+			cl := nodetest.Cluster(t)
+			jobType := typeAwayFromGlobal(t, rg.rdb, fmt.Sprintf("lag%d-", wait))
+			_, _, err := rg.st.Create(ctx, 1000, clusterSpecs(jobType, 1)) // the id block, replicated
+			require.NoError(t, err)
+			victim := masterOf(t, rg.rdb, "{"+jobType+"}").Options().Addr
+			heir := replicaOf(t, victim)
+			restarted := false
+			t.Cleanup(func() {
+				if !restarted {
+					restore(t, cl, victim)
+				}
+			})
+
+			// Cut the replica off: it cannot log in again (a password the
+			// master, which has none, refuses), so it stays where it was.
+			_, err = redisproc.Command(ctx, heir, "", "CONFIG", "SET", "masterauth", "not-the-password")
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_, err := redisproc.Command(context.WithoutCancel(ctx), heir, "", "CONFIG", "SET", "masterauth", "")
+				require.NoError(t, err)
+			})
+			_, err = redisproc.Command(ctx, victim, "", "CLIENT", "KILL", "TYPE", "replica")
+			require.NoError(t, err)
+			waitInfo(t, victim, "replication", "connected_slaves:0")
+			acked := map[int64]bool{}
+			refused := 0
+			for range n {
+				jobs, _, err := rg.st.Create(ctx, 1001, clusterSpecs(jobType, 1))
+				if err != nil {
+					require.Equal(t, bus.CodeUnavailable, bus.CodeOf(err), "%v", err)
+					refused++
+					continue
+				}
+				acked[jobs[0].ID] = true
+			}
+			require.NoError(t, cl.Kill(victim))
+			require.Eventually(t, func() bool { return role(ctx, heir) == "master" }, 20*time.Second, 20*time.Millisecond,
+				"%s did not take over from %s", heir, victim)
+			restore(t, cl, victim)
+			restarted = true
+
+			r, err := redisstore.Open(nodetest.ClusterConn(t))
+			require.NoError(t, err)
+			defer r.Close()
+			fresh, err := r.Store(redisstore.Config{Prefix: rg.prefix})
+			require.NoError(t, err)
+			lost := 0
+			for id := range acked {
+				if _, err := fresh.Get(ctx, id); err != nil {
+					require.Equal(t, bus.CodeNotFound, bus.CodeOf(err), "%v", err)
+					lost++
+				}
+			}
+			t.Logf("replica behind, WaitReplicas %d: %d creates, %d acknowledged, %d answered unavailable, %d acknowledged and lost",
+				wait, n, len(acked), refused, lost)
+			if wait > 0 {
+				require.Zero(t, lost, "nothing acknowledged is lost with WAIT")
+				require.Empty(t, acked, "a replica that is behind acknowledges nothing")
+			} else {
+				require.NotZero(t, lost, "without WAIT the creates the replica never got are gone")
+			}
+		})
+	}
+}
