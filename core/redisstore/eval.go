@@ -83,7 +83,10 @@ func (s *Store) evalWait(ctx context.Context, sc *redis.Script, keys []string, a
 		cmd, wait := s.pipeWait(ctx, pipe, sc.EvalSha, keys, args)
 		if isNoScript(cmd.Err()) {
 			// It did not run, so WAIT counted nothing of it; send the text.
-			pipe, _ = s.pipelineFor(ctx, keys) // same node: the first call found it
+			if pipe, err = s.pipelineFor(ctx, keys); err != nil {
+				cmd.SetErr(err)
+				return cmd
+			}
 			cmd, wait = s.pipeWait(ctx, pipe, sc.Eval, keys, args)
 		}
 		if s.topo != nil && staleMap(cmd.Err()) {
