@@ -96,10 +96,23 @@ func TestWaitReplicasOnAStandaloneMaster(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "the replica has the acknowledged job")
 
-	// Leases, completions and every other change wait too.
-	leased, _, err := st.Lease(ctx, 1001, []string{"w"}, 1, "wk", "tok", 0)
+	// A master that lost its scripts (a promoted replica, a restart):
+	// EVALSHA and WAIT answer NOSCRIPT and 0, and the script goes again
+	// as EVAL, with its WAIT, once.
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000}})
 	require.NoError(t, err)
-	require.Len(t, leased, 1)
+	ready, err := rdb.ZCard(ctx, "kw:{w}:ready").Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(2), ready, "each create stored once")
+	errs, err := rdb.Info(ctx, "errorstats").Result()
+	require.NoError(t, err)
+	require.Contains(t, errs, "errorstat_NOSCRIPT:count=1", "the path after NOSCRIPT was taken")
+
+	// Leases, completions and every other change wait too.
+	leased, _, err := st.Lease(ctx, 1001, []string{"w"}, 2, "wk", "tok", 0)
+	require.NoError(t, err)
+	require.Len(t, leased, 2)
 
 	require.NoError(t, replica.Stop())
 	_, _, err = st.Create(ctx, 1002, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000, UniqueKey: "u1"}})
