@@ -99,6 +99,7 @@ func TestWaitReplicasOnAStandaloneMaster(t *testing.T) {
 	// A master that lost its scripts (a promoted replica, a restart):
 	// EVALSHA and WAIT answer NOSCRIPT and 0, and the script goes again
 	// as EVAL, with its WAIT, once.
+	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
 	require.NoError(t, rdb.ScriptFlush(ctx).Err())
 	_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000}})
 	require.NoError(t, err)
