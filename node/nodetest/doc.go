@@ -20,5 +20,6 @@
 //	             NewClusterStore, NewClusterCore
 //	sentinel.go  Sentinel (one Sentinel set per test binary, started on
 //	             first use), SentinelConn, NewSentinelRedis,
-//	             NewSentinelStore, NewSentinelCore
+//	             NewSentinelStore, NewSentinelCore (and RedisOptions, a
+//	             node's WAIT settings)
 package nodetest

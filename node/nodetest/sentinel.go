@@ -106,16 +106,28 @@ func NewSentinelStore(t testing.TB, cfg redisstore.Config) (*redisstore.Store, *
 	return st, rdb
 }
 
+// RedisOptions are a node config's redis settings beyond where Redis is.
+type RedisOptions struct {
+	// WaitReplicas and WaitTimeout are redis.wait_replicas and
+	// redis.wait_timeout. Default: no WAIT.
+	WaitReplicas int
+	WaitTimeout  time.Duration
+}
+
 // NewSentinelCore is NewCore on the test Sentinel set, reached through
-// the node config's redis.sentinel section: Core.Redis is a failover
-// client of the test's own.
-func NewSentinelCore(t testing.TB, cfg service.Config) *Core {
+// the node config's redis.sentinel section, with the other redis settings
+// of ro (nil: none): Core.Redis is a failover client of the test's own.
+func NewSentinelCore(t testing.TB, cfg service.Config, ro *RedisOptions) *Core {
 	t.Helper()
 	rdb := NewSentinelRedis(t)
 	s := Sentinel(t)
-	c := startCore(t, cfg, Prefix(t, rdb), clusterconfig.Redis{
+	r := clusterconfig.Redis{
 		Sentinel: &clusterconfig.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs(), Password: s.Password()},
-	}, clusterconfig.Events{})
+	}
+	if ro != nil {
+		r.WaitReplicas, r.WaitTimeout = ro.WaitReplicas, ro.WaitTimeout
+	}
+	c := startCore(t, cfg, Prefix(t, rdb), r, clusterconfig.Events{})
 	c.Redis = rdb
 	return c
 }
