@@ -67,7 +67,10 @@ func (n *Node) startCore(ctx context.Context) error {
 func redisConn(r clusterconfig.Redis) redisstore.Conn {
 	c := redisstore.Conn{URL: r.URL}
 	if s := r.Sentinel; s != nil {
-		c.Sentinel = &redisstore.Sentinel{Master: s.Master, Addrs: s.Addrs, Password: s.Password}
+		c.Sentinel = &redisstore.Sentinel{
+			Master: s.Master, Addrs: s.Addrs, Password: s.Password,
+			SentinelUsername: s.SentinelUsername, SentinelPassword: s.SentinelPassword,
+		}
 	}
 	if cl := r.Cluster; cl != nil {
 		c.Cluster = &redisstore.Cluster{Addrs: cl.Addrs, Password: cl.Password}

@@ -29,6 +29,11 @@ type Sentinel struct {
 	Master   string
 	Addrs    []string // HOST:PORT of each Sentinel
 	Password string   // the master's and replicas' password
+	// SentinelPassword is the Sentinels' own password (their
+	// requirepass), or SentinelUsername's with an ACL user; "" for
+	// Sentinels that take connections without one.
+	SentinelUsername string
+	SentinelPassword string
 }
 
 // Cluster lists some nodes of a Redis Cluster; the client finds the others.
@@ -70,7 +75,13 @@ func Open(c Conn) (*Redis, error) {
 	r := &Redis{where: c.String()}
 	switch {
 	case c.Sentinel != nil:
-		opts := &redis.FailoverOptions{MasterName: c.Sentinel.Master, SentinelAddrs: c.Sentinel.Addrs, Password: c.Sentinel.Password}
+		opts := &redis.FailoverOptions{
+			MasterName:       c.Sentinel.Master,
+			SentinelAddrs:    c.Sentinel.Addrs,
+			SentinelUsername: c.Sentinel.SentinelUsername,
+			SentinelPassword: c.Sentinel.SentinelPassword,
+			Password:         c.Sentinel.Password,
+		}
 		ApplyOptions(opts)
 		r.rdb = redis.NewFailoverClient(opts)
 	case c.Cluster != nil:
