@@ -90,6 +90,19 @@ func TestSentinelAuth(t *testing.T) {
 	require.Equal(t, "auth", got.Type)
 	require.Equal(t, core.StateInactive, got.State)
 
+	// startNode starts a core node on sc, stops it, and returns why it did
+	// not start. Core pings Redis before it connects to NATS, which is not
+	// there.
+	startNode := func(t *testing.T, sc *clusterconfig.Sentinel) error {
+		n, err := node.Start(ctx, node.Config{Node: &clusterconfig.Config{
+			Name:  "sentinel-auth",
+			Roles: []string{clusterconfig.RoleCore},
+			NATS:  clusterconfig.NATS{External: &clusterconfig.ExternalNATS{URLs: []string{"nats://127.0.0.1:1"}}},
+			Redis: clusterconfig.Redis{Sentinel: sc},
+		}})
+		require.NoError(t, n.Stop())
+		return err
+	}
 	for _, tc := range []struct {
 		name, user, password, want string
 	}{
@@ -100,14 +113,7 @@ func TestSentinelAuth(t *testing.T) {
 		t.Run("refuses "+tc.name, func(t *testing.T) {
 			sc := nodetest.SentinelConfig(set)
 			sc.SentinelUsername, sc.SentinelPassword = tc.user, tc.password
-			n, err := node.Start(ctx, node.Config{Node: &clusterconfig.Config{
-				Name:  "sentinel-auth",
-				Roles: []string{clusterconfig.RoleCore},
-				// Core pings Redis before it connects to NATS.
-				NATS:  clusterconfig.NATS{External: &clusterconfig.ExternalNATS{URLs: []string{"nats://127.0.0.1:1"}}},
-				Redis: clusterconfig.Redis{Sentinel: sc},
-			}})
-			require.NoError(t, n.Stop())
+			err := startNode(t, sc)
 			require.ErrorIs(t, err, redisstore.ErrSentinelAuth)
 			_, ok := errors.AsType[*node.ConfigError](err)
 			require.True(t, ok, "%T: %v", err, err)
@@ -130,6 +136,14 @@ func TestSentinelAuth(t *testing.T) {
 			require.ErrorContains(t, err, "redis reserve ids: authentication refused (the servers' password, or on Sentinel the Sentinels' own): ")
 		})
 	}
+
+	t.Run("names the master when it is the master that refuses", func(t *testing.T) {
+		sc := nodetest.SentinelConfig(set)
+		sc.Password = "not the servers'"
+		err := startNode(t, sc)
+		require.NotErrorIs(t, err, redisstore.ErrSentinelAuth)
+		require.ErrorContains(t, err, "does not answer: redis ping: the master refused the servers' password (the Sentinels accepted theirs): WRONGPASS")
+	})
 
 	conn := redisstore.Conn{Sentinel: &redisstore.Sentinel{
 		Master: "m", Addrs: []string{"s:26379"}, Password: serversPassword, SentinelUsername: "u", SentinelPassword: sentinelPassword,
