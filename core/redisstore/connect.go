@@ -133,9 +133,9 @@ var ErrSentinelAuth = errors.New("redisstore: Sentinel authentication failed")
 // Ping checks that Redis answers. When the answer is an authentication
 // error on a Sentinel set, it asks each Sentinel itself, so that the error
 // says who refused the password: go-redis reports Sentinels that refuse it
-// as "all sentinels specified in configuration are unreachable", and a
-// master that refuses it in the same words as a Sentinel would. A
-// Sentinel's refusal is ErrSentinelAuth.
+// as "all sentinels specified in configuration are unreachable", followed
+// by the same NOAUTH or WRONGPASS a master gives when it refuses the
+// servers' password. A Sentinel's refusal is ErrSentinelAuth.
 func (r *Redis) Ping(ctx context.Context) error {
 	err := r.rdb.Ping(ctx).Err()
 	if err == nil {
