@@ -235,6 +235,14 @@ type Sentinel struct {
 	Master   string   `yaml:"master"`
 	Addrs    []string `yaml:"addrs"`    // HOST:PORT of each Sentinel
 	Password string   `yaml:"password"` // the master's and replicas' password
+	// SentinelPassword is the Sentinels' own password (their requirepass),
+	// which may differ from the servers'; with SentinelUsername, the
+	// password of that ACL user of the Sentinels. Default: none, the
+	// Sentinels take connections without a password.
+	SentinelPassword string `yaml:"sentinel_password"`
+	// SentinelUsername is the Sentinels' ACL user; it needs
+	// SentinelPassword. Default: none (the default user).
+	SentinelUsername string `yaml:"sentinel_username"`
 }
 
 // RedisCluster lists some nodes of a Redis Cluster; the client finds the
@@ -383,6 +391,7 @@ func (c *Config) Redacted() *Config {
 	if s := c.Redis.Sentinel; s != nil {
 		x := *s
 		hide(&x.Password)
+		hide(&x.SentinelPassword)
 		r.Redis.Sentinel = &x
 	}
 	if cl := c.Redis.Cluster; cl != nil {

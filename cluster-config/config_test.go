@@ -157,24 +157,29 @@ func TestEnvironmentOverridesTheFile(t *testing.T) {
 func TestEnvironmentAloneIsAConfig(t *testing.T) {
 	t.Parallel()
 	c, err := clusterconfig.Load("", env(map[string]string{
-		"KUEBUS_NODE_NAME":                 "worker-box-1",
-		"KUEBUS_ROLES":                     "core,promoter",
-		"KUEBUS_NATS_EXTERNAL_URLS":        "nats://n1:4222,nats://n2:4222",
-		"KUEBUS_NATS_EXTERNAL_TLS_CA":      "/ca.pem",
-		"KUEBUS_REDIS_SENTINEL_MASTER":     "mymaster",
-		"KUEBUS_REDIS_SENTINEL_ADDRS":      "s1:26379,s2:26379",
-		"KUEBUS_REDIS_SENTINEL_PASSWORD":   "pw",
-		"KUEBUS_MEMBERLIST_ADVERTISE":      "10.1.2.3:7946",
-		"KUEBUS_SHUTDOWN_TIMEOUT":          "30s",
-		"KUEBUS_LOG_LEVEL":                 "debug",
-		"KUEBUS_NATS_EXTERNAL_CREDS_FILE":  "",
-		"KUEBUS_MEMBERLIST_PROBE_INTERVAL": "",
+		"KUEBUS_NODE_NAME":                        "worker-box-1",
+		"KUEBUS_ROLES":                            "core,promoter",
+		"KUEBUS_NATS_EXTERNAL_URLS":               "nats://n1:4222,nats://n2:4222",
+		"KUEBUS_NATS_EXTERNAL_TLS_CA":             "/ca.pem",
+		"KUEBUS_REDIS_SENTINEL_MASTER":            "mymaster",
+		"KUEBUS_REDIS_SENTINEL_ADDRS":             "s1:26379,s2:26379",
+		"KUEBUS_REDIS_SENTINEL_PASSWORD":          "pw",
+		"KUEBUS_REDIS_SENTINEL_SENTINEL_USERNAME": "kuebus",
+		"KUEBUS_REDIS_SENTINEL_SENTINEL_PASSWORD": "spw",
+		"KUEBUS_MEMBERLIST_ADVERTISE":             "10.1.2.3:7946",
+		"KUEBUS_SHUTDOWN_TIMEOUT":                 "30s",
+		"KUEBUS_LOG_LEVEL":                        "debug",
+		"KUEBUS_NATS_EXTERNAL_CREDS_FILE":         "",
+		"KUEBUS_MEMBERLIST_PROBE_INTERVAL":        "",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, []string{"core", "promoter"}, c.Roles)
 	require.Equal(t, []string{"nats://n1:4222", "nats://n2:4222"}, c.NATS.External.URLs)
 	require.Equal(t, "/ca.pem", c.NATS.External.TLS.CA)
-	require.Equal(t, &clusterconfig.Sentinel{Master: "mymaster", Addrs: []string{"s1:26379", "s2:26379"}, Password: "pw"}, c.Redis.Sentinel)
+	require.Equal(t, &clusterconfig.Sentinel{
+		Master: "mymaster", Addrs: []string{"s1:26379", "s2:26379"}, Password: "pw",
+		SentinelUsername: "kuebus", SentinelPassword: "spw",
+	}, c.Redis.Sentinel)
 	require.Equal(t, clusterconfig.MemberlistBindDefault, c.Memberlist.Bind)
 	require.Equal(t, clusterconfig.PresetLAN, c.Memberlist.Preset)
 	require.Equal(t, 30*time.Second, c.ShutdownTimeout)
@@ -184,7 +189,10 @@ func TestEnvironmentAloneIsAConfig(t *testing.T) {
 
 	r := c.Redacted()
 	require.Equal(t, "xxxxx", r.Redis.Sentinel.Password)
+	require.Equal(t, "xxxxx", r.Redis.Sentinel.SentinelPassword)
+	require.Equal(t, "kuebus", r.Redis.Sentinel.SentinelUsername, "a user name is no secret")
 	require.Equal(t, "pw", c.Redis.Sentinel.Password, "Redacted changed the original")
+	require.Equal(t, "spw", c.Redis.Sentinel.SentinelPassword, "Redacted changed the original")
 }
 
 func TestEnvironmentErrorsNameTheVariable(t *testing.T) {
@@ -198,6 +206,13 @@ func TestEnvironmentErrorsNameTheVariable(t *testing.T) {
 
 	_, err = clusterconfig.Load("node-a.yaml", env(map[string]string{"KUEBUS_MEMBERLIST_BIND": "localhost:7946"}))
 	require.ErrorContains(t, err, `memberlist.bind ($KUEBUS_MEMBERLIST_BIND): "localhost:7946": the host must be an IP address`)
+
+	_, err = clusterconfig.Load("", env(map[string]string{
+		"KUEBUS_NODE_NAME": "n", "KUEBUS_ROLES": "core", "KUEBUS_NATS_EXTERNAL_URLS": "nats://n:4222",
+		"KUEBUS_REDIS_SENTINEL_MASTER": "m", "KUEBUS_REDIS_SENTINEL_ADDRS": "s:26379",
+		"KUEBUS_REDIS_SENTINEL_SENTINEL_USERNAME": "u",
+	}))
+	require.ErrorContains(t, err, `redis.sentinel.sentinel_username ($KUEBUS_REDIS_SENTINEL_SENTINEL_USERNAME): needs redis.sentinel.sentinel_password`)
 }
 
 func TestValidateNamesTheField(t *testing.T) {
@@ -239,6 +254,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a redis URL's password is not repeated", noRedis + "redis: {url: 'http://u:secret@r:6379'}", `"http://u:xxxxx@r:6379"`},
 		{"a sentinel without master", noRedis + "redis: {sentinel: {addrs: ['s:26379']}}", "config: redis.sentinel.master: required"},
 		{"a sentinel without addresses", noRedis + "redis: {sentinel: {master: m}}", "config: redis.sentinel.addrs: required"},
+		{"a Sentinel user without a Sentinel password", noRedis + "redis: {sentinel: {master: m, addrs: ['s:26379'], password: p, sentinel_username: u}}",
+			"config: redis.sentinel.sentinel_username: needs redis.sentinel.sentinel_password"},
 		{"a cluster address without port", noRedis + "redis: {cluster: {addrs: [r1]}}", `config: redis.cluster.addrs: "r1" is not HOST:PORT`},
 		{"a negative wait_replicas", noRedis + "redis: {url: redis://r:6379, wait_replicas: -1, wait_timeout: 100ms}", "config: redis.wait_replicas: -1 is negative"},
 		{"wait_replicas without wait_timeout", noRedis + "redis: {url: redis://r:6379, wait_replicas: 1}", "config: redis.wait_timeout: required with redis.wait_replicas 1"},

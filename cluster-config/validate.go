@@ -308,6 +308,9 @@ func (v *validator) redis() {
 		for _, a := range r.Sentinel.Addrs {
 			v.hostPort("redis.sentinel.addrs", a, false)
 		}
+		if r.Sentinel.SentinelUsername != "" && r.Sentinel.SentinelPassword == "" {
+			v.fail("redis.sentinel.sentinel_username", "needs redis.sentinel.sentinel_password (the Sentinels' own password, not the servers')")
+		}
 	case r.Cluster != nil:
 		if len(r.Cluster.Addrs) == 0 {
 			v.fail("redis.cluster.addrs", "required: HOST:PORT of one or more cluster nodes")

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
@@ -35,6 +36,9 @@ func (n *Node) startCore(ctx context.Context) error {
 		}
 	}
 	cancel()
+	if errors.Is(err, redisstore.ErrSentinelAuth) {
+		return configErrorf("config: redis.sentinel.sentinel_password: Redis at %s: %w", n.redis, err)
+	}
 	if err != nil {
 		return fmt.Errorf("node: Redis at %s does not answer: %w", n.redis, err)
 	}
@@ -67,7 +71,10 @@ func (n *Node) startCore(ctx context.Context) error {
 func redisConn(r clusterconfig.Redis) redisstore.Conn {
 	c := redisstore.Conn{URL: r.URL}
 	if s := r.Sentinel; s != nil {
-		c.Sentinel = &redisstore.Sentinel{Master: s.Master, Addrs: s.Addrs, Password: s.Password}
+		c.Sentinel = &redisstore.Sentinel{
+			Master: s.Master, Addrs: s.Addrs, Password: s.Password,
+			SentinelUsername: s.SentinelUsername, SentinelPassword: s.SentinelPassword,
+		}
 	}
 	if cl := r.Cluster; cl != nil {
 		c.Cluster = &redisstore.Cluster{Addrs: cl.Addrs, Password: cl.Password}

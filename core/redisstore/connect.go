@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -29,6 +30,11 @@ type Sentinel struct {
 	Master   string
 	Addrs    []string // HOST:PORT of each Sentinel
 	Password string   // the master's and replicas' password
+	// SentinelPassword is the Sentinels' own password (their
+	// requirepass), or SentinelUsername's with an ACL user; "" for
+	// Sentinels that take connections without one.
+	SentinelUsername string
+	SentinelPassword string
 }
 
 // Cluster lists some nodes of a Redis Cluster; the client finds the others.
@@ -56,10 +62,11 @@ func (c Conn) String() string {
 // package reaches Redis: it opens stores on it, and gives the bench the
 // few server-level reads and deletes it needs (client.go).
 type Redis struct {
-	rdb   redis.UniversalClient
-	where string
-	addr  string    // host:port of a standalone server; "" otherwise
-	topo  *topology // a Cluster's (topology.go); nil otherwise
+	rdb      redis.UniversalClient
+	where    string
+	addr     string    // host:port of a standalone server; "" otherwise
+	topo     *topology // a Cluster's (topology.go); nil otherwise
+	sentinel *Sentinel // a Sentinel set's; nil otherwise
 }
 
 // Open returns a connection to the Redis c names. It does not dial yet:
@@ -70,7 +77,16 @@ func Open(c Conn) (*Redis, error) {
 	r := &Redis{where: c.String()}
 	switch {
 	case c.Sentinel != nil:
-		opts := &redis.FailoverOptions{MasterName: c.Sentinel.Master, SentinelAddrs: c.Sentinel.Addrs, Password: c.Sentinel.Password}
+		sn := *c.Sentinel
+		sn.Addrs = slices.Clone(sn.Addrs)
+		r.sentinel = &sn
+		opts := &redis.FailoverOptions{
+			MasterName:       c.Sentinel.Master,
+			SentinelAddrs:    c.Sentinel.Addrs,
+			SentinelUsername: c.Sentinel.SentinelUsername,
+			SentinelPassword: c.Sentinel.SentinelPassword,
+			Password:         c.Sentinel.Password,
+		}
 		ApplyOptions(opts)
 		r.rdb = redis.NewFailoverClient(opts)
 	case c.Cluster != nil:
@@ -109,12 +125,58 @@ func (r *Redis) Store(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Ping checks that Redis answers.
+// ErrSentinelAuth is a Sentinel's refusal of the Sentinel credentials
+// (Sentinel.SentinelUsername and SentinelPassword): none given to a
+// Sentinel that requires a password, or the wrong one.
+var ErrSentinelAuth = errors.New("redisstore: Sentinel authentication failed")
+
+// Ping checks that Redis answers. When the answer is an authentication
+// error on a Sentinel set, it asks each Sentinel itself, so that the error
+// says who refused the password: go-redis reports Sentinels that refuse it
+// as "all sentinels specified in configuration are unreachable", followed
+// by the same NOAUTH or WRONGPASS a master gives when it refuses the
+// servers' password. A Sentinel's refusal is ErrSentinelAuth.
 func (r *Redis) Ping(ctx context.Context) error {
-	if err := r.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis ping: %w", err)
+	err := r.rdb.Ping(ctx).Err()
+	if err == nil {
+		return nil
 	}
-	return nil
+	if r.sentinel != nil && redis.IsAuthError(err) {
+		if serr := r.sentinelAuth(ctx); serr != nil {
+			return serr
+		}
+		return fmt.Errorf("redis ping: the master refused the servers' password (the Sentinels accepted theirs): %w", err)
+	}
+	return fmt.Errorf("redis ping: %w", err)
+}
+
+// sentinelAuth sends PING, with the Sentinel credentials, to each Sentinel,
+// and returns ErrSentinelAuth with the refusals when one refuses them; nil
+// when none does.
+func (r *Redis) sentinelAuth(ctx context.Context) error {
+	sn := r.sentinel
+	var refused []error
+	for _, addr := range sn.Addrs {
+		c := redis.NewSentinelClient(&redis.Options{
+			Addr: addr, Username: sn.SentinelUsername, Password: sn.SentinelPassword, MaxRetries: -1,
+		})
+		err := c.Ping(ctx).Err()
+		_ = c.Close()
+		if redis.IsAuthError(err) {
+			refused = append(refused, fmt.Errorf("%s: %w", addr, err))
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	why := "the Sentinels refused the Sentinel password"
+	switch {
+	case sn.SentinelPassword == "":
+		why = "the Sentinels require a password of their own and none was given"
+	case sn.SentinelUsername != "":
+		why = fmt.Sprintf("the Sentinels refused user %q with the Sentinel password", sn.SentinelUsername)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrSentinelAuth, why, errors.Join(refused...))
 }
 
 // Close stops following the Cluster's failovers and closes the

@@ -16,10 +16,14 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus"
+	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node"
 	"github.com/kuebus/kuebus/node/nodetest"
+	"github.com/kuebus/kuebus/node/redisproc"
 )
 
 // Tests of issue 15 on a real Sentinel set: a master, a replica and 3
@@ -62,6 +66,89 @@ func TestSentinelTour(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3), stats.Types["tour"].Complete)
 	require.Zero(t, stats.Types["tour"].Inactive)
+}
+
+// TestSentinelAuth: on a Sentinel set of its own whose Sentinels require
+// a password of their own (not the servers'), a core whose node config
+// gives it (redis.sentinel.sentinel_password) creates and reads a job; a
+// node whose config gives none, or a wrong one, does not start, and its
+// error names the field and says the Sentinels refused it. No message
+// shows a password.
+func TestSentinelAuth(t *testing.T) {
+	t.Parallel()
+	const serversPassword, sentinelPassword = "the servers' secret", "the Sentinels' secret"
+	ctx := t.Context()
+	set, err := redisproc.StartSentinel(ctx, redisproc.SentinelOptions{Password: serversPassword, SentinelPassword: sentinelPassword})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, set.Stop()) })
+
+	c := nodetest.NewSentinelCoreOn(t, set, service.Config{}, nil)
+	job, err := c.Client.Create(ctx, "auth", map[string]int{"n": 1}, &core.CreateOpts{TTL: time.Minute})
+	require.NoError(t, err)
+	got, err := c.Client.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, "auth", got.Type)
+	require.Equal(t, core.StateInactive, got.State)
+
+	// startNode starts a core node on sc, stops it, and returns why it did
+	// not start. Core pings Redis before it connects to NATS, which is not
+	// there.
+	startNode := func(t *testing.T, sc *clusterconfig.Sentinel) error {
+		n, err := node.Start(ctx, node.Config{Node: &clusterconfig.Config{
+			Name:  "sentinel-auth",
+			Roles: []string{clusterconfig.RoleCore},
+			NATS:  clusterconfig.NATS{External: &clusterconfig.ExternalNATS{URLs: []string{"nats://127.0.0.1:1"}}},
+			Redis: clusterconfig.Redis{Sentinel: sc},
+		}})
+		require.NoError(t, n.Stop())
+		return err
+	}
+	for _, tc := range []struct {
+		name, user, password, want string
+	}{
+		{"no Sentinel password", "", "", "the Sentinels require a password of their own and none was given"},
+		{"the servers' password", "", serversPassword, "the Sentinels refused the Sentinel password"},
+		{"a wrong user", "kuebus", sentinelPassword, `the Sentinels refused user "kuebus" with the Sentinel password`},
+	} {
+		t.Run("refuses "+tc.name, func(t *testing.T) {
+			sc := nodetest.SentinelConfig(set)
+			sc.SentinelUsername, sc.SentinelPassword = tc.user, tc.password
+			err := startNode(t, sc)
+			require.ErrorIs(t, err, redisstore.ErrSentinelAuth)
+			_, ok := errors.AsType[*node.ConfigError](err)
+			require.True(t, ok, "%T: %v", err, err)
+			require.ErrorContains(t, err, "node: config: redis.sentinel.sentinel_password: Redis at master kuebus of Sentinels ")
+			require.ErrorContains(t, err, "redisstore: Sentinel authentication failed: "+tc.want+": 127.0.0.1:")
+			require.NotContains(t, err.Error(), serversPassword)
+			require.NotContains(t, err.Error(), sentinelPassword)
+
+			// A store on such a connection answers each call unavailable
+			// (not internal: no script failed), saying why.
+			r, err := redisstore.Open(redisstore.Conn{Sentinel: &redisstore.Sentinel{
+				Master: sc.Master, Addrs: sc.Addrs, Password: sc.Password, SentinelUsername: sc.SentinelUsername, SentinelPassword: sc.SentinelPassword,
+			}})
+			require.NoError(t, err)
+			defer r.Close()
+			st, err := r.Store(redisstore.Config{Prefix: "auth"})
+			require.NoError(t, err)
+			_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "auth", MaxAttempts: 1, TTL: 60_000}})
+			require.ErrorIs(t, err, bus.ErrUnavailable)
+			require.ErrorContains(t, err, "redis reserve ids: authentication refused (the servers' password, or on Sentinel the Sentinels' own): ")
+		})
+	}
+
+	t.Run("names the master when it is the master that refuses", func(t *testing.T) {
+		sc := nodetest.SentinelConfig(set)
+		sc.Password = "not the servers'"
+		err := startNode(t, sc)
+		require.NotErrorIs(t, err, redisstore.ErrSentinelAuth)
+		require.ErrorContains(t, err, "does not answer: redis ping: the master refused the servers' password (the Sentinels accepted theirs): WRONGPASS")
+	})
+
+	conn := redisstore.Conn{Sentinel: &redisstore.Sentinel{
+		Master: "m", Addrs: []string{"s:26379"}, Password: serversPassword, SentinelUsername: "u", SentinelPassword: sentinelPassword,
+	}}
+	require.Equal(t, "master m of Sentinels s:26379", conn.String(), "no password, nor user")
 }
 
 // TestSentinelStoreScriptFlush: a store opened as a node opens it on

@@ -80,7 +80,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // fail turns a Redis error into a coded error: failures of the connection or
 // of a Redis that is loading or failing over are unavailable (the caller may
-// try again), an error reply from a script is internal (a bug).
+// try again), and so is a refused password (NOAUTH, WRONGPASS: a password
+// changed while the node ran, the servers' or the Sentinels'); an error
+// reply from a script is internal (a bug).
 func (s *Store) fail(op string, err error) error {
 	if err == nil {
 		return nil
@@ -88,6 +90,9 @@ func (s *Store) fail(op string, err error) error {
 	var coded *bus.Error
 	if errors.As(err, &coded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	if redis.IsAuthError(err) {
+		return bus.Errorf(bus.CodeUnavailable, "redis %s: authentication refused (the servers' password, or on Sentinel the Sentinels' own): %v", op, err)
 	}
 	var reply redis.Error
 	if errors.As(err, &reply) && !isTransient(reply.Error()) {

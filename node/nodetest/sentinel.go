@@ -65,7 +65,17 @@ func stopSentinel() {
 func SentinelConn(t testing.TB) redisstore.Conn {
 	t.Helper()
 	s := Sentinel(t)
-	return redisstore.Conn{Sentinel: &redisstore.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs(), Password: s.Password()}}
+	return redisstore.Conn{Sentinel: &redisstore.Sentinel{
+		Master: s.MasterName(), Addrs: s.SentinelAddrs(), Password: s.Password(), SentinelPassword: s.SentinelPassword(),
+	}}
+}
+
+// SentinelConfig is the Sentinel set s as a node config's redis.sentinel
+// section names it.
+func SentinelConfig(s *redisproc.Sentinel) *clusterconfig.Sentinel {
+	return &clusterconfig.Sentinel{
+		Master: s.MasterName(), Addrs: s.SentinelAddrs(), Password: s.Password(), SentinelPassword: s.SentinelPassword(),
+	}
 }
 
 // NewSentinelRedis returns a client of the test's own to the test
@@ -73,9 +83,15 @@ func SentinelConn(t testing.TB) redisstore.Conn {
 // through failovers), closed when the test ends, to seed and inspect it.
 func NewSentinelRedis(t testing.TB) *redis.Client {
 	t.Helper()
-	s := Sentinel(t)
+	return sentinelRedis(t, Sentinel(t))
+}
+
+// sentinelRedis is NewSentinelRedis on the Sentinel set s.
+func sentinelRedis(t testing.TB, s *redisproc.Sentinel) *redis.Client {
+	t.Helper()
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: s.MasterName(), SentinelAddrs: s.SentinelAddrs(), Password: s.Password(),
+		SentinelPassword: s.SentinelPassword(),
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -119,11 +135,15 @@ type RedisOptions struct {
 // of ro (nil: none): Core.Redis is a failover client of the test's own.
 func NewSentinelCore(t testing.TB, cfg service.Config, ro *RedisOptions) *Core {
 	t.Helper()
-	rdb := NewSentinelRedis(t)
-	s := Sentinel(t)
-	r := clusterconfig.Redis{
-		Sentinel: &clusterconfig.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs(), Password: s.Password()},
-	}
+	return NewSentinelCoreOn(t, Sentinel(t), cfg, ro)
+}
+
+// NewSentinelCoreOn is NewSentinelCore on the Sentinel set s: one a test
+// started with options of its own, and stops.
+func NewSentinelCoreOn(t testing.TB, s *redisproc.Sentinel, cfg service.Config, ro *RedisOptions) *Core {
+	t.Helper()
+	rdb := sentinelRedis(t, s)
+	r := clusterconfig.Redis{Sentinel: SentinelConfig(s)}
 	if ro != nil {
 		r.WaitReplicas, r.WaitTimeout = ro.WaitReplicas, ro.WaitTimeout
 	}

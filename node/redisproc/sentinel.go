@@ -45,7 +45,7 @@ const (
 
 // SentinelOptions configures a Sentinel set on loopback: one master, its
 // replicas, and the Sentinels that watch them. The zero value is 1 master,
-// 1 replica and 3 Sentinels with quorum 2, no password.
+// 1 replica and 3 Sentinels with quorum 2, no passwords.
 type SentinelOptions struct {
 	// Master is the name the Sentinels know the master set by. Default
 	// "kuebus".
@@ -59,10 +59,13 @@ type SentinelOptions struct {
 	// them to elect it). Default: a majority of Sentinels (2 of 3).
 	Quorum int
 	// Password is every server's requirepass and masterauth, and the
-	// Sentinels' auth-pass for the master set; the Sentinels themselves
-	// take no password (they listen on loopback only, and kuebus's
-	// Sentinel connection gives none). Default: none.
+	// Sentinels' auth-pass for the master set. Default: none.
 	Password string
+	// SentinelPassword is the Sentinels' own password: each one's
+	// requirepass (given on standard input, as Password is to the
+	// servers), and the sentinel-pass it gives the other Sentinels, which
+	// ask it too. Default: none, the Sentinels take any client.
+	SentinelPassword string
 	// DownAfter is the first Sentinel's down-after-milliseconds: how long
 	// the master may not answer before it thinks it down; each further
 	// Sentinel waits 250 ms more, so that one of them leads the failover.
@@ -188,6 +191,12 @@ func (s *Sentinel) startSentinel(ctx context.Context, masterPort int, downAfter 
 	if s.opts.Password != "" {
 		fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", name, quoteConfig(s.opts.Password))
 	}
+	if s.opts.SentinelPassword != "" {
+		// Redis 7.0 would fall back to the Sentinel's requirepass when it
+		// connects to another Sentinel; sentinel-pass says it, and holds
+		// for Sentinels whose requirepass differs from the others'.
+		fmt.Fprintf(&b, "sentinel sentinel-pass %s\n", quoteConfig(s.opts.SentinelPassword))
+	}
 	conf := filepath.Join(dir, "sentinel.conf")
 	if err := os.WriteFile(conf, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("redisproc: start sentinel: write %s: %w", conf, err)
@@ -197,7 +206,11 @@ func (s *Sentinel) startSentinel(ctx context.Context, masterPort int, downAfter 
 		Logger:     s.opts.Logger,
 		Dir:        dir,
 		ConfigFile: conf,
-		ExtraArgs:  []string{"--sentinel"},
+		// requirepass, and the readiness probe's AUTH. (The masterauth
+		// line that comes with it means nothing to a Sentinel, which gives
+		// a master its auth-pass.)
+		Password:  s.opts.SentinelPassword,
+		ExtraArgs: []string{"--sentinel"},
 	})
 	if err != nil {
 		return fmt.Errorf("redisproc: start sentinel: %w", err)
@@ -219,6 +232,10 @@ func (s *Sentinel) MasterName() string { return s.opts.Master }
 
 // Password is the data servers' password.
 func (s *Sentinel) Password() string { return s.opts.Password }
+
+// SentinelPassword is the Sentinels' own password; "" when they take any
+// client.
+func (s *Sentinel) SentinelPassword() string { return s.opts.SentinelPassword }
 
 // SentinelAddrs returns every Sentinel's HOST:PORT.
 func (s *Sentinel) SentinelAddrs() []string { return addrsOf(s.sentinels) }
@@ -255,7 +272,7 @@ func (s *Sentinel) Master(ctx context.Context) (string, error) {
 		if !sn.running() {
 			continue
 		}
-		st, err := sentinelState(ctx, sn.Addr(), s.opts.Master)
+		st, err := sentinelState(ctx, sn.Addr(), s.opts.SentinelPassword, s.opts.Master)
 		if err == nil {
 			return st.addr, nil
 		}
@@ -355,7 +372,7 @@ func (s *Sentinel) ready(ctx context.Context) error {
 		if !sn.running() {
 			continue
 		}
-		st, err := sentinelState(ctx, sn.Addr(), s.opts.Master)
+		st, err := sentinelState(ctx, sn.Addr(), s.opts.SentinelPassword, s.opts.Master)
 		switch {
 		case err != nil:
 			return fmt.Errorf("sentinel %s: %w", sn.Addr(), err)
@@ -404,8 +421,8 @@ type masterState struct {
 // master0:name=kuebus,status=ok,address=127.0.0.1:6379,slaves=1,sentinels=3.
 // (INFO is a bulk string, which Command reads; SENTINEL MASTER's reply is
 // an array, which it does not.)
-func sentinelState(ctx context.Context, addr, name string) (masterState, error) {
-	info, err := Command(ctx, addr, "", "INFO", "sentinel")
+func sentinelState(ctx context.Context, addr, password, name string) (masterState, error) {
+	info, err := Command(ctx, addr, password, "INFO", "sentinel")
 	if err != nil {
 		return masterState{}, err
 	}

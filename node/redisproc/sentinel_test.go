@@ -12,16 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSentinel starts a master, a replica and 3 Sentinels with a
-// password, kills the master with SIGKILL and sees the Sentinels promote
-// the replica, brings the killed server back as a replica of the new
-// master, and stops everything: every process gone, every folder removed.
+// TestSentinel starts a master and a replica with a password, and 3
+// Sentinels with another of their own, kills the master with SIGKILL and
+// sees the Sentinels promote the replica (which needs their votes, asked
+// of each other with their password), brings the killed server back as a
+// replica of the new master, and stops everything: every process gone,
+// every folder removed.
 func TestSentinel(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	const password = `s3n"tinel x`
+	const sentinelPassword = `the Sentinels' own`
 	startedAt := time.Now()
-	s, err := StartSentinel(ctx, SentinelOptions{Password: password})
+	s, err := StartSentinel(ctx, SentinelOptions{Password: password, SentinelPassword: sentinelPassword})
 	t.Logf("started in %s", time.Since(startedAt))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Stop()) })
@@ -41,10 +44,15 @@ func TestSentinel(t *testing.T) {
 	_, err = Command(ctx, first, "", "PING")
 	require.ErrorContains(t, err, "NOAUTH", "the servers want the password")
 	for _, addr := range s.SentinelAddrs() {
-		state, err := sentinelState(ctx, addr, "kuebus")
+		state, err := sentinelState(ctx, addr, sentinelPassword, "kuebus")
 		require.NoError(t, err)
 		require.Equal(t, masterState{addr: first, status: "ok", replicas: 1, sentinels: 3}, state, addr)
+		_, err = Command(ctx, addr, "", "PING")
+		require.ErrorContains(t, err, "NOAUTH", "the Sentinels want their password")
+		_, err = Command(ctx, addr, password, "PING")
+		require.ErrorContains(t, err, "WRONGPASS", "the Sentinels want their own password, not the servers'")
 	}
+	require.Equal(t, sentinelPassword, s.SentinelPassword())
 	require.Nil(t, s.Node("127.0.0.1:1"))
 
 	killedAt := time.Now()
