@@ -10,6 +10,8 @@
 //	            and priority, promote (the sweep promote and rescue share)
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
+//	shards.go   shard isolation: a type whose Redis (Cluster master) fails
+//	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused
 //	cancel.go   cancel: a job that has not finished ends in cancelled
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call
