@@ -256,6 +256,15 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	errs := make(chan *core.Event, 16)
+	_, err := client.Subscribe(client.Subjects().Queue(bus.QueueError), func(ev *core.Event) {
+		select {
+		case errs <- ev:
+		default:
+		}
+	})
+	require.NoError(t, err)
+
 	killMaster(t, c, victim)
 
 	jobs, err := client.Lease(ctx, core.LeaseRequest{Types: all, Max: 100, Worker: "w"})
@@ -263,6 +272,17 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	require.Len(t, jobs, len(all)-len(dead))
 	for _, j := range jobs {
 		require.NotContains(t, dead, j.Type)
+	}
+	// The failure is not hidden: queue.error names the dead types.
+	select {
+	case ev := <-errs:
+		require.Equal(t, bus.MethodLease, ev.Method)
+		require.Equal(t, string(bus.CodeUnavailable), ev.Code)
+		for _, jt := range dead {
+			require.Contains(t, ev.Error, jt)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no queue.error after a lease that skipped the dead types")
 	}
 
 	for name, call := range map[string]func() (*core.MoveReply, error){
