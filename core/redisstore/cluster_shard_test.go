@@ -1,10 +1,12 @@
 package redisstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/node/redisproc"
+	"github.com/kuebus/kuebus/promoter"
 )
 
 // Finding 4 of issue 15: one dead shard must stop only its own types.
@@ -128,11 +131,8 @@ func requireTypesError(t *testing.T, err error, want []string) {
 	}
 }
 
-func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
-	t.Parallel() // its cluster is its own
-	c := shardCluster(t)
-	byMaster, victim := shardTypes(t, c)
-	var all, dead, healthy []string
+// splitTypes sorts byMaster's types into all, those of victim and the rest.
+func splitTypes(byMaster map[string][]string, victim string) (all, dead, healthy []string) {
 	for addr, types := range byMaster {
 		all = append(all, types...)
 		if addr == victim {
@@ -144,25 +144,38 @@ func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
 	slices.Sort(all)
 	slices.Sort(dead)
 	slices.Sort(healthy)
+	return all, dead, healthy
+}
 
+// seededShardStore is a Store on c with, per type of all, at 1000: 3
+// ready jobs, 2 delayed ones due at 2000, and one of the ready ones leased
+// until 1500.
+func seededShardStore(t *testing.T, c *redisproc.Cluster, all []string) *redisstore.Store {
+	t.Helper()
 	r, err := redisstore.Open(redisstore.Conn{Cluster: &redisstore.Cluster{Addrs: c.Addrs()}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
 	st, err := r.Store(redisstore.Config{Prefix: "shard"})
 	require.NoError(t, err)
-	ctx := t.Context()
-
-	// Per type, at 1000: 3 ready jobs, 2 delayed ones due at 2000, and one
-	// of the ready ones leased until 1500.
 	for _, jt := range all {
 		specs := clusterSpecs(jt, 5)
 		specs[3].Delay, specs[4].Delay = 1000, 1000
-		_, _, err := st.Create(ctx, 1000, specs)
+		_, _, err := st.Create(t.Context(), 1000, specs)
 		require.NoError(t, err)
-		leased, _, err := st.Lease(ctx, 1000, []string{jt}, 1, "w", "early", 500)
+		leased, _, err := st.Lease(t.Context(), 1000, []string{jt}, 1, "w", "early", 500)
 		require.NoError(t, err)
 		require.Len(t, leased, 1)
 	}
+	return st
+}
+
+func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
+	t.Parallel() // its cluster is its own
+	c := shardCluster(t)
+	byMaster, victim := shardTypes(t, c)
+	all, dead, healthy := splitTypes(byMaster, victim)
+	st := seededShardStore(t, c, all)
+	ctx := t.Context()
 
 	killMaster(t, c, victim)
 
@@ -240,14 +253,7 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	t.Parallel() // its cluster is its own
 	c := shardCluster(t)
 	byMaster, victim := shardTypes(t, c)
-	var all, dead []string
-	for addr, types := range byMaster {
-		all = append(all, types...)
-		if addr == victim {
-			dead = append(dead, types...)
-		}
-	}
-	slices.Sort(dead)
+	all, dead, _ := splitTypes(byMaster, victim)
 	cr := nodetest.NewCoreOnCluster(t, service.Config{}, c)
 	client := cr.Client
 	ctx := t.Context()
@@ -316,4 +322,60 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	_, err = client.Count(ctx, core.StateActive, "")
 	require.ErrorIs(t, err, bus.ErrUnavailable)
 	require.Contains(t, err.Error(), dead[0])
+}
+
+// A master that hangs (SIGSTOP: it accepts connections and answers
+// nothing) rather than refusing them: the first lease that names its types
+// waits for go-redis's read timeout (3 s) and serves the others; after it,
+// lease, promote and rescue skip the hung types for a while
+// (core/redisstore/shards.go) and answer at once, within the promoter's
+// 1 s call timeout. Without that memory every promote call read the hung
+// master again and timed out, so no type was promoted at all.
+func TestClusterHungMasterStopsOnlyItsTypes(t *testing.T) {
+	t.Parallel() // its cluster is its own
+	c := shardCluster(t)
+	byMaster, victim := shardTypes(t, c)
+	all, dead, healthy := splitTypes(byMaster, victim)
+	st := seededShardStore(t, c, all)
+	ctx := t.Context()
+
+	pid := c.Node(victim).Pid()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) // before the cluster's Stop
+
+	leased, _, err := st.Lease(ctx, 3000, all, 100, "w", "tok", 60_000)
+	requireTypesError(t, err, dead)
+	require.Len(t, leased, 2*len(healthy))
+
+	// As the promoter calls: each bounded by its call timeout.
+	bounded := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, promoter.CallTimeoutDefault)
+	}
+	pctx, cancel := bounded()
+	promoted, _, err := st.Promote(pctx, 3100, 1000)
+	cancel()
+	requireTypesError(t, err, dead)
+	require.Len(t, promoted, 2*len(healthy))
+	rctx, cancel := bounded()
+	rescued, _, err := st.Rescue(rctx, 3200, 1000, 1)
+	cancel()
+	requireTypesError(t, err, dead)
+	require.Len(t, rescued, len(healthy))
+	lctx, cancel := bounded()
+	again, _, err := st.Lease(lctx, 3300, all, 100, "w", "tok2", 60_000)
+	cancel()
+	requireTypesError(t, err, dead)
+	require.Len(t, again, 3*len(healthy), "the promoted and the rescued jobs")
+
+	// The master answers again: once its window has passed, its types are
+	// tried and served again (2 ready jobs each: 3 made, 1 leased early).
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	now := int64(20_000)
+	var back []core.Job
+	require.Eventually(t, func() bool {
+		now += 20_000 // past any window
+		jobs, _, err := st.Lease(ctx, now, dead, 100, "w", "tok3", 60_000)
+		back = append(back, jobs...)
+		return err == nil && len(back) == 2*len(dead)
+	}, 30*time.Second, 50*time.Millisecond, "the hung master's types are not served again")
 }

@@ -20,14 +20,16 @@ import (
 // script checks again. paused lists the types the last read found paused.
 //
 // A type whose Redis fails (on Cluster: the master that owns its slot) is
-// skipped for the rest of the call while the other types are leased from;
-// the error is then a *service.TypesError naming the failed types, beside
-// what was leased. When every type failed, it is the plain coded error.
+// skipped for the rest of the call while the other types are leased from,
+// and so is a type that failed a moment ago (downTypes, shards.go); the
+// error is then a *service.TypesError naming the failed types, beside what
+// was leased. When every type failed, it is the plain coded error.
 func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error) {
 	failed := typeErrs{}
+	tried := s.down.skip(now, types, failed) // shards.go: not those down a moment ago
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
-		picks, paused, err = s.readyHeads(ctx, types, max-len(leased), failed)
+		picks, paused, err = s.readyHeads(ctx, tried, max-len(leased), failed)
 		if err != nil {
 			return leased, nil, err
 		}
@@ -54,6 +56,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 			break // nobody raced us: what was ready is leased
 		}
 	}
+	s.down.note(now, tried, failed)
 	return leased, paused, failed.result(distinct(types))
 }
 

@@ -3,9 +3,11 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core/service"
 )
 
@@ -19,6 +21,17 @@ import (
 // the types whose commands failed are skipped for this call and reported,
 // the others go on. Nothing is read twice and no round trip is added when
 // all goes well, so the hot path costs what it did.
+//
+// A master that is down refuses connections at once, but one that hangs
+// (stopped, swapping, a long script) answers nothing until go-redis's read
+// timeout, 3 s: every lease that names one of its types would wait that
+// long, and with it every other lease of the same core (a core leases one
+// call at a time), and the promoter's promote and rescue calls (1 s each)
+// would never finish. So lease, promote and rescue remember a type whose
+// Redis failed (downTypes) and skip it, reporting the remembered error,
+// for a while before they try it again: 2 s after a first failure, twice
+// as long after each failure in a row, at most 10 s, which is also the
+// longest a type whose master is back waits to be served again.
 
 // typeErrs holds, by type, the coded errors of the types a call skipped.
 type typeErrs map[string]error
@@ -86,4 +99,71 @@ func distinct(list []string) int {
 		seen[v] = struct{}{}
 	}
 	return len(seen)
+}
+
+// Retry windows of downTypes, in ms.
+const (
+	downRetryFirst = 2_000
+	downRetryMax   = 10_000
+)
+
+// downTypes remembers the job types whose Redis failed in lease, promote
+// or rescue, and until when those skip them. Its methods are safe for
+// concurrent use. Times are the callers' now, in unix ms.
+type downTypes struct {
+	mu sync.Mutex // guards m
+	m  map[string]downType
+}
+
+type downType struct {
+	until  int64 // skipped before then
+	window int64 // the last wait, doubled on the next failure
+	err    error // the failure that put it down
+}
+
+// skip puts into failed, with the error remembered, those of types that
+// are down at now, and returns the others, the ones to try.
+func (d *downTypes) skip(now int64, types []string, failed typeErrs) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.m) == 0 {
+		return types // the hot path: nothing is down
+	}
+	try := make([]string, 0, len(types))
+	for _, t := range types {
+		dt, ok := d.m[t]
+		if !ok || now >= dt.until {
+			try = append(try, t)
+			continue
+		}
+		failed[t] = bus.Errorf(bus.CodeOf(dt.err), "not tried again for %d ms after: %s", dt.until-now, bus.MessageOf(dt.err))
+	}
+	return try
+}
+
+// note records the outcome of a call that tried types at now: a type in
+// failed is down for its next window; any other answered, and is
+// forgotten. Call it only when the call got its answers, not when it gave
+// up (ctx done): that tells nothing of the types.
+func (d *downTypes) note(now int64, tried []string, failed typeErrs) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(failed) == 0 && len(d.m) == 0 {
+		return // the hot path
+	}
+	for _, t := range tried {
+		err, down := failed[t]
+		if !down {
+			delete(d.m, t)
+			continue
+		}
+		window := int64(downRetryFirst)
+		if prev, ok := d.m[t]; ok {
+			window = min(2*prev.window, downRetryMax)
+		}
+		if d.m == nil {
+			d.m = map[string]downType{}
+		}
+		d.m[t] = downType{until: now + window, window: window, err: err}
+	}
 }

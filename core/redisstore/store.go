@@ -34,7 +34,8 @@ type Store struct {
 	keys        keys
 	maxLogLines int
 
-	ids idSpace // ids.go
+	ids  idSpace   // ids.go
+	down downTypes // shards.go
 }
 
 var _ service.Store = (*Store)(nil)
@@ -365,18 +366,20 @@ func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, 
 // earliest time still waiting (0 when none).
 //
 // A type whose read or move fails (on Cluster: its master is down) is
-// skipped and the others are swept; the error is then a
-// *service.TypesError naming the skipped types, beside what moved and the
-// earliest time among the types swept. When every type failed, it is the
-// plain coded error.
+// skipped and the others are swept, and so is a type that failed a moment
+// ago (downTypes, shards.go); the error is then a *service.TypesError
+// naming the skipped types, beside what moved and the earliest time among
+// the types swept. When every type failed, it is the plain coded error.
 func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(typeKeys) string,
 	move func(typeKeys, []int64) (next int64, moved []core.Job, err error)) ([]core.Job, int64, error) {
-	types, err := s.Types(ctx)
+	all, err := s.Types(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
+	failed := typeErrs{}
+	types := s.down.skip(now, all, failed)
 	if len(types) == 0 {
-		return nil, 0, nil
+		return nil, 0, failed.result(len(all))
 	}
 	pipe := s.rdb.Pipeline()
 	due := make([]*redis.StringSliceCmd, len(types))
@@ -386,7 +389,6 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		due[i] = pipe.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: int64(limit)})
 		head[i] = pipe.ZRangeWithScores(ctx, key, 0, 0)
 	}
-	failed := typeErrs{}
 	_, err = pipe.Exec(ctx)
 	if err := s.perType(ctx, "read due jobs", err, types, func(i int) []redis.Cmder { return []redis.Cmder{due[i], head[i]} }, failed); err != nil {
 		return nil, 0, err
@@ -423,7 +425,8 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		earliest(at)
 		moved = append(moved, jobs...)
 	}
-	return moved, next, failed.result(len(types))
+	s.down.note(now, types, failed)
+	return moved, next, failed.result(len(all))
 }
 
 func parseIDs(members []string) []int64 {
