@@ -1,7 +1,6 @@
 package service
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -20,6 +19,9 @@ import (
 // unavailable, or internal when some type's failure is internal (a script
 // error). So bus.CodeOf, the queue.error report and a caller that knows
 // nothing of TypesError see it as any other store error.
+//
+// A Store returns it only when the call served at least one type; a call
+// that served none returns the coded error alone.
 type TypesError struct {
 	// Errs holds the coded error of each failing type, by type.
 	Errs  map[string]error
@@ -71,20 +73,4 @@ func (e *TypesError) Wire() []core.TypeError {
 		out = append(out, core.TypeError{Type: t, Code: string(bus.CodeOf(err)), Error: bus.MessageOf(err)})
 	}
 	return out
-}
-
-// servedSome reports whether err is a *TypesError that leaves some of
-// types served: the call worked for them, and its caller goes on with
-// them. It returns the TypesError too (nil when it is not one).
-func servedSome(err error, types []string) (*TypesError, bool) {
-	var te *TypesError
-	if !errors.As(err, &te) {
-		return nil, false
-	}
-	for _, t := range types {
-		if _, failed := te.Errs[t]; !failed {
-			return te, true
-		}
-	}
-	return te, false
 }

@@ -121,7 +121,8 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 	s.leaseMu.Lock()
 	jobs, paused, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
 	s.leaseMu.Unlock()
-	if te := (*TypesError)(nil); errors.As(err, &te) {
+	var te *TypesError
+	if errors.As(err, &te) {
 		// Some types' Redis failed (a Cluster master down), the others
 		// were served: report the failed ones, and go on with the others
 		// as if all were well, waiting for them too. The asker gets an
