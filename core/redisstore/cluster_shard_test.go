@@ -148,8 +148,8 @@ func splitTypes(byMaster map[string][]string, victim string) (all, dead, healthy
 }
 
 // seededShardStore is a Store on c with, per type of all, at 1000: 3
-// ready jobs, 2 delayed ones due at 2000, and one of the ready ones leased
-// until 1500.
+// ready jobs, 2 delayed ones due at 2000, one of the ready ones leased
+// until 1500, and a schedule ticking every second from 2000.
 func seededShardStore(t *testing.T, c *redisproc.Cluster, all []string) *redisstore.Store {
 	t.Helper()
 	r, err := redisstore.Open(redisstore.Conn{Cluster: &redisstore.Cluster{Addrs: c.Addrs()}})
@@ -165,8 +165,21 @@ func seededShardStore(t *testing.T, c *redisproc.Cluster, all []string) *redisst
 		leased, _, err := st.Lease(t.Context(), 1000, []string{jt}, 1, "w", "early", 500)
 		require.NoError(t, err)
 		require.Len(t, leased, 1)
+		_, err = st.SetSchedule(t.Context(), 1000, &core.Schedule{Name: "every-" + jt, Every: 1000, Spec: scheduleSpec(jt), NextAt: 2000})
+		require.NoError(t, err)
 	}
 	return st
+}
+
+// requireDueSchedulesOf checks that due holds one schedule of each of types.
+func requireDueSchedulesOf(t *testing.T, due []service.StoredSchedule, types []string) {
+	t.Helper()
+	var got []string
+	for _, sc := range due {
+		got = append(got, sc.Spec.Type)
+	}
+	slices.Sort(got)
+	require.Equal(t, types, got)
 }
 
 func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
@@ -204,6 +217,9 @@ func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
 	rescued, _, err := st.Rescue(ctx, 3000, 1000, 1)
 	requireTypesError(t, err, dead)
 	require.Len(t, rescued, len(healthy))
+	schedules, _, err := st.DueSchedules(ctx, 3000, 100)
+	requireTypesError(t, err, dead)
+	requireDueSchedulesOf(t, schedules, healthy)
 	for _, j := range append(promoted, rescued...) {
 		require.Contains(t, healthy, j.Type)
 		require.Equal(t, core.StateInactive, j.State)
@@ -257,8 +273,11 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	cr := nodetest.NewCoreOnCluster(t, service.Config{}, c)
 	client := cr.Client
 	ctx := t.Context()
+	every := int64(core.MinEvery)
 	for _, jt := range all {
 		_, err := client.CreateSpec(ctx, core.Spec{Type: jt})
+		require.NoError(t, err)
+		_, err = client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "every-" + jt, Every: &every, Spec: core.Spec{Type: jt}})
 		require.NoError(t, err)
 	}
 
@@ -305,6 +324,29 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 		}
 		require.Equal(t, dead, failed, name)
 	}
+
+	// Schedules: the healthy types' fire (their first tick is a second
+	// after they were set, so poll until it has come), the dead ones are
+	// named.
+	var fired int
+	var lastFailed []string
+	poll := time.NewTicker(50 * time.Millisecond) // bounded polling, as require.Eventually
+	defer poll.Stop()
+	for deadline := time.Now().Add(10 * time.Second); fired < len(all)-len(dead); <-poll.C {
+		reply, err := client.FireSchedules(ctx, 100)
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d healthy schedules fired in 10s; last reply %+v, error %v", fired, len(all)-len(dead), reply, err)
+		}
+		if err != nil {
+			continue
+		}
+		lastFailed = lastFailed[:0]
+		for _, te := range reply.TypeErrors {
+			lastFailed = append(lastFailed, te.Type)
+		}
+		fired += reply.Fired
+	}
+	require.Equal(t, dead, lastFailed, "schedule_fire names the dead types")
 
 	_, err = client.Stats(ctx)
 	require.ErrorIs(t, err, bus.ErrUnavailable)
@@ -361,6 +403,11 @@ func TestClusterHungMasterStopsOnlyItsTypes(t *testing.T) {
 	cancel()
 	requireTypesError(t, err, dead)
 	require.Len(t, rescued, len(healthy))
+	sctx, cancel := bounded()
+	schedules, _, err := st.DueSchedules(sctx, 3250, 100)
+	cancel()
+	requireTypesError(t, err, dead)
+	requireDueSchedulesOf(t, schedules, healthy)
 	lctx, cancel := bounded()
 	again, _, err := st.Lease(lctx, 3300, all, 100, "w", "tok2", 60_000)
 	cancel()
