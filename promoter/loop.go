@@ -224,9 +224,9 @@ type shardWatch struct {
 	failing string // the failing types of the last reply, joined
 }
 
-func (w *shardWatch) note(ctx context.Context, log *slog.Logger, what string, reply *core.MoveReply) {
-	types := make([]string, len(reply.TypeErrors))
-	for i, te := range reply.TypeErrors {
+func (w *shardWatch) note(ctx context.Context, log *slog.Logger, what string, errs []core.TypeError) {
+	types := make([]string, len(errs))
+	for i, te := range errs {
 		types[i] = te.Type
 	}
 	failing := strings.Join(types, ",")
@@ -236,7 +236,7 @@ func (w *shardWatch) note(ctx context.Context, log *slog.Logger, what string, re
 	if failing == "" {
 		log.InfoContext(ctx, what+" reaches every job type again", "were_failing", w.failing)
 	} else {
-		log.WarnContext(ctx, what+" skipped job types whose Redis failed; the others go on", "types", types, "errors", reply.TypeErrors)
+		log.WarnContext(ctx, what+" skipped job types whose Redis failed; the others go on", "types", types, "errors", errs)
 	}
 	w.failing = failing
 }
@@ -288,7 +288,7 @@ func (l *loop) run(ctx context.Context) {
 			l.log.InfoContext(ctx, l.what+" works again", "failures", failures)
 			failures = 0
 		}
-		l.shards.note(ctx, l.log, l.what, reply)
+		l.shards.note(ctx, l.log, l.what, reply.TypeErrors)
 		if reply.Moved > 0 {
 			l.log.DebugContext(ctx, l.what+" done", "moved", reply.Moved, "next_due", reply.NextDue)
 		}

@@ -82,7 +82,7 @@ func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 		if err != nil {
 			return 0, err
 		}
-		shards.note(ctx, log, "rescue", reply)
+		shards.note(ctx, log, "rescue", reply.TypeErrors)
 		switch {
 		case reply.Moved >= cfg.Limit:
 			return 0, nil // a full batch: more may be expired already

@@ -310,14 +310,33 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 		t.Fatal("no queue.error after a lease that skipped the dead types")
 	}
 
-	for name, call := range map[string]func() (*core.MoveReply, error){
-		"promote": func() (*core.MoveReply, error) { return client.Promote(ctx, 100) },
-		"rescue":  func() (*core.MoveReply, error) { return client.Rescue(ctx, &core.RescueRequest{}) },
+	for name, call := range map[string]func() ([]core.TypeError, error){
+		"promote": func() ([]core.TypeError, error) {
+			r, err := client.Promote(ctx, 100)
+			if err != nil {
+				return nil, err
+			}
+			return r.TypeErrors, nil
+		},
+		"rescue": func() ([]core.TypeError, error) {
+			r, err := client.Rescue(ctx, &core.RescueRequest{})
+			if err != nil {
+				return nil, err
+			}
+			return r.TypeErrors, nil
+		},
+		"clean": func() ([]core.TypeError, error) {
+			r, err := client.Clean(ctx, 100)
+			if err != nil {
+				return nil, err
+			}
+			return r.TypeErrors, nil
+		},
 	} {
-		reply, err := call()
+		typeErrors, err := call()
 		require.NoError(t, err, name)
 		var failed []string
-		for _, te := range reply.TypeErrors {
+		for _, te := range typeErrors {
 			require.Equal(t, string(bus.CodeUnavailable), te.Code, name)
 			require.NotEmpty(t, te.Error, name)
 			failed = append(failed, te.Type)

@@ -142,9 +142,12 @@ func (d *downTypes) skip(now int64, types []string, failed typeErrs) []string {
 }
 
 // note records the outcome of a call that tried types at now: a type in
-// failed is down for its next window; any other answered, and is
-// forgotten. Call it only when the call got its answers, not when it gave
-// up (ctx done): that tells nothing of the types.
+// failed with unavailable (its Redis did not answer, refused, or was
+// failing over) is down for its next window; any other answered, and is
+// forgotten. An internal error (a script failing) is quick and tells
+// nothing of the master, so it puts no type down. Call note only when the
+// call got its answers, not when it gave up (ctx done): that tells
+// nothing of the types.
 func (d *downTypes) note(now int64, tried []string, failed typeErrs) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -153,7 +156,7 @@ func (d *downTypes) note(now int64, tried []string, failed typeErrs) {
 	}
 	for _, t := range tried {
 		err, down := failed[t]
-		if !down {
+		if !down || bus.CodeOf(err) != bus.CodeUnavailable {
 			delete(d.m, t)
 			continue
 		}

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,10 +25,11 @@ func TestDownTypesSkipForAWindowThatDoublesUpToItsMax(t *testing.T) {
 
 func TestDownTypesForgetATypeThatAnswers(t *testing.T) {
 	var d downTypes
-	d.note(0, []string{"a"}, typeErrs{"a": errors.New("down")})
+	down := bus.Errorf(bus.CodeUnavailable, "redis read ready jobs: connection refused")
+	d.note(0, []string{"a"}, typeErrs{"a": down})
 	d.note(2000, []string{"a"}, typeErrs{}) // tried after its window, answered
 	require.Empty(t, d.m)
-	d.note(2000, []string{"a"}, typeErrs{"a": errors.New("down")})
+	d.note(2000, []string{"a"}, typeErrs{"a": down})
 	require.Equal(t, int64(2000), d.m["a"].window, "the window starts over")
 }
 
@@ -40,4 +40,10 @@ func TestDownTypesCostNothingWhenNothingIsDown(t *testing.T) {
 	require.Equal(t, &types[0], &got[0], "the caller's slice, not a copy")
 	d.note(5, types, typeErrs{})
 	require.Nil(t, d.m)
+}
+
+func TestDownTypesPutNoTypeDownForAnInternalError(t *testing.T) {
+	var d downTypes
+	d.note(0, []string{"a"}, typeErrs{"a": bus.Errorf(bus.CodeInternal, "redis lease: ERR script failed")})
+	require.Empty(t, d.m, "a script error is quick and says nothing of the master")
 }
