@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"runtime"
 	"sync"
 )
 
@@ -102,6 +103,7 @@ func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 // send flushes batches while calls wait, then ends.
 func (b *Batcher[T, R]) send() {
 	for {
+		Gather(b.Waiting)
 		b.mu.Lock()
 		batch := b.take()
 		if batch == nil {
@@ -121,6 +123,7 @@ func (b *Batcher[T, R]) send() {
 func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
 	defer b.senders.Done()
 	for {
+		Gather(b.Waiting)
 		b.mu.Lock()
 		select {
 		case <-call.done:
@@ -144,6 +147,31 @@ func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
 		b.flush(batch)
 	}
 }
+
+// Gather lets the calls that are about to join a batch join it before it
+// leaves: while queued (how many wait) grew during the last scheduler
+// round, it yields once more, up to gatherRounds. Callers woken together
+// by the previous batch's answer (sixteen producers whose creates came
+// back in one reply) are runnable but not yet queued when a sender comes
+// free; without a yield the first of them would leave alone and the rest
+// in the next batch, twice the messages. No timer: a lone call yields once
+// to a scheduler with nothing else to run, which returns at once.
+// Measured on 16 producers through kuebus dev (docs/benchmarks.md): core
+// CPU per create -25%, throughput +25%.
+func Gather(queued func() int) {
+	n := queued()
+	for range gatherRounds {
+		runtime.Gosched()
+		m := queued()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+// gatherRounds bounds the yields of one Gather.
+const gatherRounds = 4
 
 // take removes the next batch from the waiting calls: the first call, and
 // those after it while the batch stays within MaxItems and MaxSize. b.mu

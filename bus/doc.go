@@ -31,9 +31,12 @@
 //	doc.go            this comment
 //	subjects.go       Subjects and every subject, queue group, service and
 //	                  header name; ValidToken
-//	codec.go          Encode and Decode: strict JSON, errors naming the field
+//	codec.go          Encode (goccy/go-json, the bytes of encoding/json), DecodeReply
+//	                  (lenient, for what core wrote) and Decode (strict, for
+//	                  requests): errors naming the field
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
+//	runners.go        the goroutines a Server's requests run on, kept for the next
 //	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
 //	batch.go          Batcher: concurrent calls joined into batches, no timer

@@ -3,7 +3,6 @@ package bus
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,8 +41,9 @@ type ServerConfig struct {
 }
 
 // Server serves RPC methods as endpoints of one micro service. Unlike a plain
-// micro handler, each request runs in its own goroutine, so a slow method (a
-// lease that waits for work) never holds up the others; the Server answers
+// micro handler, each request runs in a goroutine of its own (one that
+// served an earlier request, runners.go), so a slow method (a lease that
+// waits for work) never holds up the others; the Server answers
 // micro's discovery requests itself (discovery.go), counting each request
 // when it is answered.
 type Server struct {
@@ -54,9 +54,10 @@ type Server struct {
 	maxBytes int
 	logger   *slog.Logger
 
-	ctx    context.Context // cancelled when Stop gives up waiting
-	cancel context.CancelFunc
-	slots  chan struct{} // one per request in flight
+	ctx     context.Context // cancelled when Stop gives up waiting
+	cancel  context.CancelFunc
+	slots   chan struct{} // one per request in flight
+	runners *runners      // the goroutines requests run on (runners.go)
 
 	// mu orders adding to wg against Stop's wait: draining subscriptions
 	// is asynchronous, so a request can still arrive after Stop has begun.
@@ -89,6 +90,7 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		slots:    make(chan struct{}, cmp.Or(cfg.MaxInFlight, 4096)),
+		runners:  newRunners(runnersMaxIdle),
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = int(nc.MaxPayload())
@@ -133,7 +135,7 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 		if bounded {
 			s.slots <- struct{}{}
 		}
-		go func() {
+		s.runners.run(func() {
 			defer s.wg.Done()
 			if bounded {
 				defer func() { <-s.slots }()
@@ -145,7 +147,7 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 				}
 				return fn(withRequestHeader(ctx, m.Header), &req)
 			})
-		}()
+		})
 	}
 	sub, err := s.nc.QueueSubscribe(subject, s.cfg.QueueGroup, h)
 	if err != nil {
@@ -257,6 +259,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		<-done
 	}
 	s.cancel()
+	s.runners.close()
 	if err != nil {
 		return fmt.Errorf("bus: stop service: %w", err)
 	}
@@ -350,7 +353,7 @@ func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp 
 		return nil
 	}
 	// Replies are decoded leniently: a newer server may add fields.
-	if err := json.Unmarshal(msg.Data, resp); err != nil {
+	if err := DecodeReply(msg.Data, resp); err != nil {
 		return fmt.Errorf("bus: decode reply of %s: %w", subject, err)
 	}
 	return nil

@@ -217,6 +217,17 @@ type Redis struct {
 	URL      string        `yaml:"url"`
 	Sentinel *Sentinel     `yaml:"sentinel,omitempty"`
 	Cluster  *RedisCluster `yaml:"cluster,omitempty"`
+	// WaitReplicas is how many replicas must have each change before core
+	// answers: after every script that changes the queue core runs WAIT on
+	// the master that ran it, and answers unavailable when fewer replicas
+	// acknowledged within WaitTimeout (the change is made but may not
+	// survive a failover; a producer retries with its unique_key). Default
+	// 0: no WAIT, and a failover can lose the last acknowledged changes.
+	// See docs/reliability.md.
+	WaitReplicas int `yaml:"wait_replicas"`
+	// WaitTimeout bounds each WAIT: 1ms … 2s, required with WaitReplicas.
+	// Default: none.
+	WaitTimeout time.Duration `yaml:"wait_timeout"`
 }
 
 // Sentinel names a master set and the Sentinels that watch it.

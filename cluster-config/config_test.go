@@ -115,7 +115,7 @@ func TestLoadNamesUnknownFields(t *testing.T) {
 	_, err := clusterconfig.Parse([]byte(yaml), "node.yaml", nil)
 	require.Error(t, err)
 	msg := err.Error()
-	require.Contains(t, msg, `node.yaml:5: unknown field "sentinal" in redis (known: url, sentinel, cluster)`)
+	require.Contains(t, msg, `node.yaml:5: unknown field "sentinal" in redis (known: url, sentinel, cluster, wait_replicas, wait_timeout)`)
 	require.Contains(t, msg, `node.yaml:9: unknown field "foo" at the top level`)
 }
 
@@ -136,6 +136,8 @@ func TestEnvironmentOverridesTheFile(t *testing.T) {
 		"KUEBUS_MEMBERLIST_PROBE_INTERVAL": "2s",
 		"KUEBUS_MEMBERLIST_SUSPICION_MULT": "5",
 		"KUEBUS_STALL_LIMIT":               "3",
+		"KUEBUS_REDIS_WAIT_REPLICAS":       "1",
+		"KUEBUS_REDIS_WAIT_TIMEOUT":        "100ms",
 		"KUEBUS_HTTP_LISTEN":               "",  // empty: ignored
 		"KUEBUS_NATS_URL":                  "x", // the CLI's, not a node field
 	}))
@@ -146,6 +148,8 @@ func TestEnvironmentOverridesTheFile(t *testing.T) {
 	require.Equal(t, 2*time.Second, c.Memberlist.ProbeInterval)
 	require.Equal(t, 5, c.Memberlist.SuspicionMult)
 	require.Equal(t, 3, c.StallLimit)
+	require.Equal(t, 1, c.Redis.WaitReplicas)
+	require.Equal(t, 100*time.Millisecond, c.Redis.WaitTimeout)
 	require.Equal(t, "127.0.0.1:8080", c.HTTP.Listen)
 	require.Equal(t, "127.0.0.1:4222", c.NATS.Embedded.Listen, "untouched")
 }
@@ -236,6 +240,12 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a sentinel without master", noRedis + "redis: {sentinel: {addrs: ['s:26379']}}", "config: redis.sentinel.master: required"},
 		{"a sentinel without addresses", noRedis + "redis: {sentinel: {master: m}}", "config: redis.sentinel.addrs: required"},
 		{"a cluster address without port", noRedis + "redis: {cluster: {addrs: [r1]}}", `config: redis.cluster.addrs: "r1" is not HOST:PORT`},
+		{"a negative wait_replicas", noRedis + "redis: {url: redis://r:6379, wait_replicas: -1, wait_timeout: 100ms}", "config: redis.wait_replicas: -1 is negative"},
+		{"wait_replicas without wait_timeout", noRedis + "redis: {url: redis://r:6379, wait_replicas: 1}", "config: redis.wait_timeout: required with redis.wait_replicas 1"},
+		{"wait_timeout without wait_replicas", noRedis + "redis: {url: redis://r:6379, wait_timeout: 100ms}", "config: redis.wait_timeout: 100ms is set but redis.wait_replicas is 0"},
+		{"a negative wait_timeout", noRedis + "redis: {url: redis://r:6379, wait_replicas: 1, wait_timeout: -1ms}", "config: redis.wait_timeout: -1ms is negative"},
+		{"a wait_timeout under a millisecond", noRedis + "redis: {url: redis://r:6379, wait_replicas: 1, wait_timeout: 500us}", "config: redis.wait_timeout: 500µs is under 1ms"},
+		{"a wait_timeout over the read timeout", noRedis + "redis: {url: redis://r:6379, wait_replicas: 1, wait_timeout: 5s}", "config: redis.wait_timeout: 5s is over 2s"},
 		{"a NATS listen wider than loopback without auth", "name: a\nroles: [nats]\nnats: {embedded: {listen: '0.0.0.0:4222'}}",
 			`config: nats.embedded.listen: "0.0.0.0:4222" reaches other machines, and the server would take any client: lock it with nats.embedded.users or nats.embedded.token, or set nats.embedded.insecure: true`},
 		{"a NATS listen on every interface without auth", "name: a\nroles: [nats]\nnats: {embedded: {listen: ':4222'}}", `nats.embedded.listen: ":4222" reaches other machines`},

@@ -316,6 +316,35 @@ func (v *validator) redis() {
 			v.hostPort("redis.cluster.addrs", a, false)
 		}
 	}
+	v.redisWait()
+}
+
+// Bounds of redis.wait_timeout, as redisstore.Config.WaitTimeout's: WAIT
+// counts whole milliseconds (less would be 0, which waits forever), and
+// its reply must come within the connection's 3 s read timeout.
+const (
+	redisWaitTimeoutMin = time.Millisecond
+	redisWaitTimeoutMax = 2 * time.Second
+)
+
+// redisWait checks redis.wait_replicas and redis.wait_timeout (the same
+// rules redisstore.New applies, named by their YAML paths here).
+func (v *validator) redisWait() {
+	n, d := v.c.Redis.WaitReplicas, v.c.Redis.WaitTimeout
+	switch {
+	case n < 0:
+		v.fail("redis.wait_replicas", "%d is negative: 0 waits for no replica", n)
+	case d < 0:
+		v.fail("redis.wait_timeout", "%v is negative", d)
+	case n == 0 && d > 0:
+		v.fail("redis.wait_timeout", "%v is set but redis.wait_replicas is 0: set both, or neither", d)
+	case n > 0 && d == 0:
+		v.fail("redis.wait_timeout", "required with redis.wait_replicas %d (e.g. 100ms): WAIT without a timeout can block forever", n)
+	case n > 0 && d < redisWaitTimeoutMin:
+		v.fail("redis.wait_timeout", "%v is under %v: WAIT counts whole milliseconds", d, redisWaitTimeoutMin)
+	case d > redisWaitTimeoutMax:
+		v.fail("redis.wait_timeout", "%v is over %v: the reply must come within the connection's read timeout", d, redisWaitTimeoutMax)
+	}
 }
 
 func (v *validator) http() {

@@ -393,7 +393,7 @@ func (c *Client) Resume(ctx context.Context, jobType string) error {
 func (c *Client) Subscribe(subject string, fn func(*Event)) (*nats.Subscription, error) {
 	sub, err := c.nc.Subscribe(subject, func(m *nats.Msg) {
 		var ev Event
-		if json.Unmarshal(m.Data, &ev) == nil {
+		if bus.DecodeReply(m.Data, &ev) == nil {
 			fn(&ev)
 		}
 	})

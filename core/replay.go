@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -46,7 +45,7 @@ func (c *Client) Replay(ctx context.Context, opts *ReplayOptions, fn func(*Event
 	}
 	err := bus.ReplayEvents(ctx, c.nc, c.subj, ro, func(se bus.StoredEvent) error {
 		var ev Event
-		if json.Unmarshal(se.Data, &ev) == nil {
+		if bus.DecodeReply(se.Data, &ev) == nil {
 			ev.Seq = se.Seq
 			fn(&ev)
 		}

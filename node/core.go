@@ -15,11 +15,25 @@ func (n *Node) startCore(ctx context.Context) error {
 	if n.redis, err = redisstore.Open(redisConn(n.cfg.Redis)); err != nil {
 		return configErrorf("config: redis.url: %v", err)
 	}
-	if n.store, err = n.redis.Store(redisstore.Config{Prefix: n.cfg.RedisPrefix}); err != nil {
-		return configErrorf("config: redis_prefix: %v", err)
+	n.store, err = n.redis.Store(redisstore.Config{
+		Prefix:       n.cfg.RedisPrefix,
+		WaitReplicas: n.cfg.Redis.WaitReplicas,
+		WaitTimeout:  n.cfg.Redis.WaitTimeout,
+	})
+	if err != nil {
+		// Validate checked both redis_prefix and the wait settings.
+		return configErrorf("config: redis: %v", err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	err = n.redis.Ping(pingCtx)
+	if err == nil {
+		// Every script on every master and replica now, so that a failover
+		// finds them there; a failure only costs an EVAL later, so it is
+		// logged, not fatal.
+		if lerr := n.redis.LoadScripts(pingCtx); lerr != nil {
+			n.log.WarnContext(ctx, "node: scripts not loaded at start; Redis gets them on first use", "err", lerr)
+		}
+	}
 	cancel()
 	if err != nil {
 		return fmt.Errorf("node: Redis at %s does not answer: %w", n.redis, err)

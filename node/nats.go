@@ -78,6 +78,13 @@ func serverTLS(t *clusterconfig.ServerTLS) *bus.TLSFiles {
 // it would in a process of its own.
 func (n *Node) connect(part string) (*nats.Conn, error) {
 	opts := append([]nats.Option{nats.DrainTimeout(n.cfg.ShutdownTimeout)}, n.connOpts...)
+	if part == "core" {
+		// Core needs none of what it publishes back: it wakes its own
+		// waiting leases directly (service.publish), and other cores'
+		// events still reach it. Without NoEcho the server would copy
+		// every event core publishes back to core's connection.
+		opts = append(opts, nats.NoEcho())
+	}
 	url := n.info.NATSURL
 	if n.nats != nil {
 		// Beside the embedded server: an in-process pipe, logged in (on

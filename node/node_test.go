@@ -146,6 +146,8 @@ func TestStartRefusesWhatTheConfigGetsWrong(t *testing.T) {
 			"node: config: redis: the node manages its own redis-server"},
 		{"a Redis URL go-redis cannot read", func(c *clusterconfig.Config) { c.Redis.URL = "redis://127.0.0.1:6379/notadb" }, false,
 			"node: config: redis.url:"},
+		{"replicas to wait for without a timeout", func(c *clusterconfig.Config) { c.Redis.WaitReplicas = 1 }, false,
+			"node: config: redis.wait_timeout: required with redis.wait_replicas 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := devLike(t, nodetest.RedisURL(t))
@@ -179,4 +181,22 @@ func TestAStartThatFailsStopsWhatItStarted(t *testing.T) {
 	require.NotNil(t, n.NATS(), "NATS started before core")
 	require.NoError(t, n.Stop())
 	require.Nil(t, n.Service())
+}
+
+// redis.wait_replicas reaches the store: on the test Redis, which has no
+// replica, a create is answered unavailable, with the reason. (It stored
+// nothing: the type's first id block was reserved on the master but not
+// acknowledged, so the store does not use its ids.)
+func TestANodeWaitsForTheReplicasItIsToldTo(t *testing.T) {
+	cfg := devLike(t, nodetest.RedisURL(t))
+	cfg.Roles = []string{clusterconfig.RoleNATS, clusterconfig.RoleCore}
+	cfg.Redis.WaitReplicas, cfg.Redis.WaitTimeout = 1, 20*time.Millisecond
+	n, err := node.Start(t.Context(), node.Config{Node: cfg, Alone: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, n.Stop()) })
+	client, err := core.NewClient(bustest.Connect(t, n.Info().NATSURL), nil)
+	require.NoError(t, err)
+	_, err = client.Create(t.Context(), "waited", nil, &core.CreateOpts{UniqueKey: "w1"})
+	require.ErrorIs(t, err, core.ErrUnavailable)
+	require.ErrorContains(t, err, "only 0 of 1 replicas acknowledged it within 20ms")
 }

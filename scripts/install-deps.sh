@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kuebus needs on a Debian machine that has Go and nothing else:
-# redis-server and redis-cli (for `kuebus dev` and the tests); with --browser, Debian's
+# redis-server (which also runs the tests' Sentinels) and redis-cli (for
+# `kuebus dev` and the tests); with --browser, Debian's
 # Chromium for the dashboard's browser test; with --node, Node.js and npm and
 # the Node example's one dependency (examples/node, run by its Go test);
 # with --prom, promtool (Debian's prometheus package), which checks the
@@ -17,6 +18,11 @@ for arg in "$@"; do
   esac
 done
 need=()
+# redis-server also runs the test suite's Sentinels (node/redisproc
+# StartSentinel: redis-server sentinel.conf --sentinel, which is all that
+# Debian's redis-sentinel package adds, with a service we do not want), so
+# no redis-sentinel is needed: Debian's redis-server binary has Sentinel
+# mode built in, as every redis-server since 2.8.
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 # redis-cli joins the test suite's Redis Cluster (node/redisproc); Debian's
 # redis-server pulls it in, a hand-made install may not.

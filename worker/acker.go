@@ -127,8 +127,11 @@ func (a *acker) loop(ctx context.Context) {
 	}
 }
 
-// collect takes x and whatever else is queued, up to a batch.
+// collect takes x and whatever else is queued, up to a batch, once the
+// handlers that are finishing at the same moment have queued theirs
+// (bus.Gather).
 func (a *acker) collect(x ack) []ack {
+	bus.Gather(func() int { return len(a.in) })
 	batch := []ack{x}
 	for len(batch) < ackBatchMax {
 		select {

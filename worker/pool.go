@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -86,19 +87,19 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 	}
 }
 
-// acquire waits for one free slot, then takes every other free one. While
-// fewer than half the slots are free and handlers still run, it waits a
-// little (gatherWait) for more: short handlers free their slots within
-// microseconds, and one lease for many jobs costs the same round trip as a
-// lease for one. An idle pool has every slot free and leases at once.
+// acquire waits for one free slot, then takes every other free one,
+// once the handlers finishing at the same moment have freed theirs
+// (bus.Gather: a yield while the free slots grow, no timer): one lease
+// for many jobs costs the same round trip as a lease for one. An idle pool
+// has every slot free and leases at once.
 func (p *pool) acquire(ctx context.Context) int {
 	select {
 	case <-p.slots:
 	case <-ctx.Done():
 		return 0
 	}
+	bus.Gather(func() int { return len(p.slots) })
 	n := 1
-	var gather <-chan time.Time
 	for n < p.concurrency {
 		select {
 		case <-p.slots:
@@ -106,28 +107,10 @@ func (p *pool) acquire(ctx context.Context) int {
 			continue
 		default:
 		}
-		if n*2 >= p.concurrency {
-			return n
-		}
-		if gather == nil {
-			t := time.NewTimer(gatherWait)
-			defer t.Stop()
-			gather = t.C
-		}
-		select {
-		case <-p.slots:
-			n++
-		case <-gather:
-			return n
-		case <-ctx.Done():
-			return n
-		}
+		return n
 	}
 	return n
 }
-
-// gatherWait bounds how long acquire waits for more free slots.
-const gatherWait = time.Millisecond
 
 func (p *pool) release(n int) {
 	for range n {

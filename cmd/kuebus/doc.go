@@ -36,4 +36,7 @@
 //	dev_http.go     the HTTP API's access flags, checked by HTTP.Check
 //	node.go         kuebus node: config file and variables, run until stopped
 //	bench.go        kuebus bench: flags to bench.Config
+//	gc.go           the garbage collector's target of dev and node
+//	pprof.go        (build tag kuebus_pprof only) net/http/pprof at
+//	                $KUEBUS_PPROF_LISTEN, to profile a process as it runs
 package main

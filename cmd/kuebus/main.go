@@ -36,6 +36,9 @@ type command struct {
 	run     func(ctx context.Context, e *env, args []string) error
 	sub     []*command
 	parent  *command
+	// serves marks the long-running server commands (dev, node), which
+	// run with serverGCPercent (gc.go).
+	serves bool
 }
 
 func (c *command) path() string {
@@ -57,8 +60,8 @@ func (c *command) find(name string) *command {
 // commands is the command tree; its root has no name.
 func commands() *command {
 	root := &command{sub: []*command{
-		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev},
-		{name: "node", summary: "run one cluster member with the roles its config file gives", run: runNode},
+		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev, serves: true},
+		{name: "node", summary: "run one cluster member with the roles its config file gives", run: runNode, serves: true},
 		{name: "cluster", summary: "show the promoter ring: leader, members and their state", run: runCluster},
 		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
@@ -148,6 +151,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	warnUnknownEnv(stderr, os.Environ())
+	if cmd.serves {
+		serverGC(os.Getenv)
+	}
 	err := cmd.run(ctx, &env{stdout: stdout, stderr: stderr, cmd: cmd}, rest)
 	if errors.Is(err, errHelp) {
 		return exitOK

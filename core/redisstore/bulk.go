@@ -92,7 +92,7 @@ func (s *Store) runBulk(ctx context.Context, tk typeKeys, now int64, q *service.
 		keys = append(keys, tk.job(id), tk.log(id), tk.errors(id))
 		args = append(args, id)
 	}
-	res, err := bulkJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.eval(ctx, bulkJobs, keys, args...).Slice()
 	if err != nil {
 		return 0, nil, err
 	}

@@ -46,7 +46,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 			args = append(args, enc(&out[n].job))
 		}
 	}
-	res, err := createJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.eval(ctx, createJobs, keys, args...).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Store) runPromoteDue(ctx context.Context, tk typeKeys, now int64, ids [
 		keys = append(keys, tk.job(id))
 		args = append(args, id)
 	}
-	res, err := promoteDue.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.eval(ctx, promoteDue, keys, args...).Slice()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -99,7 +99,7 @@ func decodeRows(rows []any) []core.Job {
 // runRemoveJob deletes a job, its log and its error history: the job as
 // it was, nil when there was none.
 func (s *Store) runRemoveJob(ctx context.Context, tk typeKeys, id int64) (*core.Job, error) {
-	res, err := removeJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id), tk.errors(id)), id).Slice()
+	res, err := s.eval(ctx, removeJob, append(tk.fixed(), tk.job(id), tk.log(id), tk.errors(id)), id).Slice()
 	return jobOf(res, err)
 }
 
@@ -117,14 +117,14 @@ func jobOf(row []any, err error) (*core.Job, error) {
 
 // runAddLog appends a line to a job's log: the job, nil when there is none.
 func (s *Store) runAddLog(ctx context.Context, tk typeKeys, id, now int64, line string) (*core.Job, error) {
-	res, err := addLog.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines, now).Slice()
+	res, err := s.eval(ctx, addLog, append(tk.fixed(), tk.job(id), tk.log(id)), line, s.maxLogLines, now).Slice()
 	return jobOf(res, err)
 }
 
 // runSetState moves a job by hand: the job after, nil when there is none,
 // and whether it changed.
 func (s *Store) runSetState(ctx context.Context, tk typeKeys, id, now int64, state core.State) (*core.Job, bool, error) {
-	res, err := setState.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now, string(state)).Slice()
+	res, err := s.eval(ctx, setState, append(tk.fixed(), tk.job(id)), now, string(state)).Slice()
 	if err != nil || len(res) == 0 {
 		return nil, false, err
 	}
@@ -134,7 +134,7 @@ func (s *Store) runSetState(ctx context.Context, tk typeKeys, id, now int64, sta
 
 // runSetPriority changes a job's priority: the job, nil when there is none.
 func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now int64, p core.Priority) (*core.Job, error) {
-	res, err := setPriority.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now, int64(p)).Slice()
+	res, err := s.eval(ctx, setPriority, append(tk.fixed(), tk.job(id)), now, int64(p)).Slice()
 	return jobOf(res, err)
 }
 
@@ -149,7 +149,7 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 		keys = append(keys, tk.job(readyID(m)))
 		args = append(args, m)
 	}
-	res, err := leaseJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.eval(ctx, leaseJobs, keys, args...).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, st
 		keys = append(keys, tk.job(id), tk.errors(id))
 		args = append(args, id)
 	}
-	res, err := rescueExpired.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.eval(ctx, rescueExpired, keys, args...).Slice()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -239,7 +239,7 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 			args = call.args(args, o)
 		}
 	}
-	res, err := call.script.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.eval(ctx, call.script, keys, args...).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -254,14 +254,14 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 
 // runPause pauses (paused) or resumes a type: whether it changed.
 func (s *Store) runPause(ctx context.Context, tk typeKeys, paused bool) (bool, error) {
-	n, err := pauseType.Run(ctx, s.rdb, tk.fixed(), flag(paused)).Int64()
+	n, err := s.eval(ctx, pauseType, tk.fixed(), flag(paused)).Int64()
 	return n == 1, err
 }
 
 // runCancel cancels a job: the job after, nil when there is none, and
 // whether it changed (false: it had finished already, and is as it was).
 func (s *Store) runCancel(ctx context.Context, tk typeKeys, id, now int64) (*core.Job, bool, error) {
-	res, err := cancelJob.Run(ctx, s.rdb, append(tk.fixed(), tk.job(id)), now).Slice()
+	res, err := s.eval(ctx, cancelJob, append(tk.fixed(), tk.job(id)), now).Slice()
 	if err != nil || len(res) == 0 {
 		return nil, false, err
 	}
@@ -282,5 +282,5 @@ func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core
 		keys = append(keys, tk.job(n), tk.log(n), tk.errors(n))
 		args = append(args, id)
 	}
-	return cleanJobs.Run(ctx, s.rdb, keys, args...).StringSlice()
+	return s.eval(ctx, cleanJobs, keys, args...).StringSlice()
 }

@@ -36,8 +36,18 @@ func ParseURL(url string) (*redis.Options, error) {
 // outcome unknown, and the caller (a producer, a worker's ack) decides
 // whether to try again. Reads share the client; they lose their retry too,
 // which costs one unavailable answer where a retry might have hidden a
-// blip. A cluster client that meets MOVED or ASK answers unavailable as
-// well (neither ran the command) and reloads its slot map for the next call.
+// blip. A cluster client that meets MOVED or ASK does not follow it here:
+// go-redis would retry network errors on the same budget. The store sends a
+// script once more after MOVED itself (neither MOVED nor ASK ran the
+// command; eval.go), and a topology reloads the slot map on any error that
+// may mean a failover (topology.go); other commands answer unavailable once.
+//
+// Sentinel needs nothing more: go-redis's failover client asks a Sentinel
+// for the master on every new connection, listens on +switch-master and
+// then drops its connections to the old master. TestSentinelFailover saw
+// the first create succeed within about 100 ms of the switch, so a
+// failover's time is Sentinel's own (down-after-milliseconds and the vote:
+// docs/reliability.md, Redis Sentinel).
 //
 // RESP2 (Protocol 2): the store uses no RESP3 feature, and go-redis's
 // handling of RESP3 push notifications cost several percent of CPU on every

@@ -58,12 +58,14 @@ func (c Conn) String() string {
 type Redis struct {
 	rdb   redis.UniversalClient
 	where string
-	addr  string // host:port of a standalone server; "" otherwise
+	addr  string    // host:port of a standalone server; "" otherwise
+	topo  *topology // a Cluster's (topology.go); nil otherwise
 }
 
 // Open returns a connection to the Redis c names. It does not dial yet:
-// Ping checks that Redis answers. It fails only on a URL go-redis cannot
-// read.
+// Ping checks that Redis answers, LoadScripts loads the scripts. It fails
+// only on a URL go-redis cannot read. For a Cluster it starts the goroutine
+// that follows failovers (topology.go), which Close stops.
 func Open(c Conn) (*Redis, error) {
 	r := &Redis{where: c.String()}
 	switch {
@@ -74,7 +76,9 @@ func Open(c Conn) (*Redis, error) {
 	case c.Cluster != nil:
 		opts := &redis.ClusterOptions{Addrs: slices.Clone(c.Cluster.Addrs), Password: c.Cluster.Password}
 		ApplyOptions(opts)
-		r.rdb = redis.NewClusterClient(opts)
+		cc := redis.NewClusterClient(opts)
+		r.rdb, r.topo = cc, newTopology(cc)
+		r.topo.start()
 	default:
 		opts, err := ParseURL(c.URL)
 		if err != nil {
@@ -93,9 +97,16 @@ func (r *Redis) String() string { return r.where }
 func (r *Redis) Addr() string { return r.addr }
 
 // Store returns a store on r; cfg.Client is set to r's. Closing r ends it.
+// On a Cluster the store waits for r's slot map reload before it follows a
+// MOVED reply (Store.eval).
 func (r *Redis) Store(cfg Config) (*Store, error) {
 	cfg.Client = r.rdb
-	return New(cfg)
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.topo = r.topo
+	return s, nil
 }
 
 // Ping checks that Redis answers.
@@ -106,8 +117,14 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connections. Stores on r must not be used after it.
-func (r *Redis) Close() error { return r.rdb.Close() }
+// Close stops following the Cluster's failovers and closes the
+// connections. Stores on r must not be used after it.
+func (r *Redis) Close() error {
+	if r.topo != nil {
+		r.topo.close()
+	}
+	return r.rdb.Close()
+}
 
 // CheckURL returns go-redis's error for a URL it cannot read, unwrapped, so
 // that a flag's message can name the flag; nil for a good one.

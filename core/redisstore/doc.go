@@ -99,4 +99,11 @@
 // fail, release, rejoin) keep "<op>:<lease>" on the job as last_lease, so
 // the same operation with the same token answers success and changes
 // nothing (see lua/includes/lease_holder.lua).
+//
+// Every script runs through Store.eval (eval.go): sent again only when
+// Redis said it did not run it (NOSCRIPT, MOVED), and, with
+// Config.WaitReplicas, followed by WAIT on the connection that ran it, so
+// that an acknowledged change is on that many replicas. On Redis Cluster a
+// topology (topology.go) reloads the slot map on any error that may mean a
+// failover and keeps every script on every master and replica.
 package redisstore

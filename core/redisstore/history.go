@@ -25,7 +25,7 @@ func (s *Store) AddHistory(ctx context.Context, jobType string, counts []core.Mi
 		keys[i] = tk.history(c.At / 60000)
 		args = append(args, c.Created, c.Completed, c.Failed)
 	}
-	if err := addHistory.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
+	if err := s.evalNoWait(ctx, addHistory, keys, args...).Err(); err != nil {
 		return s.fail("add history", err)
 	}
 	return nil

@@ -58,9 +58,17 @@ func (s *Store) reserveIDs(ctx context.Context, jobType string, n int) ([]int64,
 	}
 	if need := n - len(ids); need > 0 {
 		count := (need + idBlock - 1) / idBlock
-		first, err := reserveBlocks.Run(ctx, s.rdb, []string{s.keys.ids(), s.keys.blocks(), s.keys.types()},
+		first, err := s.eval(ctx, reserveBlocks, []string{s.keys.ids(), s.keys.blocks(), s.keys.types()},
 			jobType, count, idBlock).Int64()
 		if err != nil {
+			// The blocks may be reserved all the same (a lost reply, or
+			// WAIT fell short: Config.WaitReplicas), but their ids are not
+			// used: were a failover to lose a reservation the replicas did
+			// not have, the new master could give the same block to
+			// another type, and jobs of both would share ids. So while
+			// replicas are missing, each create of a type that has no ids
+			// left here reserves a block that stays unused (1000 ids and
+			// a field of the blocks hash).
 			return nil, err
 		}
 		for b := range int64(count) {

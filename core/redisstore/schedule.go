@@ -99,7 +99,7 @@ func (s *Store) SetSchedule(ctx context.Context, now int64, sc *core.Schedule) (
 	if sc.Every > 0 {
 		every = strconv.FormatInt(sc.Every, 10)
 	}
-	reply, err := setSchedule.Run(ctx, s.rdb, []string{tk.schedules(), tk.schedule(sc.Name), tk.scheduleRev()},
+	reply, err := s.eval(ctx, setSchedule, []string{tk.schedules(), tk.schedule(sc.Name), tk.scheduleRev()},
 		sc.Name, sc.Spec.Type, sc.Cron, every, sc.TZ, spec, flag(sc.Paused), sc.NextAt, now).Result()
 	if err != nil {
 		return nil, s.fail("set schedule", err)
@@ -137,7 +137,7 @@ func (s *Store) scheduleTypes(ctx context.Context, name string) ([]string, error
 
 func (s *Store) removeScheduleOf(ctx context.Context, jobType, name string) error {
 	tk := s.keys.ofType(jobType)
-	if err := removeSched.Run(ctx, s.rdb, []string{tk.schedules(), tk.schedule(name)}, name).Err(); err != nil {
+	if err := s.eval(ctx, removeSched, []string{tk.schedules(), tk.schedule(name)}, name).Err(); err != nil {
 		return s.fail("remove schedule", err)
 	}
 	return nil
@@ -290,7 +290,7 @@ func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredS
 	for _, enc := range newJobOwn {
 		args = append(args, enc(&job))
 	}
-	code, err := fireSchedule.Run(ctx, s.rdb, keys, args...).Int64()
+	code, err := s.eval(ctx, fireSchedule, keys, args...).Int64()
 	if err != nil {
 		return nil, false, s.fail("fire schedule", err)
 	}

@@ -68,7 +68,7 @@ func (s *Store) runSearch(ctx context.Context, tk typeKeys, q string, state core
 		keys = append(keys, tk.job(n))
 		args = append(args, id)
 	}
-	res, err := searchJobs.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.evalNoWait(ctx, searchJobs, keys, args...).Slice()
 	if err != nil {
 		return 0, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,13 +27,27 @@ type Config struct {
 	Prefix string
 	// MaxLogLines is how many log lines a job keeps, the newest. Default 10000.
 	MaxLogLines int
+	// WaitReplicas is how many replicas must have each change before the
+	// store answers: after every script that changes the queue, WAIT
+	// WaitReplicas WaitTimeout runs on the connection that ran it (eval.go).
+	// Fewer within WaitTimeout answers unavailable: the change is made on
+	// the master but may not survive a failover. Default 0: no WAIT, and
+	// a failover can lose the last changes a master acknowledged (Redis
+	// replicates asynchronously). At most the replicas each master has.
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT: 1ms … 2s, required with WaitReplicas.
+	// Default: none.
+	WaitTimeout time.Duration
 }
 
 // Store is service.Store on Redis.
 type Store struct {
-	rdb         redis.UniversalClient
-	keys        keys
-	maxLogLines int
+	rdb          redis.UniversalClient
+	keys         keys
+	maxLogLines  int
+	waitReplicas int
+	waitTimeout  time.Duration
+	topo         *topology // a Cluster's, from Redis.Store; nil otherwise
 
 	ids  idSpace   // ids.go
 	down downTypes // shards.go
@@ -50,7 +65,13 @@ func New(cfg Config) (*Store, error) {
 	if strings.ContainsAny(prefix, "{} \t\r\n") {
 		return nil, fmt.Errorf("redisstore: key prefix %q must not contain braces or spaces", prefix)
 	}
-	return &Store{rdb: cfg.Client, keys: keys{prefix: prefix}, maxLogLines: cmp.Or(cfg.MaxLogLines, 10000)}, nil
+	if err := validateWait(cfg.WaitReplicas, cfg.WaitTimeout); err != nil {
+		return nil, err
+	}
+	return &Store{
+		rdb: cfg.Client, keys: keys{prefix: prefix}, maxLogLines: cmp.Or(cfg.MaxLogLines, 10000),
+		waitReplicas: cfg.WaitReplicas, waitTimeout: cfg.WaitTimeout,
+	}, nil
 }
 
 // Ping checks that Redis answers.

@@ -26,7 +26,7 @@ func (s *Store) Heartbeat(ctx context.Context, now int64, hb *core.Heartbeat) er
 		body = string(b)
 	}
 	keys := []string{s.keys.global("workers"), s.keys.global("workers_seen")}
-	if err := heartbeat.Run(ctx, s.rdb, keys, hb.Worker, body, now, now-workersForget).Err(); err != nil {
+	if err := s.evalNoWait(ctx, heartbeat, keys, hb.Worker, body, now, now-workersForget).Err(); err != nil {
 		return s.fail("heartbeat", err)
 	}
 	return nil

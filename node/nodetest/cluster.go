@@ -20,8 +20,11 @@ import (
 // started by the first test that asks for it and stopped by Main. One per
 // binary, as starting it costs a few seconds; tests keep apart by key
 // prefix. Tests that change a node's settings (maxmemory, SCRIPT FLUSH)
-// must not run in parallel with other cluster tests, and must put the
-// setting back.
+// or the cluster's shape (a kill, a failover) must not run in parallel
+// with other cluster tests, and must put things back: the setting, a
+// killed node restarted and WaitReady (which waits for every replica to be
+// attached and in sync). Which node is master may change between tests:
+// find one by key (MasterForKey), never by position.
 var cluster struct {
 	once sync.Once
 	c    *redisproc.Cluster

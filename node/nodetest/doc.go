@@ -2,7 +2,9 @@
 // redis-server per test binary (unless TEST_REDIS_URL names one), NewStore
 // gives each test its own key prefix (Cluster, NewClusterStore and
 // NewClusterCore do the same on a Redis Cluster of 3 masters and 3
-// replicas, started once per test binary), and NewCore runs a node (package
+// replicas, started once per test binary; Sentinel, NewSentinelStore and
+// NewSentinelCore on a Sentinel set of a master, a replica and 3
+// Sentinels, likewise), and NewCore runs a node (package
 // node: embedded NATS, store and service) behind a client.
 //
 // A test helper, it may use go-redis itself, to seed and inspect Redis
@@ -16,4 +18,8 @@
 //	cluster.go   Cluster (one Redis Cluster per test binary, started on
 //	             first use), NewClusterRedis, ClusterPrefix, ClusterConn,
 //	             NewClusterStore, NewClusterCore
+//	sentinel.go  Sentinel (one Sentinel set per test binary, started on
+//	             first use), SentinelConn, NewSentinelRedis,
+//	             NewSentinelStore, NewSentinelCore (and RedisOptions, a
+//	             node's WAIT settings)
 package nodetest

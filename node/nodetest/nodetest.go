@@ -47,6 +47,7 @@ func Main(m *testing.M) int {
 	}
 	code := m.Run()
 	stopCluster()
+	stopSentinel()
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "nodetest: stop redis-server: %v\n", err)

@@ -134,6 +134,11 @@ func startClusterNode(ctx context.Context, opts ClusterOptions) (*Server, error)
 				// for a port picked above 55535 does not exist.
 				"--cluster-port", strconv.Itoa(bus),
 				"--cluster-node-timeout", strconv.FormatInt(opts.NodeTimeout.Milliseconds(), 10),
+				// A replica's full sync starts at once: Redis 7 otherwise
+				// waits 5 s for more replicas before a diskless sync, and a
+				// replica that has not synced can neither take over nor
+				// acknowledge a WAIT.
+				"--repl-diskless-sync-delay", "0",
 			}, opts.ExtraArgs...),
 		})
 		if err == nil || ctx.Err() != nil {
@@ -183,7 +188,9 @@ func (c *Cluster) Restart(ctx context.Context, addr string) error {
 }
 
 // WaitReady waits until every running node answers CLUSTER INFO with
-// cluster_state:ok, polling each node (the state is the server's; there is
+// cluster_state:ok, is a master that serves slots or a replica, and every
+// running replica's link to its master is up (synced: it can take over,
+// and WAIT counts it), polling each node (the state is the server's; there is
 // nothing to be told of), within ctx and ReadyTimeout.
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
@@ -221,6 +228,30 @@ func (c *Cluster) allOK(ctx context.Context) error {
 		}
 		if !strings.Contains(info, "cluster_state:ok") {
 			return fmt.Errorf("%s: cluster_state is not ok", s.Addr())
+		}
+		// redis-cli --cluster create attaches the replicas after the
+		// slots are covered, and the other nodes learn it by gossip: until
+		// then a node's view shows a replica as a master without slots
+		// (CLUSTER SLOTS lists no replica of it), while cluster_state is
+		// ok already. A failed node (killed, not back) may hold no slots.
+		nodes, err := Command(ctx, s.Addr(), "", "CLUSTER", "NODES")
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Addr(), err)
+		}
+		for line := range strings.Lines(nodes) {
+			// <id> <addr> <flags> <master> <ping> <pong> <epoch> <link> <slot>...
+			f := strings.Fields(line)
+			if len(f) == 8 && strings.Contains(f[2], "master") &&
+				!strings.Contains(f[2], "fail") && !strings.Contains(f[2], "handshake") && !strings.Contains(f[2], "noaddr") {
+				return fmt.Errorf("%s: sees %s as a master without slots (a replica not attached yet)", s.Addr(), f[1])
+			}
+		}
+		repl, err := Command(ctx, s.Addr(), "", "INFO", "replication")
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Addr(), err)
+		}
+		if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
+			return fmt.Errorf("%s: replica not in sync with its master yet", s.Addr())
 		}
 	}
 	return nil

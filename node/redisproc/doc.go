@@ -20,7 +20,11 @@
 //     running (Linux);
 //   - a Redis Cluster of such servers for tests (StartCluster): masters and
 //     replicas on loopback, joined by redis-cli, ready once every node says
-//     cluster_state:ok.
+//     cluster_state:ok;
+//   - a Sentinel set for tests (StartSentinel): a master, its replicas and
+//     Sentinels (redis-server sentinel.conf --sentinel) on loopback, with
+//     short timeouts so that a failover takes a few seconds, ready once the
+//     Sentinels agree on the master and every replica is linked to it.
 //
 // It lives beside package node, which is what runs it: a node's managed
 // Redis, which `kuebus dev` keeps with its data and AOF under the dev data
@@ -39,6 +43,8 @@
 //	                   with redis-cli --cluster create, its nodes killed
 //	                   and restarted one by one; Command, a one-shot RESP
 //	                   call for polling a server's state
+//	sentinel.go        StartSentinel: a Sentinel set of such servers, its
+//	                   master found, its servers killed and restarted
 //	procattr_linux.go  the child in a process group of its own, killed
 //	                   with its parent (Pdeathsig)
 //	procattr_other.go  elsewhere: default attributes, a plain kill

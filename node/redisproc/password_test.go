@@ -108,3 +108,23 @@ func TestLoadOrCreatePassword(t *testing.T) {
 		require.EqualError(t, err, "redisproc: password file "+path+" is empty: write the Redis password in it, or remove it to get a new one")
 	})
 }
+
+// TestConfigFileAndPassword: with a config file, which must be
+// redis-server's first argument, the password still comes on stdin ("-"
+// last), and the command line still overrides the file.
+func TestConfigFileAndPassword(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "redis.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("maxmemory 1mb\nappendonly yes\n"), 0o600))
+	s := start(t, Options{Dir: dir, ConfigFile: conf, Password: "pw"})
+	require.Equal(t, conf, s.proc.cmd.Args[1])
+	require.Equal(t, "-", s.proc.cmd.Args[len(s.proc.cmd.Args)-1])
+	requireReply(t, s.Addr(), "PING", "-NOAUTH Authentication required.")
+	info, err := Command(t.Context(), s.Addr(), "pw", "INFO", "memory")
+	require.NoError(t, err)
+	require.Contains(t, info, "maxmemory:1048576", "the file was read")
+	info, err = Command(t.Context(), s.Addr(), "pw", "INFO", "persistence")
+	require.NoError(t, err)
+	require.Contains(t, info, "aof_enabled:0", "the command line (--appendonly no) overrides the file")
+}

@@ -77,6 +77,10 @@ type Options struct {
 	// the defaults above, for example []string{"--maxmemory", "64mb"}. They
 	// must not change --bind or --port, which readiness relies on.
 	ExtraArgs []string
+	// ConfigFile, when set, is a configuration file redis-server reads
+	// before its command line (its first argument), and may rewrite: a
+	// Sentinel needs one. Default: none.
+	ConfigFile string
 }
 
 // Server is a redis-server child process. Its methods are safe for
@@ -254,16 +258,20 @@ func loopbackAddr(port int) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
-// args is redis-server's command line. With a password its first argument
-// is "-": redis-server then reads configuration from its standard input
-// first (stdinConfig), and applies the arguments after it.
+// args is redis-server's command line. With a password it has a "-"
+// argument: redis-server then reads configuration from its standard input
+// (stdinConfig). redis-server takes "-" only first or last: first without
+// a config file, so that the arguments after it override it; last after
+// the config file, which must come first.
 func args(opts Options, port int) []string {
 	appendOnly := "no"
 	if opts.AppendOnly {
 		appendOnly = "yes"
 	}
 	var a []string
-	if opts.Password != "" {
+	if opts.ConfigFile != "" {
+		a = append(a, opts.ConfigFile)
+	} else if opts.Password != "" {
 		a = append(a, "-")
 	}
 	a = append(a,
@@ -276,23 +284,36 @@ func args(opts Options, port int) []string {
 		"--protected-mode", "yes",
 		"--logfile", "", // stdout, captured into the tail buffer
 	)
-	return append(a, opts.ExtraArgs...)
+	a = append(a, opts.ExtraArgs...)
+	if opts.ConfigFile != "" && opts.Password != "" {
+		a = append(a, "-")
+	}
+	return a
 }
 
 // stdinConfig is the configuration redis-server reads from its standard
-// input: the password, which must not be on the command line. Every byte
-// is written as a \xHH escape inside double quotes, so any password
-// survives redis-server's config parser.
+// input: the password, which must not be on the command line, as the one
+// clients give (requirepass) and the one this server gives its master
+// when it is or becomes a replica (masterauth; a Sentinel set's servers
+// share one password, and any of them may be made a replica).
 func stdinConfig(opts Options) string {
 	if opts.Password == "" {
 		return ""
 	}
+	pw := quoteConfig(opts.Password)
+	return "requirepass " + pw + "\nmasterauth " + pw + "\n"
+}
+
+// quoteConfig writes s for a redis-server config line: every byte as a
+// \xHH escape inside double quotes, so that any string survives
+// redis-server's config parser.
+func quoteConfig(s string) string {
 	var b strings.Builder
-	b.WriteString(`requirepass "`)
-	for _, c := range []byte(opts.Password) {
+	b.WriteByte('"')
+	for _, c := range []byte(s) {
 		fmt.Fprintf(&b, `\x%02x`, c)
 	}
-	b.WriteString("\"\n")
+	b.WriteByte('"')
 	return b.String()
 }
 
@@ -459,6 +480,14 @@ func (s *Server) Pid() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.proc.cmd.Process.Pid
+}
+
+// Output returns the last lines the current (or last) process printed,
+// oldest first: why a server did what it did, for a test's log.
+func (s *Server) Output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc.out.String()
 }
 
 // Stop shuts the server down: SIGTERM, which makes redis-server flush its
