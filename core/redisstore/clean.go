@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -37,7 +38,7 @@ func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core
 	}
 	// A type whose Redis failed a moment ago is not tried (shards.go).
 	failed := typeErrs{}
-	tried := s.down.skip(now, []string{jobType}, failed)
+	tried, started := s.down.skip(now, []string{jobType}, failed)
 	if len(tried) == 0 {
 		return 0, false, failed[jobType]
 	}
@@ -48,7 +49,7 @@ func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core
 		}
 		failed[jobType] = err
 	}
-	s.down.note(now, tried, failed)
+	s.down.note(now, tried, failed, time.Since(started))
 	return removed, more, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,7 +27,7 @@ import (
 // was leased. When every type failed, it is the plain coded error.
 func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error) {
 	failed := typeErrs{}
-	tried := s.down.skip(now, types, failed) // shards.go: not those down a moment ago
+	tried, started := s.down.skip(now, types, failed) // shards.go: not those down a moment ago
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
 		picks, paused, err = s.readyHeads(ctx, tried, max-len(leased), failed)
@@ -56,7 +57,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 			break // nobody raced us: what was ready is leased
 		}
 	}
-	s.down.note(now, tried, failed)
+	s.down.note(now, tried, failed, time.Since(started))
 	return leased, paused, failed.result(distinct(types))
 }
 

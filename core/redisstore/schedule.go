@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -223,7 +224,7 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 		return nil, 0, err
 	}
 	failed := typeErrs{}
-	types := s.down.skip(now, all, failed)
+	types, started := s.down.skip(now, all, failed)
 	if len(types) == 0 {
 		return nil, 0, failed.result(len(all))
 	}
@@ -265,7 +266,7 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 	if err != nil {
 		return nil, 0, err
 	}
-	s.down.note(now, types, failed)
+	s.down.note(now, types, failed, time.Since(started))
 	return out, next, failed.result(len(all))
 }
 

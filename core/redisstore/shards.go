@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -27,11 +28,15 @@ import (
 // timeout, 3 s: every lease that names one of its types would wait that
 // long, and with it every other lease of the same core (a core leases one
 // call at a time), and the promoter's promote and rescue calls (1 s each)
-// would never finish. So lease, promote and rescue remember a type whose
-// Redis failed (downTypes) and skip it, reporting the remembered error,
-// for a while before they try it again: 2 s after a first failure, twice
-// as long after each failure in a row, at most 10 s, which is also the
-// longest a type whose master is back waits to be served again.
+// would never finish. So lease, promote, rescue, the schedules' and the
+// cleaner's reads remember a type whose Redis failed slowly (the call took
+// slowFailure or more) and skip it, reporting the remembered error, for a
+// while before they try it again: 2 s after a first failure, twice as
+// long after each slow failure in a row, at most 10 s, which is also the
+// longest a type whose master answers again waits to be served. A quick
+// failure (a refused connection, CLUSTERDOWN, MOVED during a failover) is
+// not remembered: trying again costs a round trip, and the type is served
+// again as soon as its master (or the replica promoted) answers.
 
 // typeErrs holds, by type, the coded errors of the types a call skipped.
 type typeErrs map[string]error
@@ -101,10 +106,12 @@ func distinct(list []string) int {
 	return len(seen)
 }
 
-// Retry windows of downTypes, in ms.
+// Retry windows of downTypes, in ms, and how long a call must have taken
+// for its failed types to be remembered.
 const (
 	downRetryFirst = 2_000
 	downRetryMax   = 10_000
+	slowFailure    = 250 * time.Millisecond
 )
 
 // downTypes remembers the job types whose Redis failed in lease, promote
@@ -122,14 +129,16 @@ type downType struct {
 }
 
 // skip puts into failed, with the error remembered, those of types that
-// are down at now, and returns the others, the ones to try.
-func (d *downTypes) skip(now int64, types []string, failed typeErrs) []string {
+// are down at now, and returns the others, the ones to try, and when the
+// call starts trying them (for note).
+func (d *downTypes) skip(now int64, types []string, failed typeErrs) (try []string, started time.Time) {
+	started = time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.m) == 0 {
-		return types // the hot path: nothing is down
+		return types, started // the hot path: nothing is down
 	}
-	try := make([]string, 0, len(types))
+	try = make([]string, 0, len(types))
 	for _, t := range types {
 		dt, ok := d.m[t]
 		if !ok || now >= dt.until {
@@ -138,25 +147,26 @@ func (d *downTypes) skip(now int64, types []string, failed typeErrs) []string {
 		}
 		failed[t] = bus.Errorf(bus.CodeOf(dt.err), "not tried again for %d ms after: %s", dt.until-now, bus.MessageOf(dt.err))
 	}
-	return try
+	return try, started
 }
 
-// note records the outcome of a call that tried types at now: a type in
-// failed with unavailable (its Redis did not answer, refused, or was
-// failing over) is down for its next window; any other answered, and is
-// forgotten. An internal error (a script failing) is quick and tells
-// nothing of the master, so it puts no type down. Call note only when the
-// call got its answers, not when it gave up (ctx done): that tells
-// nothing of the types.
-func (d *downTypes) note(now int64, tried []string, failed typeErrs) {
+// note records the outcome of a call that tried types at now and took
+// took: when it took slowFailure or more, a type in failed with
+// unavailable (its Redis did not answer in time) is down for its next
+// window; any other type tried is forgotten. A quick failure, and an
+// internal error (a script failing), tell nothing of a master that hangs,
+// so they put no type down. Call note only when the call got its answers,
+// not when it gave up (ctx done): that tells nothing of the types.
+func (d *downTypes) note(now int64, tried []string, failed typeErrs, took time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(failed) == 0 && len(d.m) == 0 {
 		return // the hot path
 	}
+	slow := took >= slowFailure
 	for _, t := range tried {
 		err, down := failed[t]
-		if !down || bus.CodeOf(err) != bus.CodeUnavailable {
+		if !down || !slow || bus.CodeOf(err) != bus.CodeUnavailable {
 			delete(d.m, t)
 			continue
 		}

@@ -398,7 +398,7 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		return nil, 0, err
 	}
 	failed := typeErrs{}
-	types := s.down.skip(now, all, failed)
+	types, started := s.down.skip(now, all, failed)
 	if len(types) == 0 {
 		return nil, 0, failed.result(len(all))
 	}
@@ -446,7 +446,7 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		earliest(at)
 		moved = append(moved, jobs...)
 	}
-	s.down.note(now, types, failed)
+	s.down.note(now, types, failed, time.Since(started))
 	return moved, next, failed.result(len(all))
 }
 
