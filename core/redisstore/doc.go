@@ -27,6 +27,10 @@
 //	            position
 //	row.go      a job's row: field order read from lua/includes/row.lua,
 //	            decoded by position into core.Job
+//	eval.go     how a script runs: sent again only when Redis did not run
+//	            it (NOSCRIPT, MOVED), then WAIT for replicas when asked
+//	topology.go a Cluster client's slot map reloaded on errors that may
+//	            mean a failover, and the scripts on every node
 //	connect.go  Conn (URL, Sentinel or Cluster), Open, Redis: the one way
 //	            other packages reach Redis
 //	client.go   client options (retries off, RESP2), ParseURL, Dial,
