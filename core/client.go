@@ -308,10 +308,23 @@ func (c *Client) IDsPage(ctx context.Context, req IDsRequest) (*IDsReply, error)
 	return &reply, nil
 }
 
-// Stats counts jobs per state and type.
+// Stats counts jobs per state and type. When some types cannot be read
+// (the Redis Cluster master that holds them is down) it fails with
+// unavailable, naming them; StatsPartial answers with the others.
 func (c *Client) Stats(ctx context.Context) (*Stats, error) {
 	var st Stats
 	if err := c.call(ctx, bus.MethodStats, Empty{}, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// StatsPartial is Stats that, when some types cannot be read, answers with
+// the counts of the others and lists those in TypeErrors (the totals leave
+// them out). A core older than the partial request answers invalid.
+func (c *Client) StatsPartial(ctx context.Context) (*Stats, error) {
+	var st Stats
+	if err := c.call(ctx, bus.MethodStats, StatsRequest{Partial: true}, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil

@@ -27,7 +27,7 @@ var Methods = []Method{
 	{bus.MethodCount, CountRequest{}, CountReply{}},
 	{bus.MethodTypes, Empty{}, TypesReply{}},
 	{bus.MethodIDs, IDsRequest{}, IDsReply{}},
-	{bus.MethodStats, Empty{}, Stats{}},
+	{bus.MethodStats, StatsRequest{}, Stats{}},
 	{bus.MethodSetState, SetStateRequest{}, Job{}},
 	{bus.MethodSetPriority, SetPriorityRequest{}, Job{}},
 	{bus.MethodPromote, LimitRequest{}, MoveReply{}},

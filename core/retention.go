@@ -163,4 +163,8 @@ const CleanLimitDefault = 1000
 type CleanReply struct {
 	Removed int  `json:"removed"`
 	More    bool `json:"more"`
+	// TypeErrors lists the types this call could not clean, sorted by
+	// type: the Redis Cluster master that holds them failed. Left out when
+	// every type was cleaned.
+	TypeErrors []TypeError `json:"type_errors,omitempty"`
 }

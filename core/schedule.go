@@ -67,6 +67,10 @@ type NameRequest struct {
 type FireReply struct {
 	Fired   int   `json:"fired"`
 	NextDue int64 `json:"next_due"`
+	// TypeErrors lists the types whose schedules this call could not look
+	// at or fire, sorted by type: the Redis Cluster master that holds them
+	// failed. Left out when every type was served.
+	TypeErrors []TypeError `json:"type_errors,omitempty"`
 }
 
 // SetSchedule creates or replaces a schedule and returns it with its next

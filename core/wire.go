@@ -243,6 +243,33 @@ type Stats struct {
 	// the line has stood still (kuebus_queue_oldest_job_age_seconds).
 	// Left out when no job waits.
 	ReadySince map[string]int64 `json:"ready_since,omitempty"`
+	// TypeErrors lists, in a reply to a partial stats request, the types
+	// whose counts could not be read (the Redis Cluster master that holds
+	// them failed), sorted by type. Those types are absent from Types,
+	// Paused and ReadySince, and the totals leave them out. Left out when
+	// every type was read; a stats request that is not partial fails whole
+	// instead.
+	TypeErrors []TypeError `json:"type_errors,omitempty"`
+}
+
+// StatsRequest is stats' request. The empty request ({}) is the one older
+// clients send.
+type StatsRequest struct {
+	// Partial asks for the counts of the types that could be read when
+	// others could not (a Redis Cluster master down), with the others
+	// listed in the reply's type_errors. Without it such a stats request
+	// fails whole with unavailable, naming the types: never a total that
+	// silently leaves a type out.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// TypeError is one job type that a call over several types could not
+// serve, while it served the others: the Redis (Cluster master) that holds
+// the type failed.
+type TypeError struct {
+	Type  string `json:"type"`
+	Code  string `json:"code"`  // a bus code: unavailable or internal
+	Error string `json:"error"` // what failed, for a person
 }
 
 // SetStateRequest is set_state's request.
@@ -271,6 +298,11 @@ const MoveLimitDefault = 1000
 type MoveReply struct {
 	Moved   int   `json:"moved"`
 	NextDue int64 `json:"next_due"`
+	// TypeErrors lists the types this call could not look at, sorted by
+	// type: the Redis Cluster master that holds them failed. Moved and
+	// NextDue count the other types only. Left out when every type was
+	// looked at.
+	TypeErrors []TypeError `json:"type_errors,omitempty"`
 }
 
 // Event is the body of every job and queue event.

@@ -73,11 +73,13 @@ func RunCleanLoop(ctx context.Context, cfg CleanConfig) error {
 		return err
 	}
 	log := cfg.Logger.With("component", "cleaner")
+	var shards shardWatch
 	repeat(ctx, log, "clean", cfg.RetryDelay, func(ctx context.Context) (time.Duration, error) {
 		reply, err := clean(ctx, cfg)
 		if err != nil {
 			return 0, err
 		}
+		shards.note(ctx, log, "clean", reply.TypeErrors)
 		if cfg.OnClean != nil {
 			cfg.OnClean(reply)
 		}

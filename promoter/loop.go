@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -208,6 +209,36 @@ type loop struct {
 	// what names the call ("promote"), and call makes it.
 	what string
 	call func(context.Context, int) (*core.MoveReply, error)
+	// shards tracks the types core reported it could not sweep.
+	shards shardWatch
+}
+
+// shardWatch logs the job types a promote or rescue reply lists in
+// type_errors (core skipped them: the Redis Cluster master that holds them
+// failed; the other types were swept) when that list changes: a master
+// down for minutes is one warning, not one per call, and its return is
+// noted. The loop goes on as after any successful call, so the healthy
+// types are promoted on time; the failed ones are tried again on every
+// call. Only its loop's goroutine uses it.
+type shardWatch struct {
+	failing string // the failing types of the last reply, joined
+}
+
+func (w *shardWatch) note(ctx context.Context, log *slog.Logger, what string, errs []core.TypeError) {
+	types := make([]string, len(errs))
+	for i, te := range errs {
+		types[i] = te.Type
+	}
+	failing := strings.Join(types, ",")
+	if failing == w.failing {
+		return
+	}
+	if failing == "" {
+		log.InfoContext(ctx, what+" reaches every job type again", "were_failing", w.failing)
+	} else {
+		log.WarnContext(ctx, what+" skipped job types whose Redis failed; the others go on", "types", types, "errors", errs)
+	}
+	w.failing = failing
 }
 
 // announced is the queue.due callback. It runs on the subscription's
@@ -257,6 +288,7 @@ func (l *loop) run(ctx context.Context) {
 			l.log.InfoContext(ctx, l.what+" works again", "failures", failures)
 			failures = 0
 		}
+		l.shards.note(ctx, l.log, l.what, reply.TypeErrors)
 		if reply.Moved > 0 {
 			l.log.DebugContext(ctx, l.what+" done", "moved", reply.Moved, "next_due", reply.NextDue)
 		}

@@ -76,11 +76,14 @@ func RunRescueLoop(ctx context.Context, cfg RescueConfig) error {
 		return err
 	}
 	log := cfg.Logger.With("component", "rescuer")
+	var shards shardWatch
 	repeat(ctx, log, "rescue", cfg.RetryDelay, func(ctx context.Context) (time.Duration, error) {
 		reply, err := rescue(ctx, cfg)
-		switch {
-		case err != nil:
+		if err != nil {
 			return 0, err
+		}
+		shards.note(ctx, log, "rescue", reply.TypeErrors)
+		switch {
 		case reply.Moved >= cfg.Limit:
 			return 0, nil // a full batch: more may be expired already
 		}

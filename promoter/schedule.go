@@ -77,7 +77,7 @@ func RunScheduleLoop(ctx context.Context, cfg ScheduleConfig) error {
 		if err != nil {
 			return nil, err
 		}
-		return &core.MoveReply{Moved: r.Fired, NextDue: r.NextDue}, nil
+		return &core.MoveReply{Moved: r.Fired, NextDue: r.NextDue, TypeErrors: r.TypeErrors}, nil
 	}
 	return runDueLoop(ctx, lc, cfg.Core, "schedule", fire)
 }

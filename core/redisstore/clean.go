@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -35,6 +36,25 @@ func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core
 	if rule.AtOnce || limit <= 0 {
 		return 0, false, fmt.Errorf("redisstore: clean %s %s: rule %+v, limit %d: a default is {age, count} and the limit positive", jobType, state, rule, limit)
 	}
+	// A type whose Redis failed a moment ago is not tried (shards.go).
+	failed := typeErrs{}
+	tried, started := s.down.skip(now, []string{jobType}, failed)
+	if len(tried) == 0 {
+		return 0, false, failed[jobType]
+	}
+	removed, more, err = s.clean(ctx, now, jobType, state, rule, limit)
+	if err != nil {
+		if ctx.Err() != nil {
+			return removed, more, err
+		}
+		failed[jobType] = err
+	}
+	s.down.note(now, tried, failed, time.Since(started))
+	return removed, more, err
+}
+
+// clean is Clean once its arguments are checked.
+func (s *Store) clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error) {
 	tk := s.keys.ofType(jobType)
 	index := indexOf(tk, state)
 	pipe := s.rdb.Pipeline()

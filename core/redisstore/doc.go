@@ -10,6 +10,8 @@
 //	            and priority, promote (the sweep promote and rescue share)
 //	lease.go    lease, the lease holders' operations (Apply), rescue
 //	query.go    ranges, counts, ids and stats: reads, no scripts
+//	shards.go   shard isolation: a type whose Redis (Cluster master) fails
+//	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused
 //	cancel.go   cancel: a job that has not finished ends in cancelled
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call
@@ -25,6 +27,10 @@
 //	            position
 //	row.go      a job's row: field order read from lua/includes/row.lua,
 //	            decoded by position into core.Job
+//	eval.go     how a script runs: sent again only when Redis did not run
+//	            it (NOSCRIPT, MOVED), then WAIT for replicas when asked
+//	topology.go a Cluster client's slot map reloaded on errors that may
+//	            mean a failover, and the scripts on every node
 //	connect.go  Conn (URL, Sentinel or Cluster), Open, Redis: the one way
 //	            other packages reach Redis
 //	client.go   client options (retries off, RESP2), ParseURL, Dial,

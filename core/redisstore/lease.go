@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,10 +19,18 @@ import (
 // another core leased in between is skipped, and the read is tried again
 // for what is missing. A type paused in between hands out nothing: the
 // script checks again. paused lists the types the last read found paused.
+//
+// A type whose Redis fails (on Cluster: the master that owns its slot) is
+// skipped for the rest of the call while the other types are leased from,
+// and so is a type that failed a moment ago (downTypes, shards.go); the
+// error is then a *service.TypesError naming the failed types, beside what
+// was leased. When every type failed, it is the plain coded error.
 func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error) {
+	failed := typeErrs{}
+	tried, started := s.down.skip(now, types, failed) // shards.go: not those down a moment ago
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
-		picks, paused, err = s.readyHeads(ctx, types, max-len(leased))
+		picks, paused, err = s.readyHeads(ctx, tried, max-len(leased), failed)
 		if err != nil {
 			return leased, nil, err
 		}
@@ -32,7 +41,11 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		for _, g := range groupEntries(picks) {
 			jobs, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
 			if err != nil {
-				return leased, paused, s.fail("lease", err)
+				if ctx.Err() != nil {
+					return leased, paused, ctx.Err()
+				}
+				failed[g.jobType] = s.fail("lease", err)
+				continue
 			}
 			for _, j := range jobs {
 				j.Lease = token
@@ -44,15 +57,24 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 			break // nobody raced us: what was ready is leased
 		}
 	}
-	return leased, paused, nil
+	s.down.note(now, tried, failed, time.Since(started))
+	return leased, paused, failed.result(distinct(types))
 }
 
-// readyHeads reads, in one round trip, whether each type is paused and the
-// first n members of its ready index, and returns the first n of the types
-// not paused, merged in queue order. Paused types are left out here, not
-// only in the script, so that the head of a paused type never stands in
-// the way of another type's ready jobs. It also returns the paused types.
-func (s *Store) readyHeads(ctx context.Context, types []string, n int) ([]entry, []string, error) {
+// readyHeads reads, in one round trip (one per master on Cluster), whether
+// each type is paused and the first n members of its ready index, and
+// returns the first n of the types not paused, merged in queue order.
+// Paused types are left out here, not only in the script, so that the head
+// of a paused type never stands in the way of another type's ready jobs.
+// It also returns the paused types. Types in failed are not read; a type
+// whose read fails is added to failed and left out.
+func (s *Store) readyHeads(ctx context.Context, types []string, n int, failed typeErrs) ([]entry, []string, error) {
+	if len(failed) > 0 {
+		types = slices.DeleteFunc(slices.Clone(types), failed.has)
+	}
+	if len(types) == 0 {
+		return nil, nil, nil
+	}
 	pipe := s.rdb.Pipeline()
 	flags := make([]*redis.SliceCmd, len(types)) // HMGET: a missing field is nil, no error
 	heads := make([]*redis.ZSliceCmd, len(types))
@@ -61,12 +83,16 @@ func (s *Store) readyHeads(ctx context.Context, types []string, n int) ([]entry,
 		flags[i] = pipe.HMGet(ctx, tk.stats(), pausedField)
 		heads[i] = pipe.ZRangeWithScores(ctx, tk.ready(), 0, int64(n-1))
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, nil, s.fail("read ready jobs", err)
+	_, err := pipe.Exec(ctx)
+	if err := s.perType(ctx, "read ready jobs", err, types, func(i int) []redis.Cmder { return []redis.Cmder{flags[i], heads[i]} }, failed); err != nil {
+		return nil, nil, err
 	}
 	var all []entry
 	var paused []string
 	for i, t := range types {
+		if failed.has(t) {
+			continue
+		}
 		if isPaused(flags[i].Val()[0]) {
 			paused = append(paused, t)
 			continue
@@ -185,7 +211,8 @@ func (s *Store) typesOf(ctx context.Context, ops []service.LeaseOp) ([]string, e
 }
 
 // Rescue takes back jobs whose lease ran out: to inactive within their stall
-// limit, else as a failed attempt (see rescueExpired).
+// limit, else as a failed attempt (see rescueExpired). Types whose Redis
+// fails are skipped, as sweep says.
 func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([]core.Job, int64, error) {
 	return s.sweep(ctx, now, limit, typeKeys.leases, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
 		next, jobs, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)

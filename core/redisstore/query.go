@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // The reads of ranges, counts, ids and stats. Each state has its own index
@@ -256,21 +258,30 @@ func (s *Store) sizes(ctx context.Context, types []string, state core.State) ([]
 	return sizes, nil
 }
 
-// Count counts the jobs of a state (or all) and a type (or all).
+// Count counts the jobs of a state (or all) and a type (or all). A type
+// whose Redis fails (on Cluster: its master is down) fails the count,
+// with an error that names it: a count that left it out would read as a
+// true total.
 func (s *Store) Count(ctx context.Context, state core.State, jobType string) (int64, error) {
 	types, err := s.typesFor(ctx, jobType)
 	if err != nil {
 		return 0, err
+	}
+	if len(types) == 0 {
+		return 0, nil
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.IntCmd, len(types))
 	for i, t := range types {
 		cmds[i] = pipe.ZCard(ctx, indexOf(s.keys.ofType(t), state))
 	}
-	if len(types) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
-			return 0, s.fail("count", err)
-		}
+	failed := typeErrs{}
+	_, err = pipe.Exec(ctx)
+	if err := s.perType(ctx, "count", err, types, func(i int) []redis.Cmder { return []redis.Cmder{cmds[i]} }, failed); err != nil {
+		return 0, err
+	}
+	if err := failed.whole(); err != nil {
+		return 0, err
 	}
 	var n int64
 	for _, c := range cmds {
@@ -280,7 +291,10 @@ func (s *Store) Count(ctx context.Context, state core.State, jobType string) (in
 }
 
 // Stats counts every state per type, adds up the work time, and lists the
-// paused types.
+// paused types. A type whose Redis fails (on Cluster: its master is down)
+// is left out of the counts and the totals, and the error is a
+// *service.TypesError that names it, beside the stats of the other types;
+// when every type failed, it is the plain coded error and no stats.
 func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 	types, err := s.Types(ctx)
 	if err != nil {
@@ -302,13 +316,25 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 		fields[i] = pipe.HMGet(ctx, tk.stats(), "work_time", pausedField)
 		heads[i] = pipe.ZRange(ctx, tk.ready(), 0, 0)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, s.fail("stats", err)
+	failed := typeErrs{}
+	_, err = pipe.Exec(ctx)
+	cmdsOf := func(i int) []redis.Cmder {
+		cmds := []redis.Cmder{fields[i], heads[i]}
+		for _, c := range counts[i] {
+			cmds = append(cmds, c)
+		}
+		return cmds
 	}
-	if err := s.readySince(ctx, st, types, heads); err != nil {
+	if err := s.perType(ctx, "stats", err, types, cmdsOf, failed); err != nil {
+		return nil, err
+	}
+	if err := s.readySince(ctx, st, types, heads, failed); err != nil {
 		return nil, err
 	}
 	for i, t := range types {
+		if failed.has(t) {
+			continue
+		}
 		var tc core.StateCounts
 		for j, state := range core.States {
 			tc.Add(state, counts[i][j].Val())
@@ -323,30 +349,43 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 			st.Paused = append(st.Paused, t)
 		}
 	}
+	if err := failed.result(len(types)); err != nil {
+		var te *service.TypesError
+		if !errors.As(err, &te) {
+			return nil, err // every type failed
+		}
+		return st, err
+	}
 	return st, nil
 }
 
 // readySince fills st.ReadySince: for each type with jobs waiting, the
 // promote_at of the job at the head of its ready queue (the next to run),
 // one more round trip. heads are the ZRANGE 0 0 of each type's ready.
-func (s *Store) readySince(ctx context.Context, st *core.Stats, types []string, heads []*redis.StringSliceCmd) error {
+// Types in failed are left out; a type whose read fails joins them.
+func (s *Store) readySince(ctx context.Context, st *core.Stats, types []string, heads []*redis.StringSliceCmd, failed typeErrs) error {
 	pipe := s.rdb.Pipeline()
-	at := make(map[string]*redis.StringCmd)
+	var read []string
+	var cmds []*redis.StringCmd
 	for i, t := range types {
-		if h := heads[i].Val(); len(h) == 1 {
-			at[t] = pipe.HGet(ctx, s.keys.ofType(t).job(readyID(h[0])), "promote_at")
+		if h := heads[i].Val(); !failed.has(t) && len(h) == 1 {
+			read = append(read, t)
+			cmds = append(cmds, pipe.HGet(ctx, s.keys.ofType(t).job(readyID(h[0])), "promote_at"))
 		}
 	}
-	if len(at) == 0 {
+	if len(read) == 0 {
 		return nil
 	}
 	// A head that left meanwhile reads as redis.Nil: that type is skipped.
-	if err := execReads(ctx, pipe); err != nil {
-		return s.fail("stats: ready heads", err)
+	_, err := pipe.Exec(ctx)
+	if err := s.perType(ctx, "stats: ready heads", err, read, func(i int) []redis.Cmder { return []redis.Cmder{cmds[i]} }, failed); err != nil {
+		return err
 	}
-	st.ReadySince = make(map[string]int64, len(at))
-	for t, cmd := range at {
-		if ms, err := cmd.Int64(); err == nil {
+	for i, t := range read {
+		if ms, err := cmds[i].Int64(); err == nil && !failed.has(t) {
+			if st.ReadySince == nil {
+				st.ReadySince = make(map[string]int64, len(read))
+			}
 			st.ReadySince[t] = ms
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -212,10 +213,20 @@ func (s *Store) readSchedules(ctx context.Context, keys []string) ([]service.Sto
 // DueSchedules returns up to limit schedules whose next tick is at or
 // before now, and the earliest next tick of the others: now itself when
 // more are due than it returns, so that the leader calls again at once.
+//
+// A type whose Redis fails (on Cluster: its master is down), or failed a
+// moment ago (downTypes, shards.go), is skipped and the others' schedules
+// are returned, with a *service.TypesError naming the skipped types; when
+// every type failed, the error is the plain coded one.
 func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]service.StoredSchedule, int64, error) {
-	types, err := s.Types(ctx)
+	all, err := s.Types(ctx)
 	if err != nil {
 		return nil, 0, err
+	}
+	failed := typeErrs{}
+	types, started := s.down.skip(now, all, failed)
+	if len(types) == 0 {
+		return nil, 0, failed.result(len(all))
 	}
 	pipe := s.rdb.Pipeline()
 	due := make([]*redis.StringSliceCmd, len(types))
@@ -226,12 +237,16 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 		due[i] = pipe.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: "-inf", Max: at, Count: int64(limit)})
 		head[i] = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: "(" + at, Max: "+inf", Count: 1})
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, 0, s.fail("read due schedules", err)
+	_, err = pipe.Exec(ctx)
+	if err := s.perType(ctx, "read due schedules", err, types, func(i int) []redis.Cmder { return []redis.Cmder{due[i], head[i]} }, failed); err != nil {
+		return nil, 0, err
 	}
 	var keys []string
 	var next int64
 	for i, t := range types {
+		if failed.has(t) {
+			continue
+		}
 		names := due[i].Val()
 		if len(names) == limit || len(keys)+len(names) > limit {
 			next = now // more may be due than this call takes
@@ -248,7 +263,11 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 		}
 	}
 	out, err := s.readSchedules(ctx, keys)
-	return out, next, err
+	if err != nil {
+		return nil, 0, err
+	}
+	s.down.note(now, types, failed, time.Since(started))
+	return out, next, failed.result(len(all))
 }
 
 // FireSchedule fires one tick (lua/fire_schedule.lua) as a job with a

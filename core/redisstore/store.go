@@ -49,7 +49,8 @@ type Store struct {
 	waitTimeout  time.Duration
 	topo         *topology // a Cluster's, from Redis.Store; nil otherwise
 
-	ids idSpace // ids.go
+	ids  idSpace   // ids.go
+	down downTypes // shards.go
 }
 
 var _ service.Store = (*Store)(nil)
@@ -372,7 +373,8 @@ func (s *Store) SetPriority(ctx context.Context, now, id int64, p core.Priority)
 	return j, nil
 }
 
-// Promote moves due delayed jobs to inactive, at most limit in all.
+// Promote moves due delayed jobs to inactive, at most limit in all. Types
+// whose Redis fails are skipped, as sweep says.
 func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, int64, error) {
 	return s.sweep(ctx, now, limit, typeKeys.due, func(tk typeKeys, ids []int64) (int64, []core.Job, error) {
 		next, jobs, err := s.runPromoteDue(ctx, tk, now, ids)
@@ -388,11 +390,22 @@ func (s *Store) Promote(ctx context.Context, now int64, limit int) ([]core.Job, 
 // index's head; then, for each type that has some, let move re-check and
 // move them in one script. It returns what moved, at most limit, and the
 // earliest time still waiting (0 when none).
+//
+// A type whose read or move fails (on Cluster: its master is down) is
+// skipped and the others are swept, and so is a type that failed a moment
+// ago (downTypes, shards.go); the error is then a *service.TypesError
+// naming the skipped types, beside what moved and the earliest time among
+// the types swept. When every type failed, it is the plain coded error.
 func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(typeKeys) string,
 	move func(typeKeys, []int64) (next int64, moved []core.Job, err error)) ([]core.Job, int64, error) {
-	types, err := s.Types(ctx)
+	all, err := s.Types(ctx)
 	if err != nil {
 		return nil, 0, err
+	}
+	failed := typeErrs{}
+	types, started := s.down.skip(now, all, failed)
+	if len(types) == 0 {
+		return nil, 0, failed.result(len(all))
 	}
 	pipe := s.rdb.Pipeline()
 	due := make([]*redis.StringSliceCmd, len(types))
@@ -402,10 +415,9 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		due[i] = pipe.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: int64(limit)})
 		head[i] = pipe.ZRangeWithScores(ctx, key, 0, 0)
 	}
-	if len(types) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
-			return nil, 0, s.fail("read due jobs", err)
-		}
+	_, err = pipe.Exec(ctx)
+	if err := s.perType(ctx, "read due jobs", err, types, func(i int) []redis.Cmder { return []redis.Cmder{due[i], head[i]} }, failed); err != nil {
+		return nil, 0, err
 	}
 	var moved []core.Job
 	var next int64
@@ -415,6 +427,9 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		}
 	}
 	for i, t := range types {
+		if failed.has(t) {
+			continue
+		}
 		ids := parseIDs(due[i].Val())
 		if room := limit - len(moved); len(ids) > room {
 			ids = ids[:room]
@@ -427,12 +442,17 @@ func (s *Store) sweep(ctx context.Context, now int64, limit int, index func(type
 		}
 		at, jobs, err := move(s.keys.ofType(t), ids)
 		if err != nil {
-			return moved, 0, err
+			if ctx.Err() != nil {
+				return moved, 0, ctx.Err()
+			}
+			failed[t] = err
+			continue
 		}
 		earliest(at)
 		moved = append(moved, jobs...)
 	}
-	return moved, next, nil
+	s.down.note(now, types, failed, time.Since(started))
+	return moved, next, failed.result(len(all))
 }
 
 func parseIDs(members []string) []int64 {

@@ -48,7 +48,9 @@ func checkRetention(defaults map[string]core.TypeRetention) error {
 
 // clean runs the store's clean over every type, complete, failed then
 // cancelled, each at most limit jobs; reply.More asks the leader to call
-// again at once.
+// again at once. A type whose Redis fails (a Cluster master down) is
+// skipped, named in reply.TypeErrors and on queue.error, and the others
+// are cleaned; only a call that cleaned no type fails.
 func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.CleanReply, error) {
 	limit, err := checkLimit(req.Limit)
 	if err != nil {
@@ -61,6 +63,7 @@ func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.Clea
 	// Rounded down, as for promote: no job goes before its age is over.
 	now := s.dueNow()
 	reply := &core.CleanReply{}
+	failed := map[string]error{}
 	for _, t := range types {
 		defaults := s.retentionOf(t)
 		for _, state := range core.FinishedStates {
@@ -70,10 +73,28 @@ func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.Clea
 				s.emit(s.subj.Queue(bus.QueueCleaned), &core.Event{Event: bus.QueueCleaned, Type: t, State: state, Removed: n, At: s.now()})
 			}
 			if err != nil {
-				return nil, fmt.Errorf("core: clean %s %s after %d removed: %w", t, state, reply.Removed, err)
+				err = fmt.Errorf("core: clean %s %s after %d removed: %w", t, state, reply.Removed, err)
+				if ctx.Err() != nil {
+					return nil, err
+				}
+				// Its Redis failed (a Cluster master down): clean the
+				// other types, and name this one.
+				failed[t] = err
+				break
 			}
 			reply.More = reply.More || more
 		}
 	}
+	if len(failed) == 0 {
+		return reply, nil
+	}
+	err = NewTypesError(failed)
+	if len(failed) == len(types) {
+		return nil, err.(*TypesError).Unwrap() // served none
+	}
+	te := err.(*TypesError)
+	s.errs.report(bus.MethodClean, err)
+	s.log.Warn("clean skipped job types whose Redis failed", "types", te.Types(), "removed", reply.Removed, "err", err)
+	reply.TypeErrors = te.Wire()
 	return reply, nil
 }

@@ -37,4 +37,6 @@
 //	waitroom.go        lease requests waiting for work, woken by events
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the
 //	                   service needs of storage, and what it gets back
+//	types_error.go     TypesError: a store call that served some job types
+//	                   while others' Redis (a Cluster master) failed
 package service

@@ -357,8 +357,22 @@ func (s *Service) ids(ctx context.Context, req *core.IDsRequest) (*core.IDsReply
 // field names, a cursor).
 const replyHeadroom = 8 << 10
 
-func (s *Service) stats(ctx context.Context, _ *core.Empty) (*core.Stats, error) {
-	return s.store.Stats(ctx)
+// stats answers with the counts of every type, or, when some types' Redis
+// failed (a Cluster master down): with a partial request, the counts of
+// the others and the failed ones in type_errors; without, unavailable
+// naming the failed types. Either way the failure goes to queue.error.
+func (s *Service) stats(ctx context.Context, req *core.StatsRequest) (*core.Stats, error) {
+	st, err := s.store.Stats(ctx)
+	var te *TypesError
+	if !errors.As(err, &te) {
+		return st, err
+	}
+	if !req.Partial {
+		return nil, te.Unwrap() // handle reports it
+	}
+	s.errs.report(bus.MethodStats, err)
+	st.TypeErrors = te.Wire()
+	return st, nil
 }
 
 // stateEvents says which event a move by hand into a state publishes.
@@ -448,8 +462,25 @@ func (s *Service) promote(ctx context.Context, req *core.LimitRequest) (*core.Mo
 	for i := range moved {
 		s.publish(bus.EventPromotion, &moved[i], nil)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("core: promote after %d moved: %w", len(moved), err)
+	return s.moveReply(bus.MethodPromote, moved, next, err)
+}
+
+// moveReply is promote's and rescue's reply. When the store skipped some
+// types (their Redis failed, a Cluster master down) and swept the others,
+// the call succeeds with what moved, the others' next due time and the
+// skipped types in type_errors, and the failure is reported on queue.error
+// and in core's log: the promoter goes on promoting the healthy types on
+// time, and tries the failed ones again on its next call. A call that
+// swept no type fails.
+func (s *Service) moveReply(method string, moved []core.Job, next int64, err error) (*core.MoveReply, error) {
+	var te *TypesError
+	switch {
+	case errors.As(err, &te):
+		s.errs.report(method, err)
+		s.log.Warn(method+" skipped job types whose Redis failed", "types", te.Types(), "moved", len(moved), "err", err)
+		return &core.MoveReply{Moved: len(moved), NextDue: next, TypeErrors: te.Wire()}, nil
+	case err != nil:
+		return nil, fmt.Errorf("core: %s after %d moved: %w", method, len(moved), err)
 	}
 	return &core.MoveReply{Moved: len(moved), NextDue: next}, nil
 }

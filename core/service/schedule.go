@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -118,14 +119,27 @@ func (s *Service) scheduleFire(ctx context.Context, req *core.LimitRequest) (*co
 	}
 	now := s.dueNow()
 	due, next, err := s.store.DueSchedules(ctx, now, limit)
-	if err != nil {
+	failed := map[string]error{}
+	var te *TypesError
+	switch {
+	case errors.As(err, &te):
+		maps.Copy(failed, te.Errs) // some types' Redis failed: fire the others'
+	case err != nil:
 		return nil, err
 	}
 	fired := 0
 	for i := range due {
+		jobType := due[i].Spec.Type
+		if _, down := failed[jobType]; down {
+			continue // its Redis failed on an earlier schedule of this call
+		}
 		at, ok, err := s.fire(ctx, now, &due[i])
 		if err != nil {
-			return nil, fmt.Errorf("core: schedule_fire after %d fired: %w", fired, err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("core: schedule_fire after %d fired: %w", fired, err)
+			}
+			failed[jobType] = err
+			continue
 		}
 		if ok {
 			fired++
@@ -134,7 +148,17 @@ func (s *Service) scheduleFire(ctx context.Context, req *core.LimitRequest) (*co
 			next = at
 		}
 	}
-	return &core.FireReply{Fired: fired, NextDue: next}, nil
+	reply := &core.FireReply{Fired: fired, NextDue: next}
+	if len(failed) > 0 {
+		// As promote's type_errors (moveReply): reported, and the call
+		// succeeds for the types it served, so the leader keeps its pace.
+		err := NewTypesError(failed)
+		te = err.(*TypesError)
+		s.errs.report(bus.MethodScheduleFire, err)
+		s.log.Warn("schedule_fire skipped job types whose Redis failed", "types", te.Types(), "fired", fired, "err", err)
+		reply.TypeErrors = te.Wire()
+	}
+	return reply, nil
 }
 
 // fire fires the latest tick of sc at or before now, and returns the tick

@@ -15,6 +15,9 @@ import (
 //
 // A Store trusts its input: the Service has validated and normalized it.
 // Errors are *bus.Error with a code (not_found, unavailable, internal, ...).
+// Lease, Promote, Rescue and Stats, which work over several job types,
+// return a *TypesError beside their result when some types failed (their
+// Redis Cluster master down) and the others were served.
 type Store interface {
 	// Heartbeat notes a worker's heartbeat as heard at now, or forgets it
 	// when it is gone (workers.go).

@@ -121,6 +121,16 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 	s.leaseMu.Lock()
 	jobs, paused, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
 	s.leaseMu.Unlock()
+	var te *TypesError
+	if errors.As(err, &te) {
+		// Some types' Redis failed (a Cluster master down), the others
+		// were served: report the failed ones, and go on with the others
+		// as if all were well, waiting for them too. The asker gets an
+		// error only when none of its types could be served.
+		s.errs.report(bus.MethodLease, err)
+		s.log.Warn("lease skipped job types whose Redis failed", "types", te.Types(), "err", err)
+		err = nil
+	}
 	if err == nil {
 		s.waits.notePaused(types, paused, since)
 	}
@@ -449,10 +459,7 @@ func (s *Service) rescue(ctx context.Context, req *core.RescueRequest) (*core.Mo
 	for i := range moved {
 		s.announceRescued(&moved[i])
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &core.MoveReply{Moved: len(moved), NextDue: next}, nil
+	return s.moveReply(bus.MethodRescue, moved, next, err)
 }
 
 // announceRescued publishes what rescue did to a job: stalled (back to

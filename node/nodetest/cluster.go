@@ -131,3 +131,36 @@ func NewClusterCore(t testing.TB, cfg service.Config) *Core {
 	c.Cluster = rdb
 	return c
 }
+
+// NewOwnCluster starts a Redis Cluster for one test alone, which it may
+// break (kill masters with no replica to take over) without touching the
+// binary's shared Cluster; the test's cleanup stops it and kills every
+// process it started. When it cannot start, the test fails.
+func NewOwnCluster(t testing.TB, opts redisproc.ClusterOptions) *redisproc.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), clusterStartTimeout)
+	defer cancel()
+	c, err := redisproc.StartCluster(ctx, opts)
+	if err != nil {
+		t.Fatalf("nodetest: cannot start a Redis Cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("nodetest: stop the Redis Cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// NewCoreOnCluster is NewClusterCore on the cluster c (from
+// NewOwnCluster): Core.Cluster is a client of the test's own to it.
+func NewCoreOnCluster(t testing.TB, cfg service.Config, c *redisproc.Cluster) *Core {
+	t.Helper()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	core := startCore(t, cfg, uniquePrefix("kc"), clusterconfig.Redis{
+		Cluster: &clusterconfig.RedisCluster{Addrs: c.Addrs()},
+	}, clusterconfig.Events{})
+	core.Cluster = rdb
+	return core
+}

@@ -149,6 +149,10 @@ type Core struct {
 	Cluster *redis.ClusterClient
 	Service *service.Service
 	Client  *core.Client
+
+	// What AddCore starts another core on: the Redis and the key prefix.
+	redis  clusterconfig.Redis
+	prefix string
 }
 
 // NewCore starts a node with embedded NATS and a core on a store under a
@@ -209,7 +213,42 @@ func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.
 	if err != nil {
 		t.Fatalf("nodetest: %v", err)
 	}
-	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client}
+	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client, redis: r, prefix: prefix}
+}
+
+// AddCore starts one more core for the queue of first (from NewCore): a
+// node with the core role alone, on first's NATS as an external server and
+// on first's Redis and keys, as a second machine would run it. Every core
+// joins the one queue group, so requests spread over them. cfg is as for
+// NewCore. The returned Core's NATS and Redis are first's; its Client
+// reaches any core of the group. It stops when the test ends.
+func AddCore(t testing.TB, first *Core, cfg service.Config) *Core {
+	t.Helper()
+	n, err := node.Start(context.Background(), node.Config{
+		Node: &clusterconfig.Config{
+			Name:        "nodetest-" + uniquePrefix("core"),
+			Roles:       []string{clusterconfig.RoleCore},
+			Prefix:      cfg.Subjects.Prefix(),
+			RedisPrefix: first.prefix,
+			NATS:        clusterconfig.NATS{External: &clusterconfig.ExternalNATS{URLs: []string{first.NATS.ClientURL()}}},
+			Redis:       first.redis,
+		},
+		Service: func(c *service.Config) {
+			store, conn := c.Store, c.Conn
+			*c = cfg
+			c.Store, c.Conn = store, conn
+		},
+	})
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("nodetest: stop the node: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("nodetest: %v", err)
+	}
+	return &Core{Node: n, NATS: first.NATS, Store: n.Store(), Redis: first.Redis, Cluster: first.Cluster,
+		Service: n.Service(), Client: first.Client, redis: first.redis, prefix: first.prefix}
 }
 
 // Queue starts a whole queue for a runnable Example, which has no
