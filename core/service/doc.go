@@ -35,6 +35,7 @@
 //	batcher.go         creates from concurrent requests share one store call
 //	trace.go           a create's traceparent header, kept by specs without their own
 //	waitroom.go        lease requests waiting for work, woken by events
+//	wakesubs.go        the wake events a core subscribes to: of the types its leases wait on
 //	store.go           Store, LeaseStore, LeaseOp and Applied: what the
 //	                   service needs of storage, and what it gets back
 //	types_error.go     TypesError: a store call that served some job types

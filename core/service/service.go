@@ -94,7 +94,8 @@ type Service struct {
 	waits    *waitRoom
 	errs     *errorReporter // queue.error
 	history  *history       // per-minute counts not yet in Redis
-	wakeSub  []*nats.Subscription
+	wakes    *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
+	wakeSub  []*nats.Subscription // queue.resume
 	closing  chan struct{} // closed by Stop: waiting leases answer at once
 	leaseMu  sync.Mutex    // one lease at a time per core (see leaseNow)
 	stopOnce sync.Once
@@ -118,17 +119,7 @@ func New(cfg Config) (*Service, error) {
 		waits: newWaitRoom(), closing: make(chan struct{})}
 	s.errs = newErrorReporter(s)
 	s.history = newHistory()
-	for _, ev := range wakeEvents {
-		sub, err := cfg.Conn.Subscribe(cfg.Subjects.JobEventsOf(ev, ""), s.waits.onEvent)
-		if err != nil {
-			s.unsubscribe()
-			return nil, fmt.Errorf("core: subscribe to %s events: %w", ev, err)
-		}
-		// Every enqueue of the deployment passes here; a burst must not be
-		// dropped as a slow consumer (a dropped wake delays a lease).
-		_ = sub.SetPendingLimits(1<<20, 256<<20)
-		s.wakeSub = append(s.wakeSub, sub)
-	}
+	s.wakes = newWakeSubs(cfg.Conn, cfg.Subjects, s.waits.onEvent, s.log, time.Now)
 	sub, err := cfg.Conn.Subscribe(cfg.Subjects.Queue(bus.QueueResume), s.waits.onResume)
 	if err != nil {
 		s.unsubscribe()
@@ -184,6 +175,7 @@ func (s *Service) unsubscribe() {
 	for _, sub := range s.wakeSub {
 		_ = sub.Unsubscribe()
 	}
+	s.wakes.close()
 }
 
 // withNodeDefaults fills what a spec leaves to the node: its stall limit,

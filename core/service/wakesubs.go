@@ -1,0 +1,156 @@
+package service
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// wakeSubs subscribes a core to the wake events (wakeEvents) of a job type
+// only while a lease of that type waits on it, and for wakeLinger after,
+// rather than to those of every type all the time. With every core
+// subscribed to every job's events, each core instance beyond the first
+// cost about 5 µs of CPU per job (docs/scaling.md): the NATS server's
+// fan-out and each core's read, for types none of its leases waited on.
+// A core's own events wake its own leases directly (publish), so a core
+// alone needs these subscriptions only for jobs other cores make ready.
+//
+// A lease holds its types (hold) from before its first read of Redis until
+// it answers (release). hold returns once the NATS server has the
+// subscriptions (a flush when one is new), so an event another core
+// publishes after a lease's read found nothing still reaches its wait.
+// Subscriptions of a type no lease has held for wakeLinger are dropped on
+// a later release: a core whose leases stop waiting keeps the last ones
+// until then, which costs what every core paid before, never a lost wake.
+type wakeSubs struct {
+	nc      *nats.Conn
+	subj    bus.Subjects
+	onEvent nats.MsgHandler
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu     sync.Mutex
+	byType map[string]*typeWake
+	swept  time.Time
+	closed bool
+}
+
+// typeWake is one type's subscriptions and who holds them.
+type typeWake struct {
+	subs  []*nats.Subscription
+	held  int           // leases holding the type now
+	idle  time.Time     // when held last fell to 0
+	ready chan struct{} // closed once the server has the subscriptions
+}
+
+// wakeLinger is how long a type's subscriptions outlive its last waiting
+// lease: workers lease again within their wait (1 s by default), so a type
+// that is being worked keeps its subscriptions, and no lease pays a flush.
+const wakeLinger = time.Minute
+
+func newWakeSubs(nc *nats.Conn, subj bus.Subjects, onEvent nats.MsgHandler, log *slog.Logger, now func() time.Time) *wakeSubs {
+	return &wakeSubs{nc: nc, subj: subj, onEvent: onEvent, log: log, now: now, byType: map[string]*typeWake{}}
+}
+
+// hold makes the wake events of types reach this core until release, and
+// returns once the server has the subscriptions. A subscription that
+// cannot be made is logged: the lease then waits its wait out at worst.
+func (w *wakeSubs) hold(types []string) {
+	var wait []chan struct{}
+	var fresh []*typeWake
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	for _, t := range types {
+		tw := w.byType[t]
+		if tw == nil {
+			tw = &typeWake{ready: make(chan struct{})}
+			for _, ev := range wakeEvents {
+				sub, err := w.nc.Subscribe(w.subj.JobEventsOf(ev, t), w.onEvent)
+				if err != nil {
+					w.log.Warn("wake-up subscription not made; a waiting lease may wake late", "type", t, "event", ev, "err", err)
+					continue
+				}
+				// A burst of a busy type must not be dropped as a slow
+				// consumer (a dropped wake delays a lease).
+				_ = sub.SetPendingLimits(1<<20, 256<<20)
+				tw.subs = append(tw.subs, sub)
+			}
+			w.byType[t] = tw
+			fresh = append(fresh, tw)
+		}
+		tw.held++
+		wait = append(wait, tw.ready)
+	}
+	w.mu.Unlock()
+	if len(fresh) > 0 {
+		if err := w.nc.Flush(); err != nil {
+			w.log.Warn("wake-up subscriptions not confirmed by NATS; a waiting lease may wake late", "types", types, "err", err)
+		}
+		for _, tw := range fresh {
+			close(tw.ready)
+		}
+	}
+	for _, ch := range wait {
+		<-ch // another lease's flush of the same type
+	}
+}
+
+// release ends a hold of types, and drops the subscriptions of types no
+// lease has held for wakeLinger.
+func (w *wakeSubs) release(types []string) {
+	now := w.now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range types {
+		if tw := w.byType[t]; tw != nil {
+			if tw.held--; tw.held == 0 {
+				tw.idle = now
+			}
+		}
+	}
+	if now.Sub(w.swept) < wakeLinger/2 {
+		return
+	}
+	w.swept = now
+	for t, tw := range w.byType {
+		if tw.held == 0 && now.Sub(tw.idle) >= wakeLinger {
+			tw.unsubscribe()
+			delete(w.byType, t)
+		}
+	}
+}
+
+// close drops every subscription; holds after it subscribe to nothing.
+func (w *wakeSubs) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	for t, tw := range w.byType {
+		tw.unsubscribe()
+		delete(w.byType, t)
+	}
+}
+
+// subscribed lists the types whose wake events reach this core (tests).
+func (w *wakeSubs) subscribed() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.byType))
+	for t := range w.byType {
+		out = append(out, t)
+	}
+	return out
+}
+
+func (tw *typeWake) unsubscribe() {
+	for _, sub := range tw.subs {
+		_ = sub.Unsubscribe()
+	}
+}
