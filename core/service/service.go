@@ -92,12 +92,12 @@ type Service struct {
 
 	creates  *bus.Batcher[core.Spec, stored]
 	waits    *waitRoom
-	errs     *errorReporter // queue.error
-	history  *history       // per-minute counts not yet in Redis
+	errs     *errorReporter       // queue.error
+	history  *history             // per-minute counts not yet in Redis
 	wakes    *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
 	wakeSub  []*nats.Subscription // queue.resume
-	closing  chan struct{} // closed by Stop: waiting leases answer at once
-	leaseMu  sync.Mutex    // one lease at a time per core (see leaseNow)
+	closing  chan struct{}        // closed by Stop: waiting leases answer at once
+	leaseMu  sync.Mutex           // one lease at a time per core (see leaseNow)
 	stopOnce sync.Once
 	stopErr  error
 }
