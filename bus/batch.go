@@ -25,8 +25,11 @@ type Batcher[T, R any] struct {
 // BatcherConfig configures a Batcher.
 type BatcherConfig[T, R any] struct {
 	// Flush runs one batch: one result per item, in order, or an error for
-	// the whole batch (every call in it gets that error). Required.
-	Flush func(items []T) ([]R, error)
+	// the whole batch (every call in it gets that error). ctx is the
+	// caller's when the batch is one caller's alone (SendsAlone), else
+	// context.Background(): a batch of several callers outlives each of
+	// them. Required.
+	Flush func(ctx context.Context, items []T) ([]R, error)
 	// Senders is how many batches may be on their way at once. Default 1.
 	Senders int
 	// MaxItems bounds the items of one batch. Default 1000.
@@ -47,6 +50,16 @@ type BatcherConfig[T, R any] struct {
 	// it is for callers whose ctx does not end early anyway (core's
 	// service, whose creates must be stored or failed once handed over).
 	CallerSends bool
+	// SendsAlone lets a call that finds a sender free and no other call
+	// waiting, once the calls about to join have had their chance
+	// (Gather), send itself as its own batch, in its own goroutine and
+	// under its own ctx: a lone call then pays no goroutine hand-off each
+	// way, and its ctx bounds it as if there were no batcher. When others
+	// joined meanwhile, the batch goes to a sender goroutine as usual and
+	// the call waits for it as any call does. For a client's calls, whose
+	// ctx may end early (core's client creates); see CallerSends for a
+	// caller that may send others' items too.
+	SendsAlone bool
 }
 
 type batchCall[T, R any] struct {
@@ -72,7 +85,9 @@ func NewBatcher[T, R any](cfg BatcherConfig[T, R]) *Batcher[T, R] {
 // Do hands items over and waits for their results. ctx bounds the wait;
 // once handed over, the items are flushed whatever ctx does, so a caller
 // that needs to know the outcome (a create must not be reported failed
-// after it was stored) passes a context that does not end early.
+// after it was stored) passes a context that does not end early. (A call
+// that SendsAlone sends as a batch of its own is flushed under ctx: it is
+// then what the call would be without a batcher.)
 func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 	call := &batchCall[T, R]{items: items, done: make(chan struct{})}
 	b.mu.Lock()
@@ -89,9 +104,22 @@ func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 			b.sendUntil(call)
 			return call.out, call.err
 		}
+		if b.cfg.SendsAlone {
+			b.senders.Add(1)
+			b.mu.Unlock()
+			if b.sendAlone(ctx, call) {
+				return call.out, call.err
+			}
+			return b.wait(ctx, call)
+		}
 		b.senders.Go(b.send)
 	}
 	b.mu.Unlock()
+	return b.wait(ctx, call)
+}
+
+// wait waits for call's batch, or for ctx.
+func (b *Batcher[T, R]) wait(ctx context.Context, call *batchCall[T, R]) ([]R, error) {
 	select {
 	case <-call.done:
 		return call.out, call.err
@@ -112,8 +140,34 @@ func (b *Batcher[T, R]) send() {
 			return
 		}
 		b.mu.Unlock()
-		b.flush(batch)
+		b.flush(context.Background(), batch)
 	}
+}
+
+// sendAlone flushes call as a batch of its own, under ctx, when no other
+// call waits once Gather has let the arriving ones in, and says so; else it
+// hands the waiting calls, call among them, to a sender goroutine, which
+// keeps the caller's place among the senders, and says false.
+func (b *Batcher[T, R]) sendAlone(ctx context.Context, call *batchCall[T, R]) bool {
+	defer b.senders.Done()
+	Gather(b.Waiting)
+	b.mu.Lock()
+	if len(b.waiting) != 1 || b.waiting[0] != call {
+		b.senders.Go(b.send)
+		b.mu.Unlock()
+		return false
+	}
+	b.waiting = nil
+	b.mu.Unlock()
+	b.flush(ctx, []*batchCall[T, R]{call})
+	b.mu.Lock()
+	if len(b.waiting) > 0 {
+		b.senders.Go(b.send)
+	} else {
+		b.sending--
+	}
+	b.mu.Unlock()
+	return true
 }
 
 // sendUntil flushes batches, in the caller's goroutine, until call is
@@ -144,7 +198,7 @@ func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
 			return
 		}
 		b.mu.Unlock()
-		b.flush(batch)
+		b.flush(context.Background(), batch)
 	}
 }
 
@@ -207,7 +261,7 @@ func (b *Batcher[T, R]) size(c *batchCall[T, R]) int {
 	return s
 }
 
-func (b *Batcher[T, R]) flush(batch []*batchCall[T, R]) {
+func (b *Batcher[T, R]) flush(ctx context.Context, batch []*batchCall[T, R]) {
 	var items []T
 	if len(batch) == 1 {
 		items = batch[0].items
@@ -216,7 +270,7 @@ func (b *Batcher[T, R]) flush(batch []*batchCall[T, R]) {
 			items = append(items, c.items...)
 		}
 	}
-	out, err := b.cfg.Flush(items)
+	out, err := b.cfg.Flush(ctx, items)
 	if err == nil && len(out) != len(items) {
 		err = Errorf(CodeInternal, "batch: %d results for %d items", len(out), len(items))
 	}

@@ -3,7 +3,6 @@ package bus_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -31,7 +30,7 @@ func newGate() *gate {
 	return &gate{entered: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (g *gate) flush(items []int) ([]string, error) {
+func (g *gate) flush(_ context.Context, items []int) ([]string, error) {
 	g.mu.Lock()
 	g.batches = append(g.batches, append([]int(nil), items...))
 	first := len(g.batches) == 1
@@ -70,18 +69,20 @@ func runCalls(t *testing.T, b *bus.Batcher[int, string], items [][]int) ([][]str
 // TestBatcherJoinsWhatArrivesWhileABatchIsOut: a lone call is flushed at
 // once, alone; the calls made while it is out go together in the next
 // batch, within MaxItems, each getting its own results in order. The same
-// holds when callers send their own batches (CallerSends).
+// holds when callers send their own batches (CallerSends), and when a
+// lone caller sends itself (SendsAlone).
 func TestBatcherJoinsWhatArrivesWhileABatchIsOut(t *testing.T) {
-	for _, callerSends := range []bool{false, true} {
-		t.Run(fmt.Sprintf("CallerSends=%v", callerSends), func(t *testing.T) {
-			testBatcherJoins(t, callerSends)
+	for _, mode := range []string{"", "CallerSends", "SendsAlone"} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			testBatcherJoins(t, mode)
 		})
 	}
 }
 
-func testBatcherJoins(t *testing.T, callerSends bool) {
+func testBatcherJoins(t *testing.T, mode string) {
 	g := newGate()
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed, CallerSends: callerSends})
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed,
+		CallerSends: mode == "CallerSends", SendsAlone: mode == "SendsAlone"})
 	defer b.Stop()
 
 	first := make(chan []string)
@@ -137,7 +138,7 @@ func TestBatcherCallerSendsALoneCallItself(t *testing.T) {
 	for _, callerSends := range []bool{false, true} {
 		var flushedIn string
 		b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed, CallerSends: callerSends,
-			Flush: func(items []int) ([]string, error) {
+			Flush: func(_ context.Context, items []int) ([]string, error) {
 				flushedIn = goroutineID()
 				return make([]string, len(items)), nil
 			}})
@@ -147,6 +148,43 @@ func TestBatcherCallerSendsALoneCallItself(t *testing.T) {
 		b.Stop()
 		require.Equal(t, callerSends, flushedIn == goroutineID(), "CallerSends=%v: flushed in the caller's goroutine", callerSends)
 	}
+}
+
+type ctxKey struct{}
+
+// TestBatcherSendsALoneCallUnderItsOwnContext: with SendsAlone, a lone
+// call is flushed in its caller's goroutine with its caller's context, so
+// a context that ends ends the call as it would without a batcher.
+func TestBatcherSendsALoneCallUnderItsOwnContext(t *testing.T) {
+	var flushedIn string
+	var got any
+	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed, SendsAlone: true,
+		Flush: func(ctx context.Context, items []int) ([]string, error) {
+			flushedIn, got = goroutineID(), ctx.Value(ctxKey{})
+			if items[0] == 2 {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return make([]string, len(items)), nil
+		}})
+	defer b.Stop()
+	out, err := b.Do(context.WithValue(context.Background(), ctxKey{}, "mine"), 1)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, goroutineID(), flushedIn, "flushed in the caller's goroutine")
+	require.Equal(t, "mine", got, "flushed with the caller's context")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := b.Do(ctx, 2)
+		done <- err
+	}()
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	out, err = b.Do(context.Background(), 3)
+	require.NoError(t, err, "the batcher serves on after a call its context ended")
+	require.Len(t, out, 1)
 }
 
 // TestBatcherFailsEveryCallOfAFailedBatch and keeps the calls of other
@@ -214,7 +252,7 @@ func TestBatcherBoundsABatchBySize(t *testing.T) {
 // a batcher nobody stops leaks nothing (the suite's leak check sees it).
 func TestBatcherRunsNoGoroutineWhileIdle(t *testing.T) {
 	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed,
-		Flush: func(items []int) ([]string, error) { return make([]string, len(items)), nil }})
+		Flush: func(_ context.Context, items []int) ([]string, error) { return make([]string, len(items)), nil }})
 	_, err := b.Do(context.Background(), 1)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return b.Senders() == 0 }, testWait, testTick)

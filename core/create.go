@@ -46,7 +46,7 @@ const (
 
 // newCreateBatcher batches creates for flush (c.sendCreates), with up to
 // senders messages on their way at once.
-func (c *Client) newCreateBatcher(senders int, flush func([]Spec) ([]created, error)) *bus.Batcher[Spec, created] {
+func (c *Client) newCreateBatcher(senders int, flush func(context.Context, []Spec) ([]created, error)) *bus.Batcher[Spec, created] {
 	// Half the server's limit leaves room for the fields beside data and
 	// for headers; a spec larger than that alone goes alone.
 	maxSize := int(c.nc.MaxPayload() / 2)
@@ -60,6 +60,10 @@ func (c *Client) newCreateBatcher(senders int, flush func([]Spec) ([]created, er
 		MaxSize:  maxSize,
 		Stopped:  bus.Errorf(bus.CodeUnavailable, "client is closed"),
 		Flush:    flush,
+		// A lone create goes from its caller's goroutine, under its
+		// caller's context, as if there were no batcher: no hand-off to
+		// a sender goroutine and back (docs/benchmarks.md).
+		SendsAlone: true,
 	})
 }
 
@@ -85,10 +89,10 @@ func (c *Client) createBatched(ctx context.Context, sp Spec, reply any) error {
 	return nil
 }
 
-// sendCreates sends one batch of creates. It outlives the calls that made
-// it, so it runs under the client's timeout, not a caller's context.
-func (c *Client) sendCreates(specs []Spec) ([]created, error) {
-	ctx := context.Background()
+// sendCreates sends one batch of creates, under ctx: a lone caller's own,
+// or, for a batch of several callers, which outlives each of them,
+// context.Background() and so the client's timeout.
+func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]created, error) {
 	if len(specs) == 1 {
 		var job Job
 		err := c.sendNow(ctx, bus.MethodCreate, specs[0], &job)

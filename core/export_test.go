@@ -1,12 +1,14 @@
 package core
 
+import "context"
+
 // HoldCreates makes the client call hold before each message of creates it
 // sends, with one message on its way at a time, so that a test can gather
 // calls into the next one.
 func HoldCreates(c *Client, hold func()) {
-	c.creates = c.newCreateBatcher(1, func(specs []Spec) ([]created, error) {
+	c.creates = c.newCreateBatcher(1, func(ctx context.Context, specs []Spec) ([]created, error) {
 		hold()
-		return c.sendCreates(specs)
+		return c.sendCreates(ctx, specs)
 	})
 }
 

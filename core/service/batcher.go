@@ -39,7 +39,7 @@ func newCreateBatcher(s *Service) *bus.Batcher[core.Spec, stored] {
 		Stopped:     errStopping,
 		CallerSends: true, // createJobs waits whatever ctx does
 
-		Flush: func(specs []core.Spec) ([]stored, error) {
+		Flush: func(_ context.Context, specs []core.Spec) ([]stored, error) {
 			// A batch outlives the calls that made it: its own context.
 			jobs, existing, err := s.store.Create(context.Background(), s.now(), specs)
 			if err != nil {
