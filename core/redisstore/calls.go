@@ -156,6 +156,19 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	return decodeRows(res), nil
 }
 
+// runLeaseHead leases up to max jobs from the head of one type's ready
+// (lease_head.lua): the jobs, and whether the type is paused (then none).
+func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, max int) ([]core.Job, bool, error) {
+	res, err := s.eval(ctx, leaseHead, append(tk.fixed(), tk.job(0)), now, worker, token, ttl, max).Slice()
+	if err != nil {
+		return nil, false, err
+	}
+	if len(res) == 0 {
+		return nil, false, fmt.Errorf("lease_head: an empty reply")
+	}
+	return decodeRows(res[1:]), num(res[0]) == 1, nil
+}
+
 // runRescueExpired takes back the jobs among ids whose lease ran out: the
 // next expiry (0: none) and the jobs taken back. The reply's code of each
 // (stall, failed attempt, failed) is not needed here: the job's state, and

@@ -14,8 +14,10 @@ import (
 )
 
 // Lease hands up to max ready jobs to a worker, best priority first across
-// the types that are not paused. It reads the head of ready (merged over
-// those types), then leases those jobs in one script per type; a job
+// the types that are not paused. For one type, one script reads the head
+// of ready and leases it (lease_head.lua). For several, it reads the head
+// of ready (merged over those types), then leases those jobs in one script
+// per type; a job
 // another core leased in between is skipped, and the read is tried again
 // for what is missing. A type paused in between hands out nothing: the
 // script checks again. paused lists the types the last read found paused.
@@ -28,6 +30,26 @@ import (
 func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error) {
 	failed := typeErrs{}
 	tried, started := s.down.skip(now, types, failed) // shards.go: not those down a moment ago
+	if distinct(tried) == 1 {
+		// One type: its head is read in the lease script itself, one
+		// round trip; nothing to merge across types.
+		t := tried[0]
+		jobs, isPaused, err := s.runLeaseHead(ctx, s.keys.ofType(t), now, worker, token, ttl, max)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, nil, ctx.Err()
+		case err != nil:
+			failed[t] = s.fail("lease", err)
+		case isPaused:
+			paused = []string{t}
+		}
+		for _, j := range jobs {
+			j.Lease = token
+			leased = append(leased, j)
+		}
+		s.down.note(now, tried, failed, time.Since(started))
+		return leased, paused, failed.result(distinct(types))
+	}
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
 		picks, paused, err = s.readyHeads(ctx, tried, max-len(leased), failed)

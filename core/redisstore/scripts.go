@@ -57,6 +57,7 @@ var (
 	setState      = loadScript("set_state.lua")
 	setPriority   = loadScript("set_priority.lua")
 	leaseJobs     = loadScript("lease.lua")
+	leaseHead     = loadScript("lease_head.lua")
 	rescueExpired = loadScript("rescue_expired.lua")
 	completeJobs  = loadScript("complete.lua")
 	failJobs      = loadScript("fail.lua")

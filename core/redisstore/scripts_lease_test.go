@@ -15,8 +15,9 @@ import (
 // One test per script of a lease: lease, the lease holder's operations
 // (complete, fail, touch, release, rejoin, progress) and rescue_expired.
 
-// TestLeaseTakesTheBestReadyJob: of two ready jobs the better priority is
-// leased, with its data and token, for its own ttl or the lease's.
+// TestLeaseTakesTheBestReadyJob (lease_head.lua, a lease of one type):
+// of two ready jobs the better priority is leased, with its data and
+// token, for its own ttl or the lease's.
 func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -64,6 +65,71 @@ func apply(t *testing.T, st *scriptStore, now int64, op core.Op, o service.Lease
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 	return res[0]
+}
+
+// TestLeaseHeadOfAPausedTypeLeasesNothing (lease_head.lua): a paused
+// type hands out nothing and is named paused; its jobs stay ready.
+func TestLeaseHeadOfAPausedTypeLeasesNothing(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := keyspace{
+		"{_}:types": []string{"t"},
+		"{t}:jobs":  map[string]float64{"1": 1},
+		"{t}:ready": map[string]float64{"0000000000000001:1": 0},
+		"{t}:seq":   "1",
+		"{t}:stats": map[string]string{"paused": "1"},
+		"{t}:job:1": jobHash(nil),
+	}
+	st.seed(before)
+	jobs, paused, err := st.Lease(ctx, 2000, []string{"t"}, 5, "w", "L", 0)
+	require.NoError(t, err)
+	require.Empty(t, jobs)
+	require.Equal(t, []string{"t"}, paused)
+	st.requireKeys(before, "nothing moved")
+}
+
+// TestLeaseAcrossTypesTakesTheBestOfEach (lease.lua, candidates a read
+// merged over several types): the best jobs over both types are leased,
+// each in its own type's keys; a paused type gives none and is named.
+func TestLeaseAcrossTypesTakesTheBestOfEach(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := keyspace{
+		"{_}:types": []string{"t", "u"},
+		"{t}:jobs":  map[string]float64{"1": 1},
+		"{t}:ready": map[string]float64{"0000000000000001:1": 0},
+		"{t}:seq":   "1",
+		"{t}:job:1": jobHash(nil),
+		"{u}:jobs":  map[string]float64{"2": 2, "3": 3},
+		"{u}:ready": map[string]float64{"0000000000000001:2": -5, "0000000000000002:3": 10},
+		"{u}:seq":   "2",
+		"{u}:job:2": jobHash(map[string]string{"id": "2", "type": "u", "priority": "-5", "rmember": "0000000000000001:2"}),
+		"{u}:job:3": jobHash(map[string]string{"id": "3", "type": "u", "priority": "10", "rmember": "0000000000000002:3"}),
+	}
+	st.seed(before)
+	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 2, "w", "L", 0)
+	require.NoError(t, err)
+	require.Empty(t, paused)
+	require.Len(t, jobs, 2)
+	require.Equal(t, int64(2), jobs[0].ID, "u's priority -5 first")
+	require.Equal(t, int64(1), jobs[1].ID, "then t's priority 0, before u's 10")
+	leased := map[string]string{"state": "active", "lease": "L", "lease_until": "3000", "lease_ttl": "1000",
+		"started_at": "2000", "updated_at": "2000", "worker_id": "w", "progress": "0"}
+	st.requireKeys(before.with(keyspace{
+		"{t}:ready":  nil,
+		"{t}:leases": map[string]float64{"1": 3000},
+		"{t}:job:1":  fields(before["{t}:job:1"].(map[string]string), leased),
+		"{u}:ready":  map[string]float64{"0000000000000002:3": 10},
+		"{u}:leases": map[string]float64{"2": 3000},
+		"{u}:job:2":  fields(before["{u}:job:2"].(map[string]string), leased),
+	}), "jobs 2 and 1 leased")
+
+	_, err = st.Pause(ctx, "u", true)
+	require.NoError(t, err)
+	jobs, paused, err = st.Lease(ctx, 2100, []string{"t", "u"}, 2, "w", "M", 0)
+	require.NoError(t, err)
+	require.Empty(t, jobs, "t has none left, u is paused")
+	require.Equal(t, []string{"u"}, paused)
 }
 
 // TestCompleteEndsTheLeaseOnce: the job is complete with its result,

@@ -19,8 +19,7 @@
 -- when the type is paused.
 -- Events: the service publishes job.start.<id>.<type> for each job it
 -- hands out.
---@include type_keys.lua
---@include row.lua
+--@include lease_job.lua
 
 if redis.call('HGET', K_STATS, 'paused') == '1' then return {} end
 
@@ -29,22 +28,8 @@ local lease_ttl = tonumber(ARGV[4])
 local out = {}
 for i = 5, #ARGV do
   if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
-    local jobkey = KEYS[6 + i]
     local id = string.match(ARGV[i], ':(%d+)$')
-    -- the row and data in one read, before the write: the fields lease
-    -- writes are not read (ROW_BUT, scripts.go) but set in the row below
-    local row = redis.call('HMGET', jobkey, ROW_BUT('state', 'lease', 'lease_until', 'lease_ttl',
-      'started_at', 'updated_at', 'worker_id', 'progress'), 'data')
-    local ttl = lease_ttl
-    if ttl == 0 then ttl = tonumber(row[R.ttl]) end
-    local until_ = now + ttl
-    redis.call('ZADD', K_LEASES, until_, id)
-    redis.call('HSET', jobkey, 'state', 'active', 'lease', lease, 'lease_until', until_, 'lease_ttl', ttl,
-      'started_at', now, 'updated_at', now, 'worker_id', worker, 'progress', 0)
-    row[R.state], row[R.lease], row[R.lease_until], row[R.lease_ttl] = 'active', lease, until_, ttl
-    row[R.started_at], row[R.updated_at], row[R.worker_id], row[R.progress] = now, now, worker, 0
-    row[#ROW + 1] = row[#ROW + 1] or ''
-    out[#out + 1] = row
+    out[#out + 1] = lease_job(KEYS[6 + i], id, now, worker, lease, lease_ttl)
   end
 end
 return out

@@ -1,0 +1,45 @@
+-- lease_head: hand the first ready jobs of one type to a worker under one
+-- lease token, reading the head of ready in the script itself: a lease of
+-- one type is then one round trip to Redis (lease.lua is given candidates
+-- that a read merged across several types first). A paused type hands out
+-- nothing. Running it twice, or on two cores at once, leases each job once:
+-- a member is leased as it leaves ready, in the same script.
+--
+-- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
+-- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
+-- KEYS[10] cancelled
+--                 the type's keys (includes/type_keys.lua)
+-- KEYS[11]        job:0, the key a job of the type with id 0 would have:
+--                 each leased job's key is this key with the job's id for
+--                 the final "0". The jobs are chosen here, so their keys
+--                 cannot come in through KEYS; built from this one, each
+--                 has the type's hash tag, so on Redis Cluster they are in
+--                 the slot of the declared keys, where a script may reach
+--                 them.
+--
+-- ARGV[1]  now        unix ms
+-- ARGV[2]  worker     the worker's id, "" for none
+-- ARGV[3]  lease      the lease token
+-- ARGV[4]  lease_ttl  ms each lease lasts; 0: each job's own ttl
+-- ARGV[5]  max        how many jobs at most, >= 1
+--
+-- Reply: {paused, row_1, data_1-in-row, ...}: paused 1 (and nothing else)
+-- when the type is paused, else 0 followed by each job leased, its row
+-- followed by its data ("" for none), best priority first, FIFO within
+-- one.
+-- Events: the service publishes job.start.<id>.<type> for each job it
+-- hands out.
+--@include lease_job.lua
+
+if redis.call('HGET', K_STATS, 'paused') == '1' then return {1} end
+
+local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local lease_ttl, max = tonumber(ARGV[4]), tonumber(ARGV[5])
+local base = string.sub(KEYS[11], 1, -2)
+local out = {0}
+for _, member in ipairs(redis.call('ZRANGE', K_READY, 0, max - 1)) do
+  redis.call('ZREM', K_READY, member)
+  local id = string.match(member, ':(%d+)$')
+  out[#out + 1] = lease_job(base .. id, id, now, worker, lease, lease_ttl)
+end
+return out
