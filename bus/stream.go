@@ -119,6 +119,7 @@ func EnsureEventStream(ctx context.Context, nc *nats.Conn, subj Subjects, cfg Ev
 		sc.Storage = jetstream.MemoryStorage
 	}
 	start, pause := time.Now(), ensureRetryMin
+	raced := false // lost a creation race once
 	for {
 		actx, cancel := context.WithTimeout(ctx, ensureAttemptTimeout)
 		st, err := js.CreateOrUpdateStream(actx, sc)
@@ -129,6 +130,11 @@ func EnsureEventStream(ctx context.Context, nc *nats.Conn, subj Subjects, cfg Ev
 		switch {
 		case cfg.FewerReplicas && sc.Replicas > 1 && isAPIError(err, jsNoSuitablePeers):
 			sc.Replicas-- // at once: the cluster answered, and has fewer servers up
+			continue
+		case (errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) || isAPIError(err, jetstream.JSErrCodeStreamNameInUse)) && !raced:
+			// Another core created it between our update (not found) and
+			// our create, with other replicas: the next update finds it.
+			raced = true
 			continue
 		case noJetStream(nc, err):
 			return nil, fmt.Errorf("bus: event stream %s: the NATS server has no JetStream (run nats-server with -js, or turn durable events off): %w: %w",

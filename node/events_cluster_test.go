@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
@@ -87,7 +88,8 @@ type started struct {
 // exists once, with a copy on each of the three servers; events that
 // cores publish through any node are stored and replay through any node;
 // and once the stream leader's node is stopped, the two left elect a new
-// leader, store new events and replay old and new.
+// leader, store new events and replay old and new; when it comes back, its
+// copy catches up.
 func TestDurableEventsOnAThreeNodeEmbeddedCluster(t *testing.T) {
 	rdb := nodetest.NewRedis(t)
 	prefix := nodetest.Prefix(t, rdb)
@@ -240,6 +242,16 @@ func TestDurableEventsOnAThreeNodeEmbeddedCluster(t *testing.T) {
 	t.Logf("%s (stream leader) stopped in %s; %s leads the stream %s after that", names[leader], stopped.Sub(stopping).Round(time.Millisecond),
 		info.Cluster.Leader, time.Since(stopped).Round(time.Millisecond))
 
+	// What a node that starts meanwhile does to the stream (the stopped
+	// one coming back, or either of the two left after a restart of its
+	// own) keeps its three replicas: with a copy's server down, the same
+	// config needs no new placement, so FewerReplicas does not shrink it.
+	kept, err := bus.EnsureEventStream(ctx, bustest.Connect(t, nodes[left[0]].NATS().ClientURL()), bus.Subjects{},
+		bus.EventStreamConfig{Replicas: 3, FewerReplicas: true}) // the nodes' config: defaults, replicas 3
+
+	require.NoError(t, err)
+	require.Equal(t, 3, kept.Config.Replicas, "a start with one server down keeps the stream's three replicas")
+
 	// The stream still takes events, and replays old and new.
 	for range 3 {
 		for _, i := range left {
@@ -249,6 +261,21 @@ func TestDurableEventsOnAThreeNodeEmbeddedCluster(t *testing.T) {
 	for _, i := range left {
 		require.ElementsMatch(t, want, replayEnqueued(t, clients[i], typ, len(want)), "replayed through %s after %s stopped", names[i], names[leader])
 	}
+
+	// The stopped node comes back, on its own files: its copy catches up.
+	await(leader, start(leader))
+	require.Eventually(t, func() bool {
+		st, err := jss[left[0]].Stream(ctx, "KUEBUS_EVENTS")
+		if err != nil {
+			return false
+		}
+		info = st.CachedInfo()
+		ok := info.Cluster != nil && info.Cluster.Leader != "" && len(info.Cluster.Replicas) == 2
+		for _, r := range info.Cluster.Replicas {
+			ok = ok && r.Current
+		}
+		return ok
+	}, 30*time.Second, 100*time.Millisecond, "the node back has a current copy")
 }
 
 // replayEnqueued replays the enqueue events of type typ through c from the
