@@ -49,5 +49,6 @@
 //	                  in-process users of the node's own parts
 //	permissions.go    Role and the NATS permissions of each role
 //	stream.go         durable events: EnsureEventStream (the JetStream
-//	                  stream on job.> and queue.>) and ReplayEvents
+//	                  stream on job.> and queue.>, waiting while a
+//	                  clustered JetStream has no quorum) and ReplayEvents
 package bus

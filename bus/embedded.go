@@ -19,11 +19,16 @@ type EmbeddedConfig struct {
 	// Listen is the client address HOST:PORT. Port 0 or -1 picks a free one.
 	// Default "127.0.0.1:-1".
 	Listen string
-	// ServerName names the server in a cluster. Default: generated.
+	// ServerName names the server in a cluster. Default: generated, except
+	// with JetStream in a cluster, where NATS requires one and each server
+	// needs its own (kuebus node gives the node's name).
 	ServerName string
 	// ClusterName, ClusterListen and Routes join a NATS cluster: the server
 	// listens for routes on ClusterListen and dials every URL in Routes
-	// (nats-route://host:port). All empty means a single server.
+	// (nats-route://host:port). All empty means a single server. With
+	// JetStreamDir the JetStream is clustered too, under ClusterName: it
+	// counts its servers from Routes, and serves once more than half of
+	// them are up (its meta leader is elected).
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
@@ -161,7 +166,16 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	if !srv.ReadyForConnections(wait) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, fmt.Errorf("bus: embedded NATS on %s:%d not ready after %s (is the port in use?)", host, port, wait)
+		why := "is the port in use?"
+		if cfg.JetStreamDir != "" {
+			// A JetStream that cannot start stops the server's start, and
+			// the server logs why only to the logs we turned off.
+			why += " Can JetStream write its store folder " + cfg.JetStreamDir + "?"
+			if cfg.ClusterListen != "" {
+				why += " In a cluster, JetStream also needs routes to the other servers."
+			}
+		}
+		return nil, fmt.Errorf("bus: embedded NATS on %s:%d not ready after %s (%s)", host, port, wait, why)
 	}
 	e.srv = srv
 	return e, nil

@@ -37,16 +37,68 @@ type EventStreamConfig struct {
 	// Memory keeps the stream in the server's memory instead of on file:
 	// it survives a reader's restart, not the server's. Default false.
 	Memory bool
+	// Replicas is how many servers of a JetStream cluster keep a copy of
+	// every event, 1 to 5 (JetStream's own bound), and no more than the
+	// cluster has servers; with 3 of 3 the stream survives the loss of one
+	// server. Default 1: one server, as on a single server.
+	Replicas int
+	// FewerReplicas lets EnsureEventStream make (or keep) the stream with
+	// fewer replicas than Replicas, as many as the servers up can hold,
+	// when the cluster cannot place them all yet (the first servers of a
+	// cluster to start have their quorum before the others are up). The
+	// info returned says how many it got; a later call raises them. Default
+	// false: fail with JetStream's "no suitable peers".
+	FewerReplicas bool
+	// WaitFunc, when set, is called each time EnsureEventStream finds
+	// JetStream not ready yet (err wraps ErrJetStreamNotReady) and waits to
+	// try again: a caller's log line. Default: none.
+	WaitFunc func(err error)
 }
 
 // ErrNotDurable says the events of a deployment are not kept: its NATS has
 // no JetStream, or no event stream (events.durable is off).
 var ErrNotDurable = errors.New("kuebus: events are not durable here")
 
+// ErrNoJetStream says the NATS server has no JetStream at all: it runs
+// without -js (or jetstream {} in its config), or the account has none.
+var ErrNoJetStream = errors.New("kuebus: the NATS server has no JetStream")
+
+// ErrJetStreamNotReady says JetStream is on but cannot serve yet: a
+// clustered JetStream has no meta leader until a quorum of its servers
+// (2 of 3) are up and routed, and answers nothing, or "temporarily
+// unavailable", meanwhile.
+var ErrJetStreamNotReady = errors.New("kuebus: JetStream is not ready yet")
+
+// Retry pacing of EnsureEventStream while JetStream is not ready: one
+// attempt may take ensureAttemptTimeout (a leaderless cluster answers
+// nothing), and the pause between attempts grows from ensureRetryMin to
+// ensureRetryMax.
+const (
+	ensureAttemptTimeout = 3 * time.Second
+	ensureRetryMin       = 100 * time.Millisecond
+	ensureRetryMax       = time.Second
+)
+
+// jsNoSuitablePeers is the code of JetStream's "no suitable peers for
+// placement": fewer servers up than the stream's replicas.
+const jsNoSuitablePeers = 10005
+
+// jsClusterNotAvailable is the code of JetStream's "JetStream system
+// temporarily unavailable": a clustered JetStream that has had no meta
+// leader for a while.
+const jsClusterNotAvailable = 10008
+
 // EnsureEventStream creates the deployment's event stream, or updates its
-// limits when it exists: every core node does it at start, so it is
-// idempotent. It fails with a clear error when the server has no
-// JetStream, and returns the stream's info.
+// limits and replicas when it exists: every core node does it at start, so
+// it is idempotent. It returns the stream's info.
+//
+// While JetStream is not ready (a clustered JetStream before a quorum of
+// its servers is up: no meta leader), it tries again, calling
+// cfg.WaitFunc before each pause, until ctx ends; then its error wraps
+// ErrJetStreamNotReady and the last answer. A server without JetStream
+// fails at once, with an error that wraps ErrNoJetStream. Anything else
+// (a replica count the cluster cannot place, a permission) fails at once
+// with the server's own words.
 func EnsureEventStream(ctx context.Context, nc *nats.Conn, subj Subjects, cfg EventStreamConfig) (*jetstream.StreamInfo, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -61,25 +113,88 @@ func EnsureEventStream(ctx context.Context, nc *nats.Conn, subj Subjects, cfg Ev
 		MaxAge:      cmp.Or(cfg.MaxAge, EventMaxAgeDefault),
 		MaxBytes:    cmp.Or(cfg.MaxBytes, EventMaxBytesDefault),
 		Storage:     jetstream.FileStorage,
+		Replicas:    max(cfg.Replicas, 1),
 	}
 	if cfg.Memory {
 		sc.Storage = jetstream.MemoryStorage
 	}
-	st, err := js.CreateOrUpdateStream(ctx, sc)
-	if err != nil {
-		if noJetStream(err) {
-			return nil, fmt.Errorf("bus: event stream %s: the NATS server has no JetStream (run nats-server with -js, or turn durable events off): %w", sc.Name, err)
+	start, pause := time.Now(), ensureRetryMin
+	raced := false // lost a creation race once
+	for {
+		actx, cancel := context.WithTimeout(ctx, ensureAttemptTimeout)
+		st, err := js.CreateOrUpdateStream(actx, sc)
+		cancel()
+		if err == nil {
+			return st.CachedInfo(), nil
 		}
-		return nil, fmt.Errorf("bus: event stream %s: %w", sc.Name, err)
+		switch {
+		case cfg.FewerReplicas && sc.Replicas > 1 && isAPIError(err, jsNoSuitablePeers):
+			sc.Replicas-- // at once: the cluster answered, and has fewer servers up
+			continue
+		case (errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) || isAPIError(err, jetstream.JSErrCodeStreamNameInUse)) && !raced:
+			// Another core created it between our update (not found) and
+			// our create, with other replicas: the next update finds it.
+			raced = true
+			continue
+		case noJetStream(nc, err):
+			return nil, fmt.Errorf("bus: event stream %s: the NATS server has no JetStream (run nats-server with -js, or turn durable events off): %w: %w",
+				sc.Name, ErrNoJetStream, err)
+		case !jetStreamNotReady(err):
+			return nil, fmt.Errorf("bus: event stream %s (%d replicas): %w", sc.Name, sc.Replicas, err)
+		}
+		waited := time.Since(start).Round(time.Millisecond)
+		notReady := fmt.Errorf("bus: event stream %s: JetStream not ready after %s: no meta leader yet? (a clustered JetStream has none until a quorum, more than half of its servers, is up and routed: 2 of 3): %w: %w",
+			sc.Name, waited, ErrJetStreamNotReady, err)
+		if ctx.Err() != nil {
+			return nil, notReady
+		}
+		if cfg.WaitFunc != nil {
+			cfg.WaitFunc(notReady)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, notReady
+		case <-t.C:
+		}
+		pause = min(2*pause, ensureRetryMax)
 	}
-	return st.CachedInfo(), nil
 }
 
 // noJetStream says err means the server (or the account) has no JetStream:
-// no one answers the API, or the server says it is off.
-func noJetStream(err error) bool {
-	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
+// the server says it is off, or no one answers the API of a server whose
+// INFO says it has none (one whose INFO says it has is only not ready).
+func noJetStream(nc *nats.Conn, err error) bool {
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return true
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		on, _ := nc.ConnectedServerJetStream()
+		return !on
+	}
+	return false
+}
+
+// jetStreamNotReady says err is what a JetStream without a meta leader
+// answers: nothing within the attempt's time, no responders on a server
+// that has JetStream (noJetStream ruled out the others), or "temporarily
+// unavailable".
+func jetStreamNotReady(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || isAPIError(err, jsClusterNotAvailable)
+}
+
+// isAPIError says err is JetStream's API error of this code.
+func isAPIError(err error, code jetstream.ErrorCode) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == code
+}
+
+// missingStream says err means there is no event stream to read: the
+// server has no JetStream, or not this stream.
+func missingStream(nc *nats.Conn, err error) bool {
+	return errors.Is(err, jetstream.ErrStreamNotFound) || (err != nil && noJetStream(nc, err))
 }
 
 // StoredEvent is one event read back from the event stream.
@@ -132,7 +247,7 @@ func ReplayEvents(ctx context.Context, nc *nats.Conn, subj Subjects, opts Replay
 	}
 	stream, err := js.Stream(ctx, name)
 	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound) || (err != nil && noJetStream(err)):
+	case missingStream(nc, err):
 		return fmt.Errorf("bus: replay: no event stream %s (turn events.durable on): %w", name, ErrNotDurable)
 	case err != nil:
 		return fmt.Errorf("bus: replay %s: %w", name, err)
@@ -191,7 +306,7 @@ func EventStreamNext(ctx context.Context, nc *nats.Conn, subj Subjects) (uint64,
 	}
 	stream, err := js.Stream(ctx, name)
 	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound) || (err != nil && noJetStream(err)):
+	case missingStream(nc, err):
 		return 0, fmt.Errorf("bus: no event stream %s (turn events.durable on): %w", name, ErrNotDurable)
 	case err != nil:
 		return 0, fmt.Errorf("bus: event stream %s: %w", name, err)

@@ -72,8 +72,12 @@ func TestEnsureEventStreamAppliesItsLimitsAndIsIdempotent(t *testing.T) {
 func TestEnsureEventStreamWithoutJetStreamSaysSo(t *testing.T) {
 	t.Parallel()
 	srv := bustest.NewServer(t) // JetStream off
+	start := time.Now()
 	_, err := bus.EnsureEventStream(context.Background(), srv.Conn, bus.Subjects{}, bus.EventStreamConfig{})
 	require.ErrorContains(t, err, "has no JetStream")
+	require.ErrorIs(t, err, bus.ErrNoJetStream)
+	require.NotErrorIs(t, err, bus.ErrJetStreamNotReady)
+	require.Less(t, time.Since(start), time.Second, "at once: there is nothing to wait for")
 
 	err = bus.ReplayEvents(context.Background(), srv.Conn, bus.Subjects{}, bus.ReplayOptions{}, func(bus.StoredEvent) error { return nil })
 	require.ErrorIs(t, err, bus.ErrNotDurable)

@@ -350,7 +350,7 @@ func (c *Config) withDefaults() {
 	if c.Has(RoleHTTP) && c.HTTP.Listen == "" {
 		c.HTTP.Listen = HTTPListenDefault
 	}
-	c.Events.withDefaults()
+	c.Events.withDefaults(c.embeddedServers())
 	if c.Has(RoleHTTP) && c.HTTP.SessionTTL == 0 {
 		c.HTTP.SessionTTL = HTTPSessionTTLDefault
 	}

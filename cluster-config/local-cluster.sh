@@ -27,6 +27,9 @@
 #               ports in the YAML files: 4222.., 6222.., 7946.., 8080..)
 #   KUEBUS_BIN  use this kuebus binary instead of building one
 #   WAIT        seconds up waits for the cluster (default 60)
+#   KUEBUS_EVENTS_DURABLE=true  (for up) durable events, replicated on the
+#               three servers, each with its JetStream files in
+#               $RUN_DIR/NAME.jetstream; start NAME does the same after it
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,6 +98,12 @@ node_env() {
   cat "$RUN_DIR/secrets.env"
   echo "KUEBUS_REDIS_URL=$(cat "$RUN_DIR/redis.url")"
   echo "KUEBUS_LOG_FORMAT=text" # status and up read the ready line
+  # Durable events, as up was told (start NAME too): each server keeps
+  # its JetStream files apart.
+  if [[ -f $RUN_DIR/durable-events ]]; then
+    echo "KUEBUS_EVENTS_DURABLE=true"
+    echo "KUEBUS_EVENTS_STORE_DIR=$RUN_DIR/$1.jetstream"
+  fi
   [[ -z ${PORT_BASE:-} ]] && return
   for j in 0 1 2; do
     [[ $j == "$i" ]] && continue
@@ -183,6 +192,9 @@ cmd_up() {
   fi
   start_redis
   make_secrets
+  # A node restarted without JetStream would leave the stream's quorum:
+  # remember the choice for start NAME.
+  if [[ ${KUEBUS_EVENTS_DURABLE:-} == true ]]; then : >"$RUN_DIR/durable-events"; else rm -f "$RUN_DIR/durable-events"; fi
   for name in "${NODES[@]}"; do start_node "$name"; done
   for name in "${NODES[@]}"; do wait_ready "$name"; done
   wait_ring

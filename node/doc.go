@@ -38,7 +38,9 @@
 //	           Failed and the parts a test may reach
 //	nats.go    embedded or external NATS, and the parts' connections
 //	core.go    Redis and the core service
-//	events.go  the durable event stream (events.durable), made by core
+//	events.go  the durable event stream (events.durable), made by core,
+//	           waiting for a JetStream cluster's quorum; its replicas
+//	           raised in the background once the servers are up
 //	http.go    the HTTP API, its /metrics (httpapi/prom) and their auth
 //	ring.go    the promoter's member of the ring
 //	stop.go    Stop and its order

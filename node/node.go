@@ -52,6 +52,8 @@ type Node struct {
 	ring       *promoter.Node
 	stopRing   context.CancelFunc
 	running    sync.WaitGroup // owns the ring's goroutine
+	stopRaise  context.CancelFunc
+	raising    sync.WaitGroup // owns raiseReplicas (events.go)
 
 	failed   chan struct{} // closed by the first fail
 	mu       sync.Mutex

@@ -22,6 +22,12 @@ func (n *Node) Stop() error {
 
 func (n *Node) stop() error {
 	var errs []error
+	// 0. The event stream's replica raiser (events.go), which calls
+	// JetStream on core's connection.
+	if n.stopRaise != nil {
+		n.stopRaise()
+		n.raising.Wait()
+	}
 	// 1. The promoter: step down (its loops are cancelled and awaited),
 	// leave the ring, stop serving cluster.status, shut memberlist down.
 	if n.stopRing != nil {
