@@ -705,8 +705,16 @@ async function render(live) {
   fresh.clear();
 }
 
-// slotsFor lists the parts of a view: [name, key of its data, draw].
+// slotsFor lists the parts of a view: [name, key of its data, draw]. Every
+// view, an error too, starts with the warning that names the types whose
+// Redis shard is down: what fails over all types (the list of all, say)
+// fails because of them.
 function slotsFor(r, data, error) {
+  const typeErrors = (stats && stats.type_errors) || [];
+  return [["shards", JSON.stringify(typeErrors), () => renderTypeErrors(typeErrors)], ...viewSlots(r, data, error)];
+}
+
+function viewSlots(r, data, error) {
   if (error) {
     return [["error", error.message, () => h("div", { class: "panel" }, h("p", { class: "errorbox" }, error.message))]];
   }
@@ -716,9 +724,7 @@ function slotsFor(r, data, error) {
   if (r.view === "search") return [["search", JSON.stringify([r, data]), () => renderSearch(r, data)]];
   const counts = [...STATES, "all"].map((s) => count(s, r.type));
   const types = (stats && stats.types) || {};
-  const typeErrors = (stats && stats.type_errors) || [];
   return [
-    ["shards", JSON.stringify(typeErrors), () => renderTypeErrors(typeErrors)],
     ["cards", JSON.stringify([r, counts]), () => renderCards(r)],
     ["chart", JSON.stringify([r.type, data.history]), () => renderChart(r, data.history)],
     ["list", JSON.stringify([r, data.list, counts, Object.keys(types)]), () => renderList(r, data.list)],
