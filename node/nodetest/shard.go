@@ -13,10 +13,9 @@ import (
 	"github.com/kuebus/kuebus/node/redisproc"
 )
 
-// A dead shard (issue 15, finding 4): tests outside core/redisstore that
-// show what operators see with one Redis Cluster master down share these.
-// core/redisstore's cluster_shard_test.go has its own copies, written
-// first.
+// A dead shard (issue 15, finding 4): the tests of core/redisstore, and
+// those that show what operators see with one Redis Cluster master down
+// (httpapi, cmd/kuebus), break a cluster with these.
 
 // NewShardCluster is a Redis Cluster of the test's own that it may break:
 // 3 masters with no replica, so that a killed master stays down with no
