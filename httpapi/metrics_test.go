@@ -90,6 +90,8 @@ func TestMetrics(t *testing.T) {
 		`kuebus_queue_depth{state="inactive",type="sms"} 1`,
 		`kuebus_queue_depth{state="failed",type="sms"} 0`,
 		`kuebus_core_up 1`,
+		`kuebus_type_up{type="email"} 1`,
+		`kuebus_type_up{type="sms"} 1`,
 		`kuebus_queue_paused{type="sms"} 1`,
 		`kuebus_queue_paused{type="email"} 0`,
 		`kuebus_rpc_duration_seconds_count{code="ok",method="create"} 4`,
@@ -125,6 +127,7 @@ func TestMetrics(t *testing.T) {
 		got := e.scrape()
 		require.Contains(t, got, "kuebus_core_up 0")
 		require.NotContains(t, got, "kuebus_queue_depth")
+		require.NotContains(t, got, "kuebus_type_up")
 		// The scrape's own stats call is observed while the scrape is being
 		// collected, so it shows in the next one (or already in this one:
 		// collectors run concurrently).

@@ -21,8 +21,22 @@ type statsReply struct {
 	WorkTimeKue   int64 `json:"workTime"`
 }
 
+// getStats is GET /stats[?partial=true]. Plain, it fails whole (503) when
+// some type's Redis shard is down, as core.stats {} does; with partial it
+// answers the types core could read and names the others in type_errors
+// (docs/protocol.md §3.12). The dashboard asks for partial.
 func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.core.Stats(r.Context())
+	read := s.core.Stats
+	if v := r.URL.Query().Get("partial"); v != "" {
+		partial, err := strconv.ParseBool(v)
+		if err != nil {
+			return badRequest("partial: %q is not true or false", v)
+		}
+		if partial {
+			read = s.core.StatsPartial
+		}
+	}
+	st, err := read(r.Context())
 	if err != nil {
 		return err
 	}

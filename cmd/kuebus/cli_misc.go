@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"runtime"
 	"runtime/debug"
@@ -17,37 +18,63 @@ import (
 	"github.com/kuebus/kuebus/core"
 )
 
+// runStats prints the counts. With some types' Redis shard down (a Cluster
+// master with no replica to take over) it prints the counts of the others,
+// then those types with their errors, and fails (exit 1) naming them: a
+// script sees that the totals leave a shard out, a person sees the rest.
 func runStats(ctx context.Context, e *env, args []string) error {
 	return withClient(ctx, e, args, func(c *core.Client) error {
-		st, err := c.Stats(ctx)
+		st, err := c.StatsPartial(ctx)
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "STATE\tJOBS")
+		if err := printStats(e.stdout, st); err != nil {
+			return err
+		}
+		if len(st.TypeErrors) == 0 {
+			return nil
+		}
+		failed := make([]string, len(st.TypeErrors))
+		for i, te := range st.TypeErrors {
+			failed[i] = te.Type
+		}
+		return fmt.Errorf("stats: cannot read %s (Redis shard down); the counts above leave out what cannot be read", strings.Join(failed, ", "))
+	})
+}
+
+// printStats writes st as tables: totals, work time and paused types, the
+// counts per type, and the types that could not be read.
+func printStats(w io.Writer, st *core.Stats) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tJOBS")
+	for _, s := range core.States {
+		fmt.Fprintf(tw, "%s\t%d\n", s, st.Get(s))
+	}
+	fmt.Fprintf(tw, "\nwork time\t%s\n", time.Duration(st.WorkTime)*time.Millisecond)
+	if len(st.Paused) > 0 {
+		fmt.Fprintf(tw, "paused\t%s\n", strings.Join(st.Paused, " "))
+	}
+	if len(st.Types) > 0 {
+		fmt.Fprint(tw, "\nTYPE")
 		for _, s := range core.States {
-			fmt.Fprintf(tw, "%s\t%d\n", s, st.Get(s))
+			fmt.Fprintf(tw, "\t%s", strings.ToUpper(string(s)))
 		}
-		fmt.Fprintf(tw, "\nwork time\t%s\n", time.Duration(st.WorkTime)*time.Millisecond)
-		if len(st.Paused) > 0 {
-			fmt.Fprintf(tw, "paused\t%s\n", strings.Join(st.Paused, " "))
-		}
-		if len(st.Types) > 0 {
-			fmt.Fprint(tw, "\nTYPE")
+		fmt.Fprintln(tw)
+		for _, t := range slices.Sorted(maps.Keys(st.Types)) {
+			fmt.Fprint(tw, t)
 			for _, s := range core.States {
-				fmt.Fprintf(tw, "\t%s", strings.ToUpper(string(s)))
+				fmt.Fprintf(tw, "\t%d", st.Types[t].Get(s))
 			}
 			fmt.Fprintln(tw)
-			for _, t := range slices.Sorted(maps.Keys(st.Types)) {
-				fmt.Fprint(tw, t)
-				for _, s := range core.States {
-					fmt.Fprintf(tw, "\t%d", st.Types[t].Get(s))
-				}
-				fmt.Fprintln(tw)
-			}
 		}
-		return tw.Flush()
-	})
+	}
+	if len(st.TypeErrors) > 0 {
+		fmt.Fprintln(tw, "\nUNREADABLE TYPE\tERROR")
+		for _, te := range st.TypeErrors {
+			fmt.Fprintf(tw, "%s\t%s: %s\n", te.Type, te.Code, oneLine(te.Error))
+		}
+	}
+	return tw.Flush()
 }
 
 func runPause(ctx context.Context, e *env, args []string) error {

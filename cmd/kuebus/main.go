@@ -85,7 +85,7 @@ func commands() *command {
 		}},
 		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
 		{name: "workers", summary: "list the live workers: types, running jobs, last heartbeat", run: runWorkers},
-		{name: "stats", summary: "count jobs per state and type, and list the paused types", run: runStats},
+		{name: "stats", summary: "count jobs per state and type, and list the paused types; with a Redis shard down, print the other types and exit 1 naming the unreadable ones", run: runStats},
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause},
 		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume},
 		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents},

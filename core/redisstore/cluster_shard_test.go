@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ import (
 
 // Finding 4 of issue 15: one dead shard must stop only its own types.
 //
-// The test breaks a cluster of its own (nodetest.NewOwnCluster): 3 masters
+// The test breaks a cluster of its own (nodetest.NewShardCluster): 3 masters
 // with no replica, so that the killed master stays down with no failover,
 // and cluster-require-full-coverage off, so that the live masters go on
 // serving their slots once the cluster has seen the master fail (with it
@@ -37,15 +36,6 @@ import (
 // types in one pipeline and failed whole: lease handed out nothing,
 // promote and rescue moved nothing (checked: both tests fail at their
 // first lease on the code before).
-
-// shardCluster is a cluster of the test's own that it may break.
-func shardCluster(t *testing.T) *redisproc.Cluster {
-	t.Helper()
-	return nodetest.NewOwnCluster(t, redisproc.ClusterOptions{
-		Masters: 3, Replicas: 0,
-		ExtraArgs: []string{"--cluster-require-full-coverage", "no"},
-	})
-}
 
 // shardTypes returns two job types per master of c (by the master's
 // address) and the address of a master that does not hold {_}.
@@ -84,38 +74,6 @@ func mapValues(m map[string][]string) [][]string {
 		out = append(out, v)
 	}
 	return out
-}
-
-// killMaster kills the master at addr (kill -9) and waits until a live
-// master has marked it failed and says cluster_state:ok again, i.e. serves
-// its own slots without the dead one's.
-func killMaster(t *testing.T, c *redisproc.Cluster, addr string) {
-	t.Helper()
-	require.NoError(t, c.Kill(addr))
-	var live string
-	for _, a := range c.Addrs() {
-		if a != addr {
-			live = a
-			break
-		}
-	}
-	require.Eventually(t, func() bool {
-		nodes, err := redisproc.Command(t.Context(), live, "", "CLUSTER", "NODES")
-		return err == nil && containsFailed(nodes, addr)
-	}, 30*time.Second, 50*time.Millisecond, "no live master marked %s failed", addr)
-	require.NoError(t, c.WaitReady(t.Context()))
-}
-
-// containsFailed reports whether a CLUSTER NODES listing marks the node at
-// addr as failed (flag "fail", not only "fail?").
-func containsFailed(nodes, addr string) bool {
-	for _, line := range strings.Split(nodes, "\n") {
-		f := strings.Fields(line) // id ip:port@bus flags ...
-		if len(f) >= 3 && strings.HasPrefix(f[1], addr+"@") && slices.Contains(strings.Split(f[2], ","), "fail") {
-			return true
-		}
-	}
-	return false
 }
 
 // requireTypesError checks that err is a *service.TypesError naming exactly
@@ -184,13 +142,13 @@ func requireDueSchedulesOf(t *testing.T, due []service.StoredSchedule, types []s
 
 func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
 	t.Parallel() // its cluster is its own
-	c := shardCluster(t)
+	c := nodetest.NewShardCluster(t)
 	byMaster, victim := shardTypes(t, c)
 	all, dead, healthy := splitTypes(byMaster, victim)
 	st := seededShardStore(t, c, all)
 	ctx := t.Context()
 
-	killMaster(t, c, victim)
+	nodetest.KillMaster(t, c, victim)
 
 	// Lease over every type: the healthy types' 2 ready jobs each, and an
 	// error that names the dead types.
@@ -267,7 +225,7 @@ func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
 // count over the wire.
 func TestClusterDeadMasterThroughCore(t *testing.T) {
 	t.Parallel() // its cluster is its own
-	c := shardCluster(t)
+	c := nodetest.NewShardCluster(t)
 	byMaster, victim := shardTypes(t, c)
 	all, dead, _ := splitTypes(byMaster, victim)
 	cr := nodetest.NewCoreOnCluster(t, service.Config{}, c)
@@ -290,7 +248,7 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	killMaster(t, c, victim)
+	nodetest.KillMaster(t, c, victim)
 
 	jobs, err := client.Lease(ctx, core.LeaseRequest{Types: all, Max: 100, Worker: "w"})
 	require.NoError(t, err, "a lease whose types are partly served succeeds")
@@ -394,7 +352,7 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 // master again and timed out, so no type was promoted at all.
 func TestClusterHungMasterStopsOnlyItsTypes(t *testing.T) {
 	t.Parallel() // its cluster is its own
-	c := shardCluster(t)
+	c := nodetest.NewShardCluster(t)
 	byMaster, victim := shardTypes(t, c)
 	all, dead, healthy := splitTypes(byMaster, victim)
 	st := seededShardStore(t, c, all)

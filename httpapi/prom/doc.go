@@ -12,8 +12,10 @@
 //	kuebus_jobs_cancelled_total{type}        jobs cancelled by hand, from job.cancel
 //	kuebus_job_duration_seconds{type}        handler time of completed jobs (job.duration of job.complete)
 //	kuebus_queue_depth{state,type}           jobs per state, read from core.stats at scrape time
-//	kuebus_work_seconds_total                handler time of all completed jobs (core.stats work_time)
-//	kuebus_core_up                           1 if the scrape's core.stats call succeeded
+//	kuebus_work_seconds_total                handler time of all completed jobs (core.stats work_time);
+//	                                         absent while some type cannot be read
+//	kuebus_core_up                           1 if the scrape's core.stats call was answered, even partially
+//	kuebus_type_up{type}                     1 if the scrape read the type's counts, 0 if its Redis shard failed
 //	kuebus_rpc_duration_seconds{method,code} this server's calls to core.<method>; code "ok" or the error code
 //	kuebus_promoter_leader{node}             1 while this node is the promoter leader
 //

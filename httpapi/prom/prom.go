@@ -17,9 +17,12 @@ import (
 	"github.com/kuebus/kuebus/httpapi"
 )
 
-// StatsSource reads the queue's counts; *core.Client is one.
+// StatsSource reads the queue's counts; *core.Client is one. The exporter
+// asks for partial stats: with one Redis Cluster master down it still
+// exports the other types' counts, and marks the types core could not read
+// with kuebus_type_up 0 (docs/protocol.md §3.12).
 type StatsSource interface {
-	Stats(ctx context.Context) (*core.Stats, error)
+	StatsPartial(ctx context.Context) (*core.Stats, error)
 }
 
 // Defaults of Config.
@@ -213,7 +216,8 @@ type depthCollector struct{ e *Exporter }
 var (
 	depthDesc  = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
 	workDesc   = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
-	upDesc     = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call succeeded, else 0.", nil, nil)
+	upDesc     = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call was answered, even partially (see kuebus_type_up), else 0.", nil, nil)
+	typeUpDesc = prometheus.NewDesc("kuebus_type_up", "1 if this scrape's core.stats read the type's counts, 0 if core could not (the type's Redis shard failed: stats type_errors).", []string{"type"}, nil)
 	oldestDesc = prometheus.NewDesc("kuebus_queue_oldest_job_age_seconds", "How long the job next in line of each type has been ready (now − its promote_at; 0 when none waits); read from core.stats at scrape time.", []string{"type"}, nil)
 	pausedDesc = prometheus.NewDesc("kuebus_queue_paused", "1 while a type is paused (no leases), else 0; read from core.stats at scrape time.", []string{"type"}, nil)
 )
@@ -222,6 +226,7 @@ func (d depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- depthDesc
 	ch <- workDesc
 	ch <- upDesc
+	ch <- typeUpDesc
 	ch <- pausedDesc
 	ch <- oldestDesc
 }
@@ -230,19 +235,29 @@ func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), d.e.cfg.ScrapeTimeout)
 	defer cancel()
 	start := time.Now()
-	st, err := d.e.cfg.Stats.Stats(ctx)
+	st, err := d.e.cfg.Stats.StatsPartial(ctx)
 	d.e.RPC(bus.MethodStats, time.Since(start), err)
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	ch <- prometheus.MustNewConstMetric(workDesc, prometheus.CounterValue, float64(st.WorkTime)/1000)
+	// A type core could not read has no counts, only type_up 0: a depth of
+	// 0 would be a lie. Nor is work time exported then: the total leaves
+	// those types out, and a counter that drops reads as a reset, so
+	// rate() would count the whole total again when the shard comes back.
+	for _, te := range st.TypeErrors {
+		ch <- prometheus.MustNewConstMetric(typeUpDesc, prometheus.GaugeValue, 0, te.Type)
+	}
+	if len(st.TypeErrors) == 0 {
+		ch <- prometheus.MustNewConstMetric(workDesc, prometheus.CounterValue, float64(st.WorkTime)/1000)
+	}
 	paused := make(map[string]bool, len(st.Paused))
 	for _, typ := range st.Paused {
 		paused[typ] = true
 	}
 	for typ, counts := range st.Types {
+		ch <- prometheus.MustNewConstMetric(typeUpDesc, prometheus.GaugeValue, 1, typ)
 		for _, state := range core.States {
 			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(counts.Get(state)), string(state), typ)
 		}

@@ -686,7 +686,9 @@ async function render(live) {
   let data;
   let error = null;
   try {
-    st = await api("GET", "stats");
+    // Partial: with a Redis shard down, the other types' counts and the
+    // failing types named (type_errors), rather than no counts at all.
+    st = await api("GET", "stats?partial=true");
   } catch (e) {
     toast(`Cannot read /stats: ${e.message}`, true);
   }
@@ -703,8 +705,16 @@ async function render(live) {
   fresh.clear();
 }
 
-// slotsFor lists the parts of a view: [name, key of its data, draw].
+// slotsFor lists the parts of a view: [name, key of its data, draw]. Every
+// view, an error too, starts with the warning that names the types whose
+// Redis shard is down: what fails over all types (the list of all, say)
+// fails because of them.
 function slotsFor(r, data, error) {
+  const typeErrors = (stats && stats.type_errors) || [];
+  return [["shards", JSON.stringify(typeErrors), () => renderTypeErrors(typeErrors)], ...viewSlots(r, data, error)];
+}
+
+function viewSlots(r, data, error) {
   if (error) {
     return [["error", error.message, () => h("div", { class: "panel" }, h("p", { class: "errorbox" }, error.message))]];
   }
@@ -720,6 +730,15 @@ function slotsFor(r, data, error) {
     ["list", JSON.stringify([r, data.list, counts, Object.keys(types)]), () => renderList(r, data.list)],
     ["types", JSON.stringify([types, stats && stats.paused]), renderTypes],
   ];
+}
+
+// renderTypeErrors is a warning naming the types whose counts core could
+// not read (their Redis shard failed); nothing when every type was read.
+function renderTypeErrors(typeErrors) {
+  if (!typeErrors.length) return null;
+  const names = typeErrors.map((te) => te.type).join(", ");
+  return h("p", { class: "errorbox", id: "type-errors", title: typeErrors.map((te) => `${te.type}: ${te.error}`).join("\n") },
+    `Counts leave out ${names}: core cannot read ${typeErrors.length === 1 ? "this type" : "these types"} (Redis shard down). Totals are "at least".`);
 }
 
 // draw replaces the slots whose key changed since they were last drawn.

@@ -22,4 +22,7 @@
 //	             first use), SentinelConn, NewSentinelRedis,
 //	             NewSentinelStore, NewSentinelCore (and RedisOptions, a
 //	             node's WAIT settings)
+//	shard.go     NewShardCluster (a Redis Cluster of the test's own, no
+//	             replicas, that it may break), ShardTypes, KillMaster: one
+//	             master down, its types unreadable, the others served
 package nodetest
