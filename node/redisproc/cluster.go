@@ -193,7 +193,15 @@ func (c *Cluster) Restart(ctx context.Context, addr string) error {
 // and WAIT counts it), polling each node (the state is the server's; there is
 // nothing to be told of), within ctx and ReadyTimeout.
 func (c *Cluster) WaitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
+	return pollReady(ctx, c.opts.ReadyTimeout, "cluster", c.allOK)
+}
+
+// pollReady calls check, with growing pauses, until it answers nil, or
+// until ctx or timeout ends: then the error names what is not ready and
+// check's last answer. The state it polls is the servers'; there is
+// nothing to be told of. Cluster's and Sentinel's WaitReady share it.
+func pollReady(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	backoff := firstBackoff
 	timer := time.NewTimer(0)
@@ -202,10 +210,10 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("redisproc: cluster not ready within %s (last: %v): %w", c.opts.ReadyTimeout, last, ctx.Err())
+			return fmt.Errorf("redisproc: %s not ready within %s (last: %v): %w", what, timeout, last, ctx.Err())
 		case <-timer.C:
 		}
-		if last = c.allOK(ctx); last == nil {
+		if last = check(ctx); last == nil {
 			return nil
 		}
 		timer.Reset(backoff)

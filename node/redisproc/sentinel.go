@@ -330,24 +330,7 @@ func (s *Sentinel) Restart(ctx context.Context, addr string) error {
 // it (state=online in the master's INFO replication). It polls: the state
 // is the servers', there is nothing to be told of.
 func (s *Sentinel) WaitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
-	defer cancel()
-	backoff := firstBackoff
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	var last error
-	for {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redisproc: sentinel set not ready within %s (last: %v): %w", s.opts.ReadyTimeout, last, ctx.Err())
-		case <-timer.C:
-		}
-		if last = s.ready(ctx); last == nil {
-			return nil
-		}
-		timer.Reset(backoff)
-		backoff = min(2*backoff, maxBackoff)
-	}
+	return pollReady(ctx, s.opts.ReadyTimeout, "sentinel set", s.ready)
 }
 
 // ready is one check of WaitReady's conditions.
