@@ -2,9 +2,6 @@ package nodetest
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,10 +22,12 @@ import (
 // killed node restarted and WaitReady (which waits for every replica to be
 // attached and in sync). Which node is master may change between tests:
 // find one by key (MasterForKey), never by position.
-var cluster struct {
-	once sync.Once
-	c    *redisproc.Cluster
-	err  error
+var cluster = shared[*redisproc.Cluster]{
+	what:    "a Redis Cluster",
+	timeout: clusterStartTimeout,
+	start: func(ctx context.Context) (*redisproc.Cluster, error) {
+		return redisproc.StartCluster(ctx, redisproc.ClusterOptions{Masters: 3, Replicas: 1})
+	},
 }
 
 // clusterStartTimeout bounds starting the 6 processes and joining them.
@@ -39,25 +38,7 @@ const clusterStartTimeout = time.Minute
 // that asks): a Cluster test that skips proves nothing. Main must run.
 func Cluster(t testing.TB) *redisproc.Cluster {
 	t.Helper()
-	cluster.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), clusterStartTimeout)
-		defer cancel()
-		cluster.c, cluster.err = redisproc.StartCluster(ctx, redisproc.ClusterOptions{Masters: 3, Replicas: 1})
-	})
-	if cluster.err != nil {
-		t.Fatalf("nodetest: cannot start a Redis Cluster: %v", cluster.err)
-	}
-	return cluster.c
-}
-
-// stopCluster stops the binary's cluster if a test started it.
-func stopCluster() {
-	if cluster.c == nil {
-		return
-	}
-	if err := cluster.c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "nodetest: stop the Redis Cluster: %v\n", err)
-	}
+	return cluster.get(t)
 }
 
 // NewClusterRedis returns a client to the test Cluster, closed when the

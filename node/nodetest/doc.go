@@ -22,6 +22,8 @@
 //	             first use), SentinelConn, NewSentinelRedis,
 //	             NewSentinelStore, NewSentinelCore (and RedisOptions, a
 //	             node's WAIT settings)
+//	shared.go    shared: servers a test binary starts on first use and
+//	             Main stops (the Cluster's, the Sentinel set's)
 //	shard.go     NewShardCluster (a Redis Cluster of the test's own, no
 //	             replicas, that it may break), ShardTypes, KillMaster: one
 //	             master down, its types unreadable, the others served

@@ -46,8 +46,8 @@ func Main(m *testing.M) int {
 		redisURL = srv.URL()
 	}
 	code := m.Run()
-	stopCluster()
-	stopSentinel()
+	cluster.stop()
+	sentinel.stop()
 	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "nodetest: stop redis-server: %v\n", err)

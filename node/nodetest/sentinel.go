@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,41 +21,22 @@ import (
 // by key prefix. A test that kills a server must not run in parallel with
 // other Sentinel tests, and must leave the set ready again (Restart what
 // it killed, then WaitReady), as the next test expects both servers up.
-var sentinel struct {
-	once sync.Once
-	s    *redisproc.Sentinel
-	err  error
+var sentinel = shared[*redisproc.Sentinel]{
+	what:    "a Sentinel set",
+	timeout: time.Minute, // starting the 5 processes
+	start: func(ctx context.Context) (*redisproc.Sentinel, error) {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		return redisproc.StartSentinel(ctx, redisproc.SentinelOptions{Password: hex.EncodeToString(b)})
+	},
 }
-
-// sentinelStartTimeout bounds starting the 5 processes.
-const sentinelStartTimeout = time.Minute
 
 // Sentinel returns the test binary's Sentinel set, starting it on first
 // use. When it cannot start, the test fails (and so does every later one
 // that asks): a Sentinel test that skips proves nothing. Main must run.
 func Sentinel(t testing.TB) *redisproc.Sentinel {
 	t.Helper()
-	sentinel.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), sentinelStartTimeout)
-		defer cancel()
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		sentinel.s, sentinel.err = redisproc.StartSentinel(ctx, redisproc.SentinelOptions{Password: hex.EncodeToString(b)})
-	})
-	if sentinel.err != nil {
-		t.Fatalf("nodetest: cannot start a Sentinel set: %v", sentinel.err)
-	}
-	return sentinel.s
-}
-
-// stopSentinel stops the binary's Sentinel set if a test started it.
-func stopSentinel() {
-	if sentinel.s == nil {
-		return
-	}
-	if err := sentinel.s.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "nodetest: stop the Sentinel set: %v\n", err)
-	}
+	return sentinel.get(t)
 }
 
 // SentinelConn is the test Sentinel set as a node's config names it.
