@@ -50,6 +50,8 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		s.down.note(now, tried, failed, time.Since(started))
 		return leased, paused, failed.result(distinct(types))
 	}
+	s.multiLease.Lock()
+	defer s.multiLease.Unlock()
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
 		picks, paused, err = s.readyHeads(ctx, tried, max-len(leased), failed)

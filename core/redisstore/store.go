@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +52,13 @@ type Store struct {
 
 	ids  idSpace   // ids.go
 	down downTypes // shards.go
+
+	// multiLease runs the leases of several types one at a time: each
+	// reads the heads of its types, then leases them, and two at once
+	// would read the same heads and one would come back short. A lease of
+	// one type reads its head in its script (lease_head.lua) and needs no
+	// turn.
+	multiLease sync.Mutex
 }
 
 var _ service.Store = (*Store)(nil)

@@ -35,3 +35,29 @@ func BenchmarkCreateParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
+
+// BenchmarkLeaseOneParallel: 16 workers, each leasing one job per call of
+// one type, as HTTP pop clients or workers of concurrency 1 do.
+func BenchmarkLeaseOneParallel(b *testing.B) {
+	c := nodetest.NewCore(b, service.Config{})
+	specs := make([]core.Spec, 1000)
+	for i := range specs {
+		specs[i] = core.Spec{Type: "bench"}
+	}
+	for n := 0; n < b.N; n += len(specs) {
+		if _, err := c.Client.CreateBulk(ctx, specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"bench"}, Max: 1}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "leases/s")
+}

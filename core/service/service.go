@@ -97,7 +97,6 @@ type Service struct {
 	wakes    *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
 	wakeSub  []*nats.Subscription // queue.resume
 	closing  chan struct{}        // closed by Stop: waiting leases answer at once
-	leaseMu  sync.Mutex           // one lease at a time per core (see leaseNow)
 	stopOnce sync.Once
 	stopErr  error
 }

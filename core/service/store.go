@@ -93,7 +93,8 @@ type LeaseStore interface {
 	// Lease hands up to max ready jobs of the types to a worker under one
 	// token, best priority first across the types, for ttl ms each (0: each
 	// job's own ttl). A paused type hands out none; paused lists those of
-	// types the store found paused.
+	// types the store found paused. It is called for many requests at
+	// once, and never hands one job to two of them.
 	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error)
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated.

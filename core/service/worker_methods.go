@@ -113,17 +113,16 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 	}
 }
 
-// leaseNow leases what is ready. One lease at a time per core: two at once
-// would read the same head of the queue and one would come back short.
+// leaseNow leases what is ready. Leases run at once: the store leases one
+// type in one script, and orders its own reads of several types
+// (LeaseStore.Lease).
 func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64, replyBy time.Time) ([]core.Job, error) {
 	if s.past(replyBy) {
 		return []core.Job{}, nil // the asker has given up: lease nothing for it
 	}
 	token := newToken()
 	since := s.waits.resumes()
-	s.leaseMu.Lock()
 	jobs, paused, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
-	s.leaseMu.Unlock()
 	var te *TypesError
 	if errors.As(err, &te) {
 		// Some types' Redis failed (a Cluster master down), the others

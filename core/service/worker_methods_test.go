@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -677,4 +678,44 @@ func TestBatchWithABadLeasePartAppliesNothing(t *testing.T) {
 	job, err := c.Client.Get(ctx, held[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, core.StateActive, job.State, "nothing of a refused batch was applied")
+}
+
+// TestConcurrentLeasesOfOneTypeHandEachJobOnce: leases of one type run at
+// once on a core (no turn: the script reads and takes the head together),
+// and still no job goes to two of them.
+func TestConcurrentLeasesOfOneTypeHandEachJobOnce(t *testing.T) {
+	c, _ := newCore(t)
+	specs := make([]core.Spec, 200)
+	for i := range specs {
+		specs[i] = core.Spec{Type: "many"}
+	}
+	_, err := c.Client.CreateBulk(ctx, specs)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for {
+				jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"many"}, Max: 3})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(jobs) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					seen[j.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, seen, 200, "every job leased")
+	for id, n := range seen {
+		require.Equal(t, 1, n, "job %d leased %d times", id, n)
+	}
 }
