@@ -190,16 +190,30 @@ func newCore(t testing.TB, cfg service.Config, events clusterconfig.Events) *Cor
 // prefix, with the events settings given.
 func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.Redis, events clusterconfig.Events) *Core {
 	t.Helper()
+	n := startNode(t, &clusterconfig.Config{
+		Name:        "nodetest",
+		Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore},
+		Prefix:      cfg.Subjects.Prefix(),
+		RedisPrefix: prefix,
+		NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
+		Redis:       r,
+		Events:      events,
+	}, cfg)
+	ns := &bustest.Server{Embedded: n.NATS(), Conn: bustest.Connect(t, n.NATS().ClientURL())}
+	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
+	if err != nil {
+		t.Fatalf("nodetest: %v", err)
+	}
+	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client, redis: r, prefix: prefix}
+}
+
+// startNode starts a node of the deployment dc whose core runs with the
+// test's service config cfg (its store and connection the node's), and
+// stops it when the test ends. When it cannot start, the test fails.
+func startNode(t testing.TB, dc *clusterconfig.Config, cfg service.Config) *node.Node {
+	t.Helper()
 	n, err := node.Start(context.Background(), node.Config{
-		Node: &clusterconfig.Config{
-			Name:        "nodetest",
-			Roles:       []string{clusterconfig.RoleNATS, clusterconfig.RoleCore},
-			Prefix:      cfg.Subjects.Prefix(),
-			RedisPrefix: prefix,
-			NATS:        clusterconfig.NATS{Embedded: &clusterconfig.EmbeddedNATS{Listen: "127.0.0.1:0"}},
-			Redis:       r,
-			Events:      events,
-		},
+		Node: dc,
 		Service: func(c *service.Config) {
 			store, conn := c.Store, c.Conn
 			*c = cfg
@@ -214,12 +228,7 @@ func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.
 	if err != nil {
 		t.Fatalf("nodetest: %v", err)
 	}
-	ns := &bustest.Server{Embedded: n.NATS(), Conn: bustest.Connect(t, n.NATS().ClientURL())}
-	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
-	if err != nil {
-		t.Fatalf("nodetest: %v", err)
-	}
-	return &Core{Node: n, NATS: ns, Store: n.Store(), Service: n.Service(), Client: client, redis: r, prefix: prefix}
+	return n
 }
 
 // AddCore starts one more core for the queue of first (from NewCore): a
@@ -230,29 +239,14 @@ func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.
 // reaches any core of the group. It stops when the test ends.
 func AddCore(t testing.TB, first *Core, cfg service.Config) *Core {
 	t.Helper()
-	n, err := node.Start(context.Background(), node.Config{
-		Node: &clusterconfig.Config{
-			Name:        "nodetest-" + uniquePrefix("core"),
-			Roles:       []string{clusterconfig.RoleCore},
-			Prefix:      cfg.Subjects.Prefix(),
-			RedisPrefix: first.prefix,
-			NATS:        clusterconfig.NATS{External: &clusterconfig.ExternalNATS{URLs: []string{first.NATS.ClientURL()}}},
-			Redis:       first.redis,
-		},
-		Service: func(c *service.Config) {
-			store, conn := c.Store, c.Conn
-			*c = cfg
-			c.Store, c.Conn = store, conn
-		},
-	})
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("nodetest: stop the node: %v", err)
-		}
-	})
-	if err != nil {
-		t.Fatalf("nodetest: %v", err)
-	}
+	n := startNode(t, &clusterconfig.Config{
+		Name:        "nodetest-" + uniquePrefix("core"),
+		Roles:       []string{clusterconfig.RoleCore},
+		Prefix:      cfg.Subjects.Prefix(),
+		RedisPrefix: first.prefix,
+		NATS:        clusterconfig.NATS{External: &clusterconfig.ExternalNATS{URLs: []string{first.NATS.ClientURL()}}},
+		Redis:       first.redis,
+	}, cfg)
 	return &Core{Node: n, NATS: first.NATS, Store: n.Store(), Redis: first.Redis, Cluster: first.Cluster,
 		Service: n.Service(), Client: first.Client, redis: first.redis, prefix: first.prefix}
 }
