@@ -198,6 +198,14 @@ func (e *Embedded) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }
 // NumRoutes reports how many routes to other servers are up.
 func (e *Embedded) NumRoutes() int { return e.srv.NumRoutes() }
 
+// Interest says whether a message published on subject now would reach
+// anyone: a subscription of a client of this server, of a server routed
+// to it, or of a JetStream stream (durable events). kuebus's users all
+// live in the server's one account.
+func (e *Embedded) Interest(subject string) bool {
+	return e.srv.GlobalAccount().SubscriptionInterest(subject)
+}
+
 // InProcess is the connection option that reaches this server through an
 // in-memory pipe instead of TCP: for a client in the same process (core
 // beside its embedded NATS), it saves the loopback's system calls on every

@@ -58,6 +58,11 @@ func (n *Node) startCore(ctx context.Context) error {
 		StallLimit:      n.cfg.StallLimit,
 		Retention:       n.cfg.Retention.Core(),
 	}
+	if n.nats != nil {
+		// Beside the embedded server: events nobody would receive are
+		// not encoded nor sent.
+		cfg.Listening = n.nats.Interest
+	}
 	if n.opts.Service != nil {
 		n.opts.Service(&cfg)
 	}

@@ -2,9 +2,11 @@ package node_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
@@ -67,4 +69,40 @@ func TestCoreGetsNoEchoOfItsEventsAndStillWakesItsLeases(t *testing.T) {
 		require.Len(t, jobs, 1, "the waiting lease ended without the job: nothing woke it")
 		require.Equal(t, job.ID, jobs[0].ID)
 	})
+}
+
+// Beside the embedded server, core neither encodes nor sends the events
+// nobody would receive; once someone subscribes, they flow.
+func TestCoreSendsNoEventNobodyListensTo(t *testing.T) {
+	cfg := devLike(t, nodetest.RedisURL(t))
+	cfg.Roles = []string{clusterconfig.RoleNATS, clusterconfig.RoleCore}
+	n, err := node.Start(t.Context(), node.Config{Node: cfg, Alone: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, n.Stop()) })
+	nc := bustest.Connect(t, n.Info().NATSURL)
+	client, err := core.NewClient(nc, nil)
+	require.NoError(t, err)
+	specs := make([]core.Spec, 100)
+	for i := range specs {
+		specs[i] = core.Spec{Type: "quiet"}
+	}
+
+	before := n.CoreConn().Stats().OutMsgs
+	_, err = client.CreateBulk(t.Context(), specs)
+	require.NoError(t, err)
+	require.Less(t, n.CoreConn().Stats().OutMsgs-before, uint64(10),
+		"core sent the enqueue events of 100 jobs nobody listens to")
+
+	got := make(chan struct{}, len(specs))
+	_, err = client.Subscribe(client.Subjects().JobEventsOf(bus.EventEnqueue, "quiet"), func(*core.Event) { got <- struct{}{} })
+	require.NoError(t, err) // Subscribe returns once the server has the subscription
+	_, err = client.CreateBulk(t.Context(), specs)
+	require.NoError(t, err)
+	for range specs {
+		select {
+		case <-got:
+		case <-time.After(waitTimeout):
+			t.Fatal("an enqueue event a subscriber listens to did not arrive")
+		}
+	}
 }

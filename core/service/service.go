@@ -56,6 +56,15 @@ type Config struct {
 	// ShutdownTimeout bounds how long Run waits for requests in flight after
 	// its context ends. Default 10s.
 	ShutdownTimeout time.Duration
+	// Listening, when set, says whether an event published on a subject
+	// now would reach anyone; core then neither encodes nor publishes the
+	// events nobody would receive (every job's start and complete in a
+	// deployment where nothing listens to them). A node whose core runs
+	// beside the embedded NATS server asks that server (bus.Embedded.
+	// Interest). Events are at most once: skipping one that nobody
+	// listens to is what publishing it would have done. Default nil:
+	// every event is published.
+	Listening func(subject string) bool
 }
 
 // MaxWaitingLeasesDefault is Config.MaxWaitingLeases' default: far more
@@ -217,6 +226,9 @@ func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
 }
 
 func (s *Service) emit(subject string, ev *core.Event) {
+	if s.cfg.Listening != nil && !s.cfg.Listening(subject) {
+		return
+	}
 	data, err := bus.Encode(ev)
 	if err == nil {
 		err = s.nc.Publish(subject, data)
