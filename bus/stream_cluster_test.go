@@ -2,7 +2,6 @@ package bus_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,16 +13,6 @@ import (
 	"github.com/kuebus/kuebus/bus/bustest"
 )
 
-// unusedAddr is a loopback address nothing listens on (now).
-func unusedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
 // TestEnsureEventStreamWaitsForAJetStreamClusterWithoutQuorum: the first
 // server of a cluster of three has JetStream on but no meta leader, and
 // answers the stream's creation with silence. EnsureEventStream tries
@@ -33,7 +22,7 @@ func TestEnsureEventStreamWaitsForAJetStreamClusterWithoutQuorum(t *testing.T) {
 	t.Parallel()
 	e, err := bus.StartEmbedded(bus.EmbeddedConfig{
 		Listen: "127.0.0.1:-1", ServerName: "first", ClusterListen: "127.0.0.1:-1",
-		Routes:       []string{"nats-route://" + unusedAddr(t), "nats-route://" + unusedAddr(t)},
+		Routes:       []string{"nats-route://" + bustest.FreeAddr(t), "nats-route://" + bustest.FreeAddr(t)},
 		JetStreamDir: t.TempDir(),
 	})
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -62,18 +61,6 @@ func (h waitingLog) Handle(_ context.Context, r slog.Record) error {
 func (h waitingLog) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h waitingLog) WithGroup(string) slog.Handler      { return h }
 
-// freeAddr is a loopback address nothing listens on now: the cluster
-// addresses must be known before the servers start, since each names the
-// others in its routes.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
 // started is the outcome of one node.Start run on its own goroutine.
 type started struct {
 	n   *node.Node
@@ -94,7 +81,7 @@ func TestDurableEventsOnAThreeNodeEmbeddedCluster(t *testing.T) {
 	rdb := nodetest.NewRedis(t)
 	prefix := nodetest.Prefix(t, rdb)
 	names := []string{"jsc-a", "jsc-b", "jsc-c"}
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	addrs := []string{bustest.FreeAddr(t), bustest.FreeAddr(t), bustest.FreeAddr(t)}
 	waiting := make([]chan struct{}, 3)
 	lines := &eventLines{}
 	t.Cleanup(func() {

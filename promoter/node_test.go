@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"reflect"
 	"runtime"
 	"strings"
@@ -87,7 +86,7 @@ func TestASeedListThatNamesTheNodeItselfIsFine(t *testing.T) {
 	ns := bustest.NewServer(t)
 	a := startNode(t, promoter.NodeConfig{Name: "a", Conn: ns.Conn})
 	b := startNode(t, promoter.NodeConfig{Name: "b", Conn: ns.Conn, Seeds: []string{a.Addr()}})
-	selfAddr := freeAddr(t)
+	selfAddr := bustest.FreeAddr(t)
 	c := startNode(t, promoter.NodeConfig{Name: "c", Bind: selfAddr, Conn: ns.Conn, Seeds: []string{selfAddr, a.Addr(), b.Addr()}})
 	require.Equal(t, selfAddr, c.Addr())
 	require.Eventually(t, func() bool {
@@ -132,16 +131,6 @@ func waitMemberlistGone(t *testing.T, n *promoter.Node) {
 		}
 		return true
 	}, waitTimeout, 20*time.Millisecond, "memberlist goroutines of %s remain after Run returned", n.Name())
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 func TestANodeWithoutTheGossipKeyCannotJoinNorLead(t *testing.T) {

@@ -1,6 +1,7 @@
 package bustest
 
 import (
+	"net"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -48,4 +49,20 @@ func ConnectInProcess(t testing.TB, srv *bus.Embedded) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// FreeAddr is a loopback HOST:PORT nothing listened on a moment ago, for
+// an address that must be known before the server that binds it starts
+// (cluster routes naming each other, a memberlist bind).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("bustest: free address: %v", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatalf("bustest: free address: %v", err)
+	}
+	return addr
 }
