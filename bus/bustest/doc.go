@@ -6,6 +6,6 @@
 // Files:
 //
 //	doc.go      this comment
-//	bustest.go  Server, NewServer, Connect and ConnectInProcess
+//	bustest.go  Server, NewServer, Connect, ConnectInProcess and FreeAddr
 //	pki.go      PKI, NewPKI: a CA and a loopback certificate as PEM files
 package bustest
