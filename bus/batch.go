@@ -161,13 +161,19 @@ func (b *Batcher[T, R]) sendAlone(ctx context.Context, call *batchCall[T, R]) bo
 	b.mu.Unlock()
 	b.flush(ctx, []*batchCall[T, R]{call})
 	b.mu.Lock()
+	b.passOn()
+	b.mu.Unlock()
+	return true
+}
+
+// passOn hands a caller's place among the senders to a sender goroutine
+// when calls wait, and gives it up when none does. b.mu is held.
+func (b *Batcher[T, R]) passOn() {
 	if len(b.waiting) > 0 {
 		b.senders.Go(b.send)
 	} else {
 		b.sending--
 	}
-	b.mu.Unlock()
-	return true
 }
 
 // sendUntil flushes batches, in the caller's goroutine, until call is
@@ -181,11 +187,7 @@ func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
 		b.mu.Lock()
 		select {
 		case <-call.done:
-			if len(b.waiting) > 0 {
-				b.senders.Go(b.send)
-			} else {
-				b.sending--
-			}
+			b.passOn()
 			b.mu.Unlock()
 			return
 		default:
