@@ -206,7 +206,7 @@ type holderCall struct {
 
 var holderCalls = map[core.Op]holderCall{
 	core.OpComplete: {script: completeJobs, args: func(dst []any, o *service.LeaseOp) []any {
-		return append(dst, string(o.Result))
+		return append(dst, string(o.Result), flag(o.Bare))
 	}},
 	core.OpFail: {script: failJobs, head: []any{int64(core.MaxDelay)}, args: func(dst []any, o *service.LeaseOp) []any {
 		delay := "" // the job's backoff

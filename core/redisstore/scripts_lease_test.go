@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -169,6 +170,35 @@ func TestCompleteEndsTheLeaseOnce(t *testing.T) {
 	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 5, Lease: "L"})
 	require.ErrorIs(t, res.Err, core.ErrNotFound)
 	st.requireKeys(after, "a conflict and a not found change nothing")
+}
+
+// TestABareCompleteStoresTheSameAndRepliesNoRow (complete.lua with bare
+// "1"): what it stores is what a complete with a row stores; its reply
+// carries no row, so the job comes back as the operation made it, and a
+// repeat of it still answers with the whole job.
+func TestABareCompleteStoresTheSameAndRepliesNoRow(t *testing.T) {
+	t.Parallel()
+	for _, roc := range []string{"", "1"} {
+		withRow, bare := newScriptStore(t, redisstore.Config{}), newScriptStore(t, redisstore.Config{})
+		before := activeJob(map[string]string{"roc": roc, "created_at": "1000"})
+		withRow.seed(before)
+		bare.seed(before)
+		o := service.LeaseOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)}
+		full := apply(t, withRow, 2600, core.OpComplete, o)
+		o.Bare = true
+		res := apply(t, bare, 2600, core.OpComplete, o)
+		require.NoError(t, res.Err)
+		require.Equal(t, roc == "1", res.Removed)
+		require.Equal(t, core.Job{ID: 1, Type: "t", State: core.StateComplete, Progress: 100}, *res.Job,
+			"roc %q: the job as the operation made it, no field read", roc)
+		require.Equal(t, int64(1000), full.Job.CreatedAt, "with a row, the job's own fields")
+		bare.requireKeys(withRow.dump(), fmt.Sprintf("roc %q: a bare complete stores what a complete with a row stores", roc))
+		if roc == "" {
+			again := apply(t, bare, 2700, core.OpComplete, o)
+			require.True(t, again.Repeated)
+			require.Equal(t, int64(1000), again.Job.CreatedAt, "a repeat answers with the stored job")
+		}
+	}
 }
 
 // TestCompleteRemovesARemoveOnCompleteJob: its hash, log, error history

@@ -61,3 +61,42 @@ func BenchmarkLeaseOneParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "leases/s")
 }
+
+// BenchmarkCompleteBatch: a worker's acknowledgements, 64 completes a
+// batch, of jobs removed as they complete (as kuebus bench's process
+// phase makes them). heard: someone listens to complete events, so each
+// complete reads the job back for its event; unheard: nobody does, and
+// the complete is bare (service.LeaseOp.Bare).
+func BenchmarkCompleteBatch(b *testing.B) {
+	for _, heard := range []bool{true, false} {
+		name := map[bool]string{true: "heard", false: "unheard"}[heard]
+		b.Run(name, func(b *testing.B) {
+			c := nodetest.NewCore(b, service.Config{Listening: func(string) bool { return heard }})
+			specs := make([]core.Spec, 1000)
+			for i := range specs {
+				specs[i] = core.Spec{Type: "bench", RemoveOnComplete: core.RemoveAtOnce}
+			}
+			var ops []core.LeaseOp
+			for len(ops) < b.N {
+				if _, err := c.Client.CreateBulk(ctx, specs); err != nil {
+					b.Fatal(err)
+				}
+				jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"bench"}, Max: len(specs)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, j := range jobs {
+					ops = append(ops, core.LeaseOp{Op: core.OpComplete, ID: j.ID, Lease: j.Lease, Type: j.Type})
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for from := 0; from < b.N; from += 64 {
+				if _, err := c.Client.Batch(ctx, ops[from:min(from+64, b.N)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "completes/s")
+		})
+	}
+}

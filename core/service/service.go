@@ -211,12 +211,15 @@ func (s *Service) dueNow() int64 { return s.cfg.Now().UnixMilli() }
 // publish sends one job event; a failure to publish is logged, never undoes
 // the change it reports (the change is committed; events are at most once).
 func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
-	ev := core.Event{Event: event, ID: job.ID, Type: job.Type, At: s.now(), Job: job.ForEvent()}
+	ev := core.Event{Event: event, ID: job.ID, Type: job.Type, At: s.now()}
 	if fill != nil {
 		fill(&ev)
 	}
 	s.history.count(event, job.Type, ev.At, ev.New)
-	s.emit(s.subj.Job(event, job.ID, job.Type), &ev)
+	if subject := s.subj.Job(event, job.ID, job.Type); s.listening(subject) {
+		ev.Job = job.ForEvent() // a copy, made only for an event that goes
+		s.send(subject, &ev)
+	}
 	if job.State == core.StateInactive && s.waits.waiting.Load() > 0 {
 		// A job of ours became ready: wake our own waiting leases now rather
 		// than when the event comes back through NATS (other cores' leases
@@ -225,10 +228,21 @@ func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
 	}
 }
 
+// listening reports whether an event on subject would reach anyone
+// (Config.Listening; true when the core cannot tell).
+func (s *Service) listening(subject string) bool {
+	return s.cfg.Listening == nil || s.cfg.Listening(subject)
+}
+
+// emit sends an event if anyone would receive it.
 func (s *Service) emit(subject string, ev *core.Event) {
-	if s.cfg.Listening != nil && !s.cfg.Listening(subject) {
-		return
+	if s.listening(subject) {
+		s.send(subject, ev)
 	}
+}
+
+// send encodes and publishes an event.
+func (s *Service) send(subject string, ev *core.Event) {
 	data, err := bus.Encode(ev)
 	if err == nil {
 		err = s.nc.Publish(subject, data)

@@ -124,6 +124,11 @@ type LeaseOp struct {
 	// ms before the retry while attempts remain (nil: the job's backoff).
 	Delay   *int64
 	Percent int64 // progress: 0..100
+	// Bare, for complete only, says that nobody would receive the
+	// operation's event (service.Config.Listening): the Store may then
+	// answer with a Job of ID, Type, State and Progress alone, sparing
+	// Redis and core the job's other fields, which only the event carries.
+	Bare bool
 }
 
 // Applied is what a Store reports for one lease operation.

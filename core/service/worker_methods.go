@@ -193,7 +193,7 @@ func (s *Service) giveBack(ctx context.Context, jobs []core.Job) {
 	}
 	for n := range res {
 		if res[n].Err == nil {
-			s.announceApplied(core.OpRelease, &ops[n], &res[n])
+			s.announceApplied(ctx, core.OpRelease, &ops[n], &res[n])
 		}
 	}
 }
@@ -331,7 +331,7 @@ func (s *Service) single(op core.Op, reply func(*Applied) any) func(context.Cont
 		if res[0].Err != nil {
 			return nil, res[0].Err
 		}
-		s.announceApplied(op, &ops[0], &res[0])
+		s.announceApplied(ctx, op, &ops[0], &res[0])
 		r := reply(&res[0])
 		return &r, nil
 	}
@@ -380,6 +380,9 @@ func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.Batc
 		ops := make([]LeaseOp, len(idx))
 		for n, i := range idx {
 			ops[n] = storeOp(op, &req.Ops[i])
+			if op == core.OpComplete && ops[n].Type != "" {
+				ops[n].Bare = !s.listening(s.subj.Job(bus.EventComplete, ops[n].ID, ops[n].Type))
+			}
 		}
 		res, err := s.store.Apply(ctx, s.now(), op, ops)
 		if err != nil {
@@ -390,7 +393,7 @@ func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.Batc
 				results[i].Error = opError(res[n].Err)
 				continue
 			}
-			s.announceApplied(op, &ops[n], &res[n])
+			s.announceApplied(ctx, op, &ops[n], &res[n])
 			results[i].State, results[i].LeaseUntil = res[n].Job.State, res[n].Job.LeaseUntil
 		}
 	}
@@ -413,11 +416,19 @@ func opError(err error) *core.OpError {
 // announceApplied publishes what a lease holder's operation changed. A
 // repeated operation publishes its event again, marked repeated (see
 // Applied.Repeated), with the job as it is now.
-func (s *Service) announceApplied(op core.Op, o *LeaseOp, a *Applied) {
+func (s *Service) announceApplied(ctx context.Context, op core.Op, o *LeaseOp, a *Applied) {
 	job := a.Job
 	mark := func(ev *core.Event) { ev.Repeated = a.Repeated }
 	switch op {
 	case core.OpComplete:
+		if o.Bare && s.listening(s.subj.Job(bus.EventComplete, job.ID, job.Type)) {
+			// Someone subscribed while the complete ran (a client's Await
+			// subscribes, then reads the job): the event goes, with the job
+			// read back, or, removed as it completed, as much as is known.
+			if stored, err := s.store.Get(ctx, job.ID); err == nil && stored != nil && stored.State == core.StateComplete {
+				job = stored
+			}
+		}
 		s.publish(bus.EventComplete, job, func(ev *core.Event) { mark(ev); ev.Result = o.Result })
 	case core.OpFail:
 		event := bus.EventFailedAttempt

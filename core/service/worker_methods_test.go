@@ -719,3 +719,49 @@ func TestConcurrentLeasesOfOneTypeHandEachJobOnce(t *testing.T) {
 		require.Equal(t, 1, n, "job %d leased %d times", id, n)
 	}
 }
+
+// A complete that nobody would hear is applied without reading the job
+// back (LeaseOp.Bare); when a subscriber turns up while it runs (Await
+// subscribes, then reads the job), the event still goes, with the job read
+// back, or, for a job removed as it completed, as much as core knows.
+func TestACompleteNobodyHeardStillReachesWhoSubscribedMeanwhile(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	asked := map[string]int{}
+	// The first ask of a complete event's subject finds no one; the next
+	// finds the subscriber who came while the complete ran.
+	listening := func(subject string) bool {
+		if !strings.HasPrefix(subject, "job.complete.") {
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		asked[subject]++
+		return asked[subject] > 1
+	}
+	c := nodetest.NewCore(t, service.Config{Listening: listening})
+	completes := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventComplete, ""))
+	for _, opts := range []*core.CreateOpts{nil, {RemoveOnComplete: core.RemoveAtOnce}} {
+		created, err := c.Client.Create(ctx, "heard", 1, opts)
+		require.NoError(t, err)
+		j := lease(t, c, core.LeaseRequest{Types: []string{"heard"}})[0]
+		results, err := c.Client.Batch(ctx, []core.LeaseOp{{Op: core.OpComplete, ID: j.ID, Lease: j.Lease, Type: "heard"}})
+		require.NoError(t, err)
+		require.Nil(t, results[0].Error)
+		require.Equal(t, core.StateComplete, results[0].State)
+		ev := next(t, completes)
+		mu.Lock()
+		require.Greater(t, asked[c.Client.Subjects().Job(bus.EventComplete, j.ID, "heard")], 1,
+			"asked before the complete (no one: bare), then again for the event")
+		mu.Unlock()
+		require.Equal(t, j.ID, ev.Job.ID)
+		require.Equal(t, core.StateComplete, ev.Job.State)
+		require.Equal(t, 100, ev.Job.Progress)
+		if opts == nil {
+			require.Equal(t, created.CreatedAt, ev.Job.CreatedAt, "the job read back, whole")
+			require.Equal(t, 1, ev.Job.Attempts)
+		} else {
+			require.Equal(t, "heard", ev.Job.Type, "removed as it completed: what the complete knows")
+		}
+	}
+}
