@@ -8,8 +8,9 @@
 //	enqueue_conc  enqueue_conc<C>_throughput: C producers on one connection
 //	enqueue_bulk  enqueue_bulk_throughput: create_bulk, 1000 per call
 //	process       process_c<K>_throughput: N jobs pre-enqueued (bulk), one
-//	              worker with concurrency K and a no-op handler, from the
-//	              worker's start to the last complete event; and
+//	              worker with concurrency K and a no-op handler that counts
+//	              its runs, from the worker's start until every handler has
+//	              run and core holds no job left (all acknowledged); and
 //	              process_c<K>_redis_cmds_per_job from INFO commandstats,
 //	              process_c<K>_redis_cpu_util from INFO cpu
 //	latency       latency_p50, latency_p99: one job per ms for 5s, create

@@ -10,9 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/worker"
 )
@@ -26,9 +23,9 @@ const (
 	drainTimeout = 15 * time.Second
 	// warmUpTimeout bounds the wait for the warm-up job: the worker runs.
 	warmUpTimeout = 10 * time.Second
-	// gonePoll is how often process asks core whether the jobs are all gone,
-	// in case complete events were lost (events are at most once).
-	gonePoll = 250 * time.Millisecond
+	// ackPoll is how often process asks core, once every handler has run,
+	// whether the last acknowledgements have landed.
+	ackPoll = time.Millisecond
 )
 
 var removeOnComplete = &core.CreateOpts{RemoveOnComplete: core.RemoveAtOnce}
@@ -62,8 +59,17 @@ func (b *bench) runWorker(ctx context.Context, typ string, fn worker.HandlerFunc
 	}, nil
 }
 
-// process: N jobs pre-enqueued, then one worker with a no-op handler, timed
-// from its start to the last complete event.
+// process: N jobs pre-enqueued, then one worker with a no-op handler that
+// counts its runs, as the peers' processors do; timed from the worker's
+// start until, every handler having run, core holds no job of the type:
+// the last acknowledgement has landed (the peers stop at the last run).
+//
+// Nothing listens to the jobs' events, as in an application's workers: a
+// listener of every complete event would make core read back, encode and
+// send each job once more, a cost of the bench's own that the peers'
+// figures do not carry (BullMQ writes its events whoever reads them, and
+// that is in its figure). Until 2026-11-25 the end was the last complete
+// event; docs/benchmarks.md gives both from interleaved runs.
 func (b *bench) process(ctx context.Context) (err error) {
 	typ := b.st.keys.jobType("noop")
 	n := b.cfg.N
@@ -74,25 +80,6 @@ func (b *bench) process(ctx context.Context) (err error) {
 		return fmt.Errorf("pre-enqueue: %w", err)
 	}
 
-	// The complete events of the type, counted without being decoded.
-	var completed atomic.Int64
-	var last time.Time // written before allDone is closed
-	allDone := make(chan struct{})
-	sub, err := b.st.listen.Subscribe(b.st.subj.JobEventsOf(bus.EventComplete, typ), func(*nats.Msg) {
-		if completed.Add(1) == int64(n) {
-			last = time.Now()
-			close(allDone)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("subscribe to complete events: %w", err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	// No limit: an event dropped here would be a job never counted.
-	if err := errors.Join(sub.SetPendingLimits(-1, -1), b.st.listen.Flush()); err != nil {
-		return fmt.Errorf("subscribe to complete events: %w", err)
-	}
-
 	calls0, err := b.st.keys.commandCalls(pctx)
 	if err != nil {
 		return err
@@ -101,21 +88,26 @@ func (b *bench) process(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	start, stop, err := b.runWorker(ctx, typ, func(context.Context, *worker.Job) error { return nil })
+	var ran atomic.Int64
+	allRan := make(chan struct{})
+	start, stop, err := b.runWorker(ctx, typ, func(context.Context, *worker.Job) error {
+		if ran.Add(1) == int64(n) {
+			close(allRan)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, stop()) }()
 
-	end, byEvents, err := b.waitGone(pctx, typ, allDone, &last)
+	end, err := b.waitAcknowledged(pctx, typ, allRan)
 	done := n
 	switch {
 	case phaseTimedOut(ctx, pctx):
-		end, done = time.Now(), int(completed.Load())
+		end, done = time.Now(), int(min(ran.Load(), int64(n)))
 	case err != nil:
 		return err
-	case !byEvents:
-		b.r.comment("warning: %s saw %d of %d complete events; the end is when core had no job left", name, completed.Load(), n)
 	}
 	calls1, err := b.st.keys.commandCalls(context.WithoutCancel(ctx))
 	if err != nil {
@@ -135,34 +127,33 @@ func (b *bench) process(ctx context.Context) (err error) {
 	return nil
 }
 
-// waitGone waits until the last complete event (allDone, then *last is its
-// time), or until core has no job of typ left, which only a lost event
-// makes come first. It returns when that was, and whether the events told.
-func (b *bench) waitGone(ctx context.Context, typ string, allDone <-chan struct{}, last *time.Time) (time.Time, bool, error) {
-	tick := time.NewTicker(gonePoll)
+// waitAcknowledged waits until every handler has run (allRan), then until
+// core holds no job of typ, and returns when it found none. It asks every
+// ackPoll, and only once the handlers are done: the runs themselves are
+// not disturbed, and the end it reports is late by at most a poll and a
+// round trip.
+func (b *bench) waitAcknowledged(ctx context.Context, typ string, allRan <-chan struct{}) (time.Time, error) {
+	select {
+	case <-allRan:
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+	tick := time.NewTicker(ackPoll)
 	defer tick.Stop()
 	for {
+		left, err := b.st.client.Count(ctx, "", typ)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return time.Time{}, ctx.Err()
+		case err != nil:
+			return time.Time{}, fmt.Errorf("count jobs left: %w", err)
+		case left == 0:
+			return time.Now(), nil
+		}
 		select {
-		case <-allDone:
-			return *last, true, nil
-		case <-ctx.Done():
-			return time.Time{}, false, ctx.Err()
 		case <-tick.C:
-			left, err := b.st.client.Count(ctx, "", typ)
-			if err != nil {
-				if ctx.Err() != nil {
-					return time.Time{}, false, ctx.Err()
-				}
-				return time.Time{}, false, fmt.Errorf("count jobs left: %w", err)
-			}
-			if left == 0 {
-				select {
-				case <-allDone:
-					return *last, true, nil
-				default:
-					return time.Now(), false, nil
-				}
-			}
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
 		}
 	}
 }

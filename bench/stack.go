@@ -43,7 +43,6 @@ type stack struct {
 
 	conn   *nats.Conn   // the producers'
 	client *core.Client // on conn
-	listen *nats.Conn   // event subscriptions, apart from the producers' replies
 	// natsOpts are Config.NATSOptions, for every connection to NATSURL.
 	natsOpts []nats.Option
 }
@@ -86,9 +85,6 @@ func (s *stack) setUp(ctx context.Context, cfg Config) error {
 	}
 	if s.client, err = core.NewClient(s.conn, &core.ClientOptions{Prefix: cfg.Prefix}); err != nil {
 		return fmt.Errorf("bench: %w", err)
-	}
-	if s.listen, err = s.connect("kuebus-bench-listener"); err != nil {
-		return err
 	}
 	// A core answers: a count of a type of the bench's own is one ZCARD.
 	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
@@ -169,10 +165,8 @@ func (s *stack) connect(name string, opts ...nats.Option) (*nats.Conn, error) {
 // any more), the bench's Redis connection.
 func (s *stack) stop() error {
 	var errs []error
-	for _, nc := range []*nats.Conn{s.listen, s.conn} {
-		if nc != nil {
-			nc.Close()
-		}
+	if s.conn != nil {
+		s.conn.Close()
 	}
 	if s.node != nil {
 		if err := s.node.Stop(); err != nil {
