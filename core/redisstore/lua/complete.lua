@@ -22,15 +22,26 @@
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 complete, 2
 -- complete and deleted (roc: the caller drops its id from the id index,
 -- which lives in another slot; a retry then finds no job and answers
--- not_found), or 0, -1, 4. The row is {} for a bare 1 or 2: turning 33
--- fields into a reply, and Go reading them, was a fifth of core's work
--- per processed job.
+-- not_found), or 0, -1, 4. A bare job's row is {} for 1 and 2, and holds
+-- only what decided its outcome for 4: its complete reads the 7 fields it
+-- decides by instead of the 33 of a row (turning a row into a reply, and
+-- Go reading it, was a fifth of core's work per processed job).
 -- Events: the service publishes job.complete.<id>.<type> with the result.
 --@include type_keys.lua
 --@include row.lua
 --@include unique.lua
 --@include lease_holder.lua
 --@include remove.lua
+
+-- a bare job's row: only the fields complete and each() read
+local function read_bare(jobkey, a)
+  if ARGV[a + 3] ~= '1' then return snapshot(jobkey) end
+  local v = redis.call('HMGET', jobkey, 'id', 'lease', 'last_lease', 'started_at', 'unique_key', 'attempts', 'roc')
+  local row = {}
+  row[R.id], row[R.lease], row[R.last_lease], row[R.started_at] = v[1], v[2], v[3], v[4]
+  row[R.unique_key], row[R.attempts], row[R.roc] = v[5], v[6], v[7]
+  return row
+end
 
 local work_time = 0
 local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, result, bare)
@@ -51,6 +62,6 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
   redis.call('ZADD', K_COMPLETE, now, id)
   if bare == '1' then return {1, {}} end
   return {1, row}
-end)
+end, read_bare)
 if work_time > 0 then redis.call('HINCRBY', K_STATS, 'work_time', work_time) end
 return out

@@ -30,14 +30,18 @@ local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease e
 -- run fn(jobkey, logkey, errkey, id, row, args...) for each job whose lease the
 -- caller holds, with the job's row (one HMGET) and its arguments after id
 -- and lease; fn writes its changes in one HSET, sets them in the row, and
--- returns {code, row}
-local function each(op, first, width, fn)
+-- returns {code, row}. read(jobkey, a), when given, reads the row instead
+-- of snapshot, from the job's arguments at ARGV[a..]: an operation whose
+-- reply needs no row reads only what it decides by (complete.lua, bare);
+-- the row it returns must hold at least id, lease and last_lease.
+local function each(op, first, width, fn, read)
   local out = {}
   for i = 1, (#ARGV - first + 1) / width do
     local a = first + (i - 1) * width
     local jobkey, logkey, errkey = KEYS[8 + 3 * i], KEYS[9 + 3 * i], KEYS[10 + 3 * i]
     local id, lease = ARGV[a], ARGV[a + 1]
-    local row = snapshot(jobkey)
+    local row
+    if read then row = read(jobkey, a) else row = snapshot(jobkey) end
     mark = op .. ':' .. lease
     if not row[R.id] then
       out[i] = {0, {}}
