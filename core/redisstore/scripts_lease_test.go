@@ -222,6 +222,29 @@ func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
 	}, "gone but for its work time")
 }
 
+// TestACompleteTwiceInOneCallRemovesOnce: complete.lua deletes a batch's
+// removed jobs at its end, in one call; the same job completed twice in
+// that batch is found by the second op as deleted (not found), as it was
+// when each deletion was made at once.
+func TestACompleteTwiceInOneCallRemovesOnce(t *testing.T) {
+	t.Parallel()
+	for _, bare := range []bool{false, true} {
+		st := newScriptStore(t, redisstore.Config{})
+		st.seed(activeJob(map[string]string{"roc": "1"}))
+		o := service.LeaseOp{ID: 1, Lease: "L", Type: "t", Bare: bare}
+		res, err := st.Apply(ctx, 2500, core.OpComplete, []service.LeaseOp{o, o})
+		require.NoError(t, err)
+		require.NoError(t, res[0].Err)
+		require.True(t, res[0].Removed)
+		require.ErrorIs(t, res[1].Err, core.ErrNotFound, "bare %v", bare)
+		st.requireKeys(keyspace{
+			"{_}:types": []string{"t"},
+			"{t}:seq":   "1",
+			"{t}:stats": map[string]string{"work_time": "500"},
+		}, fmt.Sprintf("bare %v: gone once, its work time counted once", bare))
+	}
+}
+
 // TestFailRemovesARemoveOnFailJobOnlyForGood: a failed attempt with
 // attempts left keeps the job (it retries); the last one deletes its hash,
 // log, ids and unique key, and Removed says so.

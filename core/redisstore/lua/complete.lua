@@ -33,8 +33,14 @@
 --@include lease_holder.lua
 --@include remove.lua
 
--- a bare job's row: only the fields complete and each() read
-local function read_bare(jobkey, a)
+-- The index writes of the whole call are made at its end, one call each
+-- (leases, complete, and the deletions of removed jobs), not one per job.
+local unleased, completed, deletions = {}, {}, new_deletions()
+local deleted = {} -- id -> true once gathered for deletion: a second op on it finds no job
+
+-- the row of a job: only the fields complete and each() read for a bare job
+local function read(jobkey, a)
+  if deleted[ARGV[a]] then return {} end
   if ARGV[a + 3] ~= '1' then return snapshot(jobkey) end
   local v = redis.call('HMGET', jobkey, 'id', 'lease', 'last_lease', 'started_at', 'unique_key', 'attempts', 'roc')
   local row = {}
@@ -45,23 +51,27 @@ end
 
 local work_time = 0
 local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, result, bare)
-  unlease(id, row)
+  unlease(id, row, unleased)
   local duration = now - (tonumber(row[R.started_at]) or now)
   work_time = work_time + duration
   release_key(row[R.unique_key], id)
   row[R.state], row[R.progress], row[R.duration] = 'complete', 100, duration
   row[R.attempts] = (tonumber(row[R.attempts]) or 0) + 1
   if row[R.roc] == '1' then
-    delete_job(jobkey, logkey, errkey, id)
+    delete_later(deletions, jobkey, logkey, errkey, id)
+    deleted[id] = true
     if bare == '1' then return {2, {}} end
     return {2, row}
   end
   redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,
     'duration', duration, 'attempts', row[R.attempts], 'updated_at', now, 'lease', '', 'lease_until', '',
     'last_lease', mark)
-  redis.call('ZADD', K_COMPLETE, now, id)
+  completed[#completed + 1], completed[#completed + 2] = now, id
   if bare == '1' then return {1, {}} end
   return {1, row}
-end, read_bare)
+end, read)
+unlease_all(unleased)
+if #completed > 0 then redis.call('ZADD', K_COMPLETE, unpack(completed)) end
+flush_deletions(deletions)
 if work_time > 0 then redis.call('HINCRBY', K_STATS, 'work_time', work_time) end
 return out

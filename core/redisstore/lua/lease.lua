@@ -25,11 +25,12 @@ if redis.call('HGET', K_STATS, 'paused') == '1' then return {} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local lease_ttl = tonumber(ARGV[4])
-local out = {}
+local out, held = {}, {}
 for i = 5, #ARGV do
   if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
     local id = string.match(ARGV[i], ':(%d+)$')
-    out[#out + 1] = lease_job(KEYS[6 + i], id, now, worker, lease, lease_ttl)
+    out[#out + 1] = lease_job(KEYS[6 + i], id, now, worker, lease, lease_ttl, held)
   end
 end
+add_leases(held)
 return out

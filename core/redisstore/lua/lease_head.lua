@@ -36,10 +36,13 @@ if redis.call('HGET', K_STATS, 'paused') == '1' then return {1} end
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local lease_ttl, max = tonumber(ARGV[4]), tonumber(ARGV[5])
 local base = string.sub(KEYS[11], 1, -2)
-local out = {0}
-for _, member in ipairs(redis.call('ZRANGE', K_READY, 0, max - 1)) do
-  redis.call('ZREM', K_READY, member)
+local out, held = {0}, {}
+-- the head leaves ready in one call: the members just read are its first
+local head = redis.call('ZRANGE', K_READY, 0, max - 1)
+if #head > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #head - 1) end
+for _, member in ipairs(head) do
   local id = string.match(member, ':(%d+)$')
-  out[#out + 1] = lease_job(base .. id, id, now, worker, lease, lease_ttl)
+  out[#out + 1] = lease_job(base .. id, id, now, worker, lease, lease_ttl, held)
 end
+add_leases(held)
 return out

@@ -56,13 +56,19 @@ local function each(op, first, width, fn, read)
   return out
 end
 
--- leave active: the lease is gone (fields set empty, which reads as none)
-local function unlease(id, row)
-  redis.call('ZREM', K_LEASES, id)
+-- leave active: the lease is gone (fields set empty, which reads as none).
+-- With unleased, the id goes there for the caller's one ZREM of them all
+-- (unlease_all) instead of a call of its own.
+local function unlease(id, row, unleased)
+  if unleased then unleased[#unleased + 1] = id else redis.call('ZREM', K_LEASES, id) end
   row[R.lease], row[R.lease_until], row[R.updated_at], row[R.last_lease] = '', '', now, mark
 end
 
 -- back to ready at the end of its priority; the caller's HSET stores it
 local function requeue(id, row)
   row[R.state], row[R.rmember] = 'inactive', ready_member(id, row[R.priority])
+end
+
+local function unlease_all(unleased)
+  if #unleased > 0 then redis.call('ZREM', K_LEASES, unpack(unleased)) end
 end

@@ -7,11 +7,32 @@
 --@include indexes.lua
 --@include unique.lua
 
+-- Deletions gathered over a batch (new_deletions, delete_later), made in
+-- two calls at its end (flush_deletions) rather than two per job: a
+-- redis.call costs about as much as the work of a small one. The caller
+-- must not read a gathered job again before the flush (complete.lua
+-- answers a second op on it as on a deleted job).
+local function new_deletions()
+  return {ids = {}, keys = {}}
+end
+local function delete_later(d, jobkey, logkey, errkey, id)
+  local keys = d.keys
+  d.ids[#d.ids + 1] = id
+  keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = jobkey, logkey, errkey
+end
+local function flush_deletions(d)
+  if #d.ids > 0 then
+    redis.call('ZREM', K_JOBS, unpack(d.ids))
+    redis.call('DEL', unpack(d.keys))
+  end
+end
+
 -- delete the hash, log and error history of a job that is in no state
 -- index any more, and drop it from the type's jobs
 local function delete_job(jobkey, logkey, errkey, id)
-  redis.call('ZREM', K_JOBS, id)
-  redis.call('DEL', jobkey, logkey, errkey)
+  local d = new_deletions()
+  delete_later(d, jobkey, logkey, errkey, id)
+  flush_deletions(d)
 end
 
 -- remove a job, row its row: out of the index of its state, its unique key
