@@ -37,10 +37,12 @@
 //
 // How it runs:
 //
-//   - Each pool (the Handle'd types, or one Process'd type) has one leasing
-//     loop that asks core for as many jobs as it has free slots, in one call;
-//     when nothing is ready the call waits at core, which answers as soon as
-//     a job arrives. A worker never holds a job it cannot start.
+//   - Each pool (the Handle'd types, or one Process'd type) has two leasing
+//     loops that ask core for as many jobs as there are free slots, in one
+//     call each, so that the slots freed while one call is on its way leave
+//     in the other; when nothing is ready a call waits at core, which
+//     answers as soon as a job arrives. A worker never holds a job it
+//     cannot start.
 //   - Each job runs in its own goroutine with a context that ends at its
 //     time-to-run (ErrTTLExceeded). Its lease is extended while it runs,
 //     once half the ttl has passed since the lease was last set; a handler

@@ -242,7 +242,10 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	var fetchers sync.WaitGroup
 	for _, p := range pools {
-		fetchers.Go(func() { p.fetch(ctx, jobsCtx) })
+		p.fillSlots()
+		for range min(leaseCallers, p.concurrency) {
+			fetchers.Go(func() { p.fetch(ctx, jobsCtx) })
+		}
 	}
 	fetchers.Wait() // (1) returns once ctx has ended and no lease call is in flight
 
