@@ -57,7 +57,7 @@ type Server struct {
 	ctx     context.Context // cancelled when Stop gives up waiting
 	cancel  context.CancelFunc
 	slots   chan struct{} // one per request in flight
-	runners *runners      // the goroutines requests run on (runners.go)
+	runners *Runners      // the goroutines requests run on (runners.go)
 
 	// mu orders adding to wg against Stop's wait: draining subscriptions
 	// is asynchronous, so a request can still arrive after Stop has begun.
@@ -90,7 +90,7 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		slots:    make(chan struct{}, cmp.Or(cfg.MaxInFlight, 4096)),
-		runners:  newRunners(runnersMaxIdle),
+		runners:  NewRunners(runnersMaxIdle),
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = int(nc.MaxPayload())
@@ -135,7 +135,7 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 		if bounded {
 			s.slots <- struct{}{}
 		}
-		s.runners.run(func() {
+		s.runners.Run(func() {
 			defer s.wg.Done()
 			if bounded {
 				defer func() { <-s.slots }()
@@ -259,7 +259,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		<-done
 	}
 	s.cancel()
-	s.runners.close()
+	s.runners.Close()
 	if err != nil {
 		return fmt.Errorf("bus: stop service: %w", err)
 	}

@@ -5,14 +5,14 @@ import (
 	"sync/atomic"
 )
 
-// runners run a Server's requests on goroutines that stay for the next
-// request. A goroutine made per request starts with the smallest stack,
+// Runners run functions (a Server's requests, a worker's handlers) on
+// goroutines that stay for the next one. A goroutine made per request starts with the smallest stack,
 // which decoding, the handler, go-redis and encoding grow again every
 // time: stack growth was 8-9% of core's CPU in a profile of creates. A
 // runner keeps its grown stack from one request to the next (until a GC
 // finds it idle and shrinks it). Runners beyond maxIdle end when they
 // finish instead of waiting, so a burst leaves no crowd behind.
-type runners struct {
+type Runners struct {
 	work    chan func() // unbuffered: a send succeeds only when a runner waits
 	idle    atomic.Int32
 	maxIdle int32
@@ -25,13 +25,14 @@ type runners struct {
 // requests of a busy core at once, at a few KiB of stack each.
 const runnersMaxIdle = 128
 
-func newRunners(maxIdle int32) *runners {
-	return &runners{work: make(chan func()), maxIdle: maxIdle, quit: make(chan struct{})}
+// NewRunners returns runners of which at most maxIdle wait for work.
+func NewRunners(maxIdle int32) *Runners {
+	return &Runners{work: make(chan func()), maxIdle: maxIdle, quit: make(chan struct{})}
 }
 
-// run runs fn on a waiting runner, or on a new one when none waits. It
+// Run runs fn on a waiting runner, or on a new one when none waits. It
 // never blocks.
-func (r *runners) run(fn func()) {
+func (r *Runners) Run(fn func()) {
 	select {
 	case r.work <- fn:
 	default:
@@ -40,7 +41,7 @@ func (r *runners) run(fn func()) {
 	}
 }
 
-func (r *runners) loop(fn func()) {
+func (r *Runners) loop(fn func()) {
 	defer r.wg.Done()
 	for {
 		fn()
@@ -58,10 +59,16 @@ func (r *runners) loop(fn func()) {
 	}
 }
 
-// close ends the waiting runners and waits until every runner has ended.
+// Close ends the waiting runners and waits until every runner has ended.
 // Nothing may be run after it: the Server calls it once its requests are
 // done and no new one can arrive.
-func (r *runners) close() {
-	r.stop.Do(func() { close(r.quit) })
+func (r *Runners) Close() {
+	r.Stop()
 	r.wg.Wait()
 }
+
+// Stop ends the waiting runners, and each busy one once its function
+// returns, without waiting for them: for an owner that may leave functions
+// running it no longer waits for (a worker's handlers past the grace
+// period). Nothing may be run after it.
+func (r *Runners) Stop() { r.stop.Do(func() { close(r.quit) }) }

@@ -21,13 +21,13 @@ func goid() uint64 {
 }
 
 func TestRunnersReuseAWaitingGoroutineAndEndOnClose(t *testing.T) {
-	r := newRunners(2)
+	r := NewRunners(2)
 	ids := make(chan uint64, 2)
-	r.run(func() { ids <- goid() })
+	r.Run(func() { ids <- goid() })
 	first := <-ids
 	require.Eventually(t, func() bool { return r.idle.Load() == 1 }, 5*time.Second, time.Millisecond,
 		"the runner did not wait for more work")
-	r.run(func() { ids <- goid() })
+	r.Run(func() { ids <- goid() })
 	require.Equal(t, first, <-ids, "the second request did not run on the waiting runner")
 
 	// Beyond maxIdle, a runner ends instead of waiting.
@@ -35,12 +35,12 @@ func TestRunnersReuseAWaitingGoroutineAndEndOnClose(t *testing.T) {
 	release := make(chan struct{})
 	for range 4 {
 		wg.Add(1)
-		r.run(func() { defer wg.Done(); <-release })
+		r.Run(func() { defer wg.Done(); <-release })
 	}
 	close(release)
 	wg.Wait()
 	require.Eventually(t, func() bool { return r.idle.Load() <= 2 }, 5*time.Second, time.Millisecond)
-	r.close()
+	r.Close()
 	require.Zero(t, r.idle.Load())
 	// close waited for every runner: goleak (TestMain) finds none left.
 }

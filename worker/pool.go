@@ -150,7 +150,8 @@ func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, er
 	})
 }
 
-// start runs one job's handler in its own goroutine, on a slot already taken.
+// start runs one job's handler on a goroutine of its own (one of the
+// worker's kept runners), on a slot already taken.
 func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 	deadline := time.Now().Add(time.Duration(cj.TTL) * time.Millisecond)
 	// Two layers: the outer one ends with a cause (ErrCancelled on
@@ -160,7 +161,7 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 	ctx, cancel := context.WithDeadlineCause(outer, deadline, ErrTTLExceeded)
 	r := p.w.jobs.add(cj, deadline, stop)
 	job := &Job{Job: *cj, client: p.w.client}
-	go func() {
+	p.w.handlers.Run(func() {
 		defer p.release(1)
 		defer stop(nil)
 		defer cancel()
@@ -173,7 +174,7 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 		}
 		m.Finished(cj.Type, OutcomeOf(err), time.Since(began))
 		p.w.acknowledge(r, job, err, p.retryDelays[cj.Type])
-	}()
+	})
 }
 
 // ttlExceeded is the outcome of a handler whose context ended because the
