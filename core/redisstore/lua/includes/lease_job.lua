@@ -11,9 +11,12 @@
 -- them all (add_leases): one call per lease instead of one per job.
 local function lease_job(jobkey, id, now, worker, lease, lease_ttl, held)
   -- the row and data in one read, before the write: the fields lease
-  -- writes are not read (ROW_BUT, scripts.go) but set in the row below
+  -- writes are not read (ROW_BUT, scripts.go) but set in the row below,
+  -- nor the scripts' bookkeeping that no reply carries (rmember,
+  -- last_lease: Go has no decoder for them), which go back as none
   local row = redis.call('HMGET', jobkey, ROW_BUT('state', 'lease', 'lease_until', 'lease_ttl',
-    'started_at', 'updated_at', 'worker_id', 'progress'), 'data')
+    'started_at', 'updated_at', 'worker_id', 'progress', 'rmember', 'last_lease'), 'data')
+  row[R.rmember], row[R.last_lease] = false, false
   local ttl = lease_ttl
   if ttl == 0 then ttl = tonumber(row[R.ttl]) end
   local until_ = now + ttl
