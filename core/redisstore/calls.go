@@ -139,8 +139,8 @@ func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now int64, 
 }
 
 // runLeaseJobs leases the jobs of ready members of one type under token, for
-// ttl ms each (0: each job's own ttl): the jobs leased, data included,
-// lease token not (the caller sets it).
+// ttl ms each (0: each job's own ttl): the jobs leased, data and token
+// included.
 func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, members []string) ([]core.Job, error) {
 	keys := tk.fixed()
 	args := make([]any, 0, 4+len(members))
@@ -153,11 +153,12 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	if err != nil {
 		return nil, err
 	}
-	return decodeRows(res), nil
+	return heldBy(decodeRows(res), token), nil
 }
 
 // runLeaseHead leases up to max jobs from the head of one type's ready
-// (lease_head.lua): the jobs, and whether the type is paused (then none).
+// (lease_head.lua): the jobs, data and token included, and whether the type
+// is paused (then none).
 func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, max int) ([]core.Job, bool, error) {
 	res, err := s.eval(ctx, leaseHead, append(tk.fixed(), tk.job(0)), now, worker, token, ttl, max).Slice()
 	if err != nil {
@@ -166,7 +167,16 @@ func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker
 	if len(res) == 0 {
 		return nil, false, fmt.Errorf("lease_head: an empty reply")
 	}
-	return decodeRows(res[1:]), num(res[0]) == 1, nil
+	return heldBy(decodeRows(res[1:]), token), num(res[0]) == 1, nil
+}
+
+// heldBy gives the jobs a lease script replied the token they are leased
+// under, which decodeRow leaves out of every row.
+func heldBy(jobs []core.Job, token string) []core.Job {
+	for i := range jobs {
+		jobs[i].Lease = token
+	}
+	return jobs
 }
 
 // runRescueExpired takes back the jobs among ids whose lease ran out: the

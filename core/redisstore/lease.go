@@ -43,10 +43,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		case isPaused:
 			paused = []string{t}
 		}
-		for _, j := range jobs {
-			j.Lease = token
-			leased = append(leased, j)
-		}
+		leased = append(leased, jobs...)
 		s.down.note(now, tried, failed, time.Since(started))
 		return leased, paused, failed.result(distinct(types))
 	}
@@ -71,10 +68,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 				failed[g.jobType] = s.fail("lease", err)
 				continue
 			}
-			for _, j := range jobs {
-				j.Lease = token
-				leased = append(leased, j)
-			}
+			leased = append(leased, jobs...)
 			got += len(jobs)
 		}
 		if got == len(picks) {
