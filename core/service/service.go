@@ -211,12 +211,19 @@ func (s *Service) dueNow() int64 { return s.cfg.Now().UnixMilli() }
 // publish sends one job event; a failure to publish is logged, never undoes
 // the change it reports (the change is committed; events are at most once).
 func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
+	subject := s.subj.Job(event, job.ID, job.Type)
+	s.publishOn(subject, s.listening(subject), event, job, fill)
+}
+
+// publishOn is publish for a caller that has built the event's subject
+// and asked whether anyone listens to it (heard) already.
+func (s *Service) publishOn(subject string, heard bool, event string, job *core.Job, fill func(*core.Event)) {
 	ev := core.Event{Event: event, ID: job.ID, Type: job.Type, At: s.now()}
 	if fill != nil {
 		fill(&ev)
 	}
 	s.history.count(event, job.Type, ev.At, ev.New)
-	if subject := s.subj.Job(event, job.ID, job.Type); s.listening(subject) {
+	if heard {
 		ev.Job = job.ForEvent() // a copy, made only for an event that goes
 		s.send(subject, &ev)
 	}

@@ -421,7 +421,14 @@ func (s *Service) announceApplied(ctx context.Context, op core.Op, o *LeaseOp, a
 	mark := func(ev *core.Event) { ev.Repeated = a.Repeated }
 	switch op {
 	case core.OpComplete:
-		if o.Bare && s.listening(s.subj.Job(bus.EventComplete, job.ID, job.Type)) {
+		fill := func(ev *core.Event) { mark(ev); ev.Result = o.Result }
+		if !o.Bare {
+			s.publish(bus.EventComplete, job, fill)
+			break
+		}
+		subject := s.subj.Job(bus.EventComplete, job.ID, job.Type)
+		heard := s.listening(subject)
+		if heard {
 			// Someone subscribed while the complete ran (a client's Await
 			// subscribes, then reads the job): the event goes, with the job
 			// read back, or, removed as it completed, as much as is known.
@@ -429,7 +436,7 @@ func (s *Service) announceApplied(ctx context.Context, op core.Op, o *LeaseOp, a
 				job = stored
 			}
 		}
-		s.publish(bus.EventComplete, job, func(ev *core.Event) { mark(ev); ev.Result = o.Result })
+		s.publishOn(subject, heard, bus.EventComplete, job, fill)
 	case core.OpFail:
 		event := bus.EventFailedAttempt
 		if job.State == core.StateFailed {
