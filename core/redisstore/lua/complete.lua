@@ -36,11 +36,12 @@
 -- The index writes of the whole call are made at its end, one call each
 -- (leases, complete, and the deletions of removed jobs), not one per job.
 local unleased, completed, deletions = {}, {}, new_deletions()
-local deleted = {} -- id -> true once gathered for deletion: a second op on it finds no job
 
--- the row of a job: only the fields complete and each() read for a bare job
+-- the row of a job: none for one this call deleted already (a second op
+-- on it finds no job), only the fields complete and each() read for a bare
+-- job
 local function read(jobkey, a)
-  if deleted[ARGV[a]] then return {} end
+  if deletions.gone[ARGV[a]] then return {} end
   if ARGV[a + 3] ~= '1' then return snapshot(jobkey) end
   local v = redis.call('HMGET', jobkey, 'id', 'lease', 'last_lease', 'started_at', 'unique_key', 'attempts', 'roc')
   local row = {}
@@ -59,7 +60,6 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
   row[R.attempts] = (tonumber(row[R.attempts]) or 0) + 1
   if row[R.roc] == '1' then
     delete_later(deletions, jobkey, logkey, errkey, id)
-    deleted[id] = true
     if bare == '1' then return {2, {}} end
     return {2, row}
   end

@@ -9,15 +9,16 @@
 
 -- Deletions gathered over a batch (new_deletions, delete_later), made in
 -- two calls at its end (flush_deletions) rather than two per job: a
--- redis.call costs about as much as the work of a small one. The caller
--- must not read a gathered job again before the flush (complete.lua
--- answers a second op on it as on a deleted job).
+-- redis.call costs about as much as the work of a small one. Until the
+-- flush a gathered job is still stored: d.gone[id] says it is deleted, for
+-- the caller to treat it so (complete.lua answers a second op on it as on
+-- a deleted job).
 local function new_deletions()
-  return {ids = {}, keys = {}}
+  return {ids = {}, keys = {}, gone = {}}
 end
 local function delete_later(d, jobkey, logkey, errkey, id)
   local keys = d.keys
-  d.ids[#d.ids + 1] = id
+  d.ids[#d.ids + 1], d.gone[id] = id, true
   keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = jobkey, logkey, errkey
 end
 local function flush_deletions(d)
