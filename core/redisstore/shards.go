@@ -26,9 +26,9 @@ import (
 // A master that is down refuses connections at once, but one that hangs
 // (stopped, swapping, a long script) answers nothing until go-redis's read
 // timeout, 3 s: every lease that names one of its types would wait that
-// long, and with it every other lease of the same core (a core leases one
-// call at a time), and the promoter's promote and rescue calls (1 s each)
-// would never finish. So lease, promote, rescue, the schedules' and the
+// long (and with it the other leases of several types on the same core,
+// which take turns: multiLease), and the promoter's promote and rescue
+// calls (1 s each) would never finish. So lease, promote, rescue, the schedules' and the
 // cleaner's reads remember a type whose Redis failed slowly (the call took
 // slowFailure or more) and skip it, reporting the remembered error, for a
 // while before they try it again: 2 s after a first failure, twice as
@@ -97,8 +97,12 @@ func (s *Store) perType(ctx context.Context, op string, execErr error, types []s
 	return s.fail(op, execErr)
 }
 
-// distinct counts the distinct strings of list.
+// distinct counts the distinct strings of list. Every lease calls it:
+// a list of one, the most common, needs no set.
 func distinct(list []string) int {
+	if len(list) < 2 {
+		return len(list)
+	}
 	seen := make(map[string]struct{}, len(list))
 	for _, v := range list {
 		seen[v] = struct{}{}
