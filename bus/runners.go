@@ -6,12 +6,13 @@ import (
 )
 
 // Runners run functions (a Server's requests, a worker's handlers) on
-// goroutines that stay for the next one. A goroutine made per request starts with the smallest stack,
-// which decoding, the handler, go-redis and encoding grow again every
-// time: stack growth was 8-9% of core's CPU in a profile of creates. A
-// runner keeps its grown stack from one request to the next (until a GC
-// finds it idle and shrinks it). Runners beyond maxIdle end when they
-// finish instead of waiting, so a burst leaves no crowd behind.
+// goroutines that stay for the next one. A goroutine made per request
+// starts with the smallest stack, which decoding, the handler, go-redis
+// and encoding grow again every time: stack growth was 8-9% of core's CPU
+// in a profile of creates. A runner keeps its grown stack from one request
+// to the next (until a GC finds it idle and shrinks it). Runners beyond
+// maxIdle end when they finish instead of waiting, so a burst leaves no
+// crowd behind.
 type Runners struct {
 	work    chan func() // unbuffered: a send succeeds only when a runner waits
 	idle    atomic.Int32
