@@ -99,14 +99,19 @@ func TestReplayRefusesATimeAndASequenceTogether(t *testing.T) {
 	require.ErrorIs(t, err, bus.ErrInvalid)
 }
 
-// publishEvents publishes n queue events as core does (plain publish) and
-// waits until the server has them.
+// publishEvents stores n complete events, of ids from on, in the event
+// stream, and returns once the stream holds them.
 func publishEvents(t *testing.T, nc *nats.Conn, subj bus.Subjects, from, n int) {
 	t.Helper()
+	// Through JetStream, each acknowledged once stored: a plain publish
+	// (as core's) and a flush return when the server has the message, not
+	// the stream, and a read by sequence at once could miss it.
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
 	for i := from; i < from+n; i++ {
-		require.NoError(t, nc.Publish(subj.Job(bus.EventComplete, int64(i), "email"), fmt.Appendf(nil, `{"id":%d}`, i)))
+		_, err := js.Publish(context.Background(), subj.Job(bus.EventComplete, int64(i), "email"), fmt.Appendf(nil, `{"id":%d}`, i))
+		require.NoError(t, err)
 	}
-	require.NoError(t, nc.Flush())
 }
 
 // replayInto runs ReplayEvents on its own goroutine until the test ends,
