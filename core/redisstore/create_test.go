@@ -58,3 +58,51 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	require.Equal(t, core.StateActive, got.State)
 	require.Equal(t, int64(1000), got.CreatedAt, "not overwritten")
 }
+
+// TestACreateOfManyJobsIndexesEachOnceInOrder stores more jobs in one
+// create than Lua's unpack takes at once (includes/many.lua splits the
+// index writes): every job is in jobs once, the delayed ones in due, and
+// the ready ones lease in the order of the call (one seq number each), with
+// a second create's jobs after them.
+func TestACreateOfManyJobsIndexesEachOnceInOrder(t *testing.T) {
+	t.Parallel()
+	st, _ := nodetest.NewStore(t)
+	ctx := context.Background()
+	const n = 6300 // ZADD ready gets 8400 arguments, ZADD jobs 12600: unpack refuses either in one call
+	specs := make([]core.Spec, n)
+	for i := range specs {
+		specs[i] = core.Spec{Type: "many", MaxAttempts: 1, TTL: 60000}
+		if i%3 == 2 {
+			specs[i].Delay = 60000
+		}
+	}
+	first, _, err := st.Create(ctx, 1000, specs)
+	require.NoError(t, err)
+	second, _, err := st.Create(ctx, 1000, specs[:1])
+	require.NoError(t, err)
+
+	counts := map[core.State]int64{}
+	for _, state := range []core.State{core.StateInactive, core.StateDelayed} {
+		counts[state], err = st.Count(ctx, state, "many")
+		require.NoError(t, err)
+	}
+	require.Equal(t, map[core.State]int64{core.StateInactive: n/3*2 + 1, core.StateDelayed: n / 3}, counts)
+
+	var want []int64
+	for i, j := range first {
+		if i%3 != 2 {
+			want = append(want, j.ID)
+		}
+	}
+	want = append(want, second[0].ID)
+	var got []int64
+	for len(got) < len(want) {
+		jobs, _, err := st.Lease(ctx, 1001, []string{"many"}, 1000, "w", "tok", 0)
+		require.NoError(t, err)
+		require.NotEmpty(t, jobs, "ready ran out after %d of %d", len(got), len(want))
+		for _, j := range jobs {
+			got = append(got, j.ID)
+		}
+	}
+	require.Equal(t, want, got, "FIFO within the call and after it")
+}

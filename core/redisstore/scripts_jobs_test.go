@@ -40,7 +40,7 @@ func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": -10},
-		"{t}:seq":    "1",
+		"{t}:seq":    "2", // one number per job of the call, the delayed one's unused
 		"{t}:due":    map[string]float64{"0000000000000000002": 1500},
 		"{t}:unique": map[string]string{"u": "1"},
 		"{t}:job:1":  jobHash(map[string]string{"priority": "-10", "unique_key": "u", "stall_limit": "2", "rof_limit": "5000:7"}),

@@ -33,7 +33,9 @@ local s = redis.call('HMGET', KEYS[12], 'rev', 'paused', 'last_at')
 if s[1] ~= ARGV[2] or s[2] == '1' or tonumber(s[3] or '0') >= tick then
   return -1
 end
-local res = new_job(KEYS[13], 5, 5 + #SHARED)
+local b = new_jobs({ARGV[5 + #SHARED + O.id]})
+local res = new_job(b, 1, KEYS[13], 5, 5 + #SHARED)
+store_new_jobs(b)
 if res == 0 then
   redis.call('HSET', KEYS[13], 'schedule', name, 'schedule_at', ARGV[3])
 elseif type(res) ~= 'number' then

@@ -2,11 +2,15 @@
 -- the index of the state it is in.
 --@include type_keys.lua
 
+-- a job's member in ready: "<seq, 16 digits>:<id>", seq a number of the
+-- type's seq counter, so that jobs of one priority sort in the order they
+-- entered ready (the one place that builds it; readyID in Go reads it)
+local function ready_member_at(seq, id)
+  return string.format('%016d', seq) .. ':' .. id
+end
 -- put a job at the back of its priority in ready, returning its member
--- "<seq, 16 digits>:<id>" (the one place that builds it; readyID in Go
--- reads it)
 local function ready_member(id, priority)
-  local member = string.format('%016d', redis.call('INCR', K_SEQ)) .. ':' .. id
+  local member = ready_member_at(redis.call('INCR', K_SEQ), id)
   redis.call('ZADD', K_READY, priority, member)
   return member
 end

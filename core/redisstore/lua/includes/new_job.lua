@@ -6,6 +6,7 @@
 --@include type_keys.lua
 --@include row.lua
 --@include indexes.lua
+--@include many.lua
 
 -- The hash fields of a new job. Go reads both lists from this file when
 -- the package loads (newJobFields in row.go) and sends the values in
@@ -26,45 +27,80 @@ local OPTIONAL = {'attempts', 'progress', 'delay', 'backoff', 'roc', 'unique_key
 -- O.<field> is a field's position in OWN, written into the text as a
 -- constant when Go loads the script, as R.<field> is (includes/row.lua).
 
--- new_job stores one job at jobkey from ARGV: the SHARED values at
--- ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
--- whose id is in the type's jobs index already is not stored again, and a
--- job whose unique key an unfinished job of another id holds is not stored
--- either. Returns 0 when it stored the job as given; the id of the
--- unfinished job that holds its unique key (an integer > 0: not stored);
--- or its row (includes/row.lua) when an earlier run stored it.
-local function new_job(jobkey, shared, own)
+-- A script's new jobs are written in two steps: new_job writes each job's
+-- hash and gathers its index entries, and store_new_jobs makes them in one
+-- call per index (jobs, ready, due) at the end, rather than three calls per
+-- job: a redis.call costs about as much as the work of a small one
+-- (docs/benchmarks.md, issue 12 step 6). Until then the jobs gathered are
+-- written but not in ready or due, which no one can see: the script is
+-- atomic.
+--
+-- new_jobs(ids) starts a script's gathering for the jobs of ids (their ids,
+-- in the order new_job is called for them). It reads in one call which of
+-- them are stored already, for new_job's idempotence.
+local function new_jobs(ids)
+  return {ids = ids, stored = call_many('ZMSCORE', K_JOBS, ids), seen = {},
+    jobs = {}, ready = {}, due = {}, seq = false, own_retention = false}
+end
+
+-- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
+-- at ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
+-- whose id is in the type's jobs index already (or earlier in b) is not
+-- stored again, and a job whose unique key an unfinished job of another
+-- id holds is not stored either. Returns 0 when it stored the job as
+-- given; the id of the unfinished job that holds its unique key (an
+-- integer > 0: not stored); or its row (includes/row.lua) when an earlier
+-- run stored it.
+local function new_job(b, n, jobkey, shared, own)
   local id, unique_key = ARGV[own + O.id], ARGV[own + O.unique_key]
   local holder = false
   if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
   if holder and holder ~= id then
     return tonumber(holder)
   end
-  if redis.call('ZADD', K_JOBS, id, id) == 0 then
+  if b.stored[n] or b.seen[id] then
     -- stored by an earlier run of this very call: its id is in jobs
-    -- already (and holds its own unique key). The index write doubles as
-    -- the check, so idempotence costs no call of its own.
+    -- already (and holds its own unique key)
     return snapshot(jobkey)
   end
+  b.seen[id] = true
+  local jobs = b.jobs
+  jobs[#jobs + 1], jobs[#jobs + 2] = id, id
   -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and OWN field
   -- but the OPTIONAL ones by name and ARGV value, written out by Go at load
   -- (scripts.go): no table is built per job; NEW_JOB_OPTIONAL writes those
   -- OPTIONAL fields that are not zero, in one more HSET when there are any
   if ARGV[own + O.state] == 'delayed' then
-    enter_due(id, tonumber(ARGV[own + O.promote_at]))
+    local due = b.due
+    due[#due + 1], due[#due + 2] = ARGV[own + O.promote_at], due_member(id)
     redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own))
   else
-    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', ready_member(id, ARGV[own + O.priority]))
+    -- one INCRBY numbers every job of b: job n takes number seq + n, so
+    -- the jobs of one priority keep the order of the call in ready
+    if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, #b.ids) - #b.ids end
+    local member, ready = ready_member_at(b.seq + n, id), b.ready
+    ready[#ready + 1], ready[#ready + 2] = ARGV[own + O.priority], member
+    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', member)
   end
   NEW_JOB_OPTIONAL(jobkey, shared, own)
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
   if ARGV[own + O.roc] == '1' or ARGV[own + O.roc_limit] ~= '' or ARGV[own + O.rof] == '1'
     or ARGV[own + O.rof_limit] ~= '' then
+    b.own_retention = true
+  end
+  return 0
+end
+
+-- store_new_jobs enters the jobs new_job wrote into the type's indexes.
+local function store_new_jobs(b)
+  call_many('ZADD', K_JOBS, b.jobs)
+  call_many('ZADD', K_READY, b.ready)
+  call_many('ZADD', K_DUE, b.due)
+  if b.own_retention then
     -- clean.lua walks the finished jobs of a type only while the type has
     -- a default retention or this flag: the type's jobs may have their own
     -- (true too: such a job reaches complete or failed by set_state or a
     -- stall without being deleted, and the cleaner removes it).
     redis.call('HSET', K_STATS, 'own_retention', '1')
   end
-  return 0
 end
