@@ -6,7 +6,7 @@
 //
 //	enqueue_seq   enqueue_seq_throughput: one producer, each create awaited
 //	enqueue_conc  enqueue_conc<C>_throughput: C producers on one connection
-//	enqueue_bulk  enqueue_bulk_throughput: create_bulk, 1000 per call
+//	enqueue_bulk  enqueue_bulk_throughput: create_bulk, 1000 per call, ids_only
 //	process       process_c<K>_throughput: N jobs pre-enqueued (bulk), one
 //	              worker with concurrency K and a no-op handler that counts
 //	              its runs, from the worker's start until every handler has

@@ -101,7 +101,7 @@ func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]created, erro
 		}
 		return []created{{job, err}}, nil
 	}
-	var reply JobsReply
+	var reply BulkReply
 	err := c.sendNow(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
 	switch {
 	case errors.Is(err, ErrInvalid):

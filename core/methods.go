@@ -17,7 +17,7 @@ type Method struct {
 // of the protocol's sections.
 var Methods = []Method{
 	{bus.MethodCreate, Spec{}, Job{}},
-	{bus.MethodCreateBulk, BulkRequest{}, JobsReply{}},
+	{bus.MethodCreateBulk, BulkRequest{}, BulkReply{}},
 	{bus.MethodGet, GetRequest{}, Job{}},
 	{bus.MethodExists, IDRequest{}, ExistsReply{}},
 	{bus.MethodRemove, IDRequest{}, Job{}},

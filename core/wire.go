@@ -27,9 +27,23 @@ type GetRequest struct {
 // BulkRequest is create_bulk's request.
 type BulkRequest struct {
 	Jobs []Spec `json:"jobs"`
+	// IDsOnly asks for the jobs' ids alone (BulkReply.IDs) instead of the
+	// jobs: a producer that only needs to know its jobs are stored, and
+	// under which ids, spares core encoding each job and itself decoding
+	// it (River's InsertManyFast, BullMQ's addBulk building its jobs
+	// client-side). docs/protocol.md §3.2.
+	IDsOnly bool `json:"ids_only,omitempty"`
 }
 
-// JobsReply carries jobs: create_bulk, range, lease.
+// BulkReply is create_bulk's reply: the jobs, each without data, or with
+// ids_only their ids, in request order (a duplicate's is the id of the job
+// holding its unique key).
+type BulkReply struct {
+	Jobs []Job   `json:"jobs,omitempty"`
+	IDs  []int64 `json:"ids,omitempty"`
+}
+
+// JobsReply carries jobs: range, lease.
 type JobsReply struct {
 	Jobs []Job `json:"jobs"`
 	// Next is set by a range whose jobs did not all fit one NATS message:

@@ -116,7 +116,7 @@ func (s *Service) checkBulk(req *core.BulkRequest) error {
 	return nil
 }
 
-func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.JobsReply, error) {
+func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.BulkReply, error) {
 	if err := s.checkBulk(req); err != nil {
 		return nil, err
 	}
@@ -126,12 +126,19 @@ func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.
 		return nil, err
 	}
 	s.announceCreated(jobs, existing)
+	if req.IDsOnly {
+		ids := make([]int64, len(jobs))
+		for i := range jobs {
+			ids[i] = jobs[i].ID
+		}
+		return &core.BulkReply{IDs: ids}, nil
+	}
 	// The reply leaves out the data the caller just sent, so that it can
 	// never outgrow the request and fail after the jobs are stored.
 	for i := range jobs {
 		jobs[i].Data = nil
 	}
-	return &core.JobsReply{Jobs: jobs}, nil
+	return &core.BulkReply{Jobs: jobs}, nil
 }
 
 // checkGet checks a get request: an id, or a type and a unique key.

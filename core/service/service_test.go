@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +123,44 @@ func TestCreateBulkIsAllOrNothing(t *testing.T) {
 	n, err := c.Client.Count(ctx, "", "")
 	require.NoError(t, err)
 	require.Equal(t, int64(3), n, "a refused bulk stores nothing")
+}
+
+// TestCreateBulkIDsOnlyAnswersTheIDs: with ids_only a create_bulk stores
+// what it would without, and answers {"ids":[…]} in request order, a
+// duplicate's being the id of the job holding its unique key; ids_only that
+// is not a bool is refused and stores nothing.
+func TestCreateBulkIDsOnlyAnswersTheIDs(t *testing.T) {
+	c, _ := newCore(t)
+	held, err := c.Client.Create(ctx, "email", nil, &core.CreateOpts{UniqueKey: "k"})
+	require.NoError(t, err)
+	ids, err := c.Client.CreateBulkIDs(ctx, []core.Spec{
+		{Type: "email", Data: json.RawMessage(`1`)},
+		{Type: "resize", Delay: 1000},
+		{Type: "email", UniqueKey: "k"},
+	})
+	require.NoError(t, err)
+	require.Len(t, ids, 3)
+	require.Equal(t, held.ID, ids[2], "the duplicate's id is its holder's")
+	first, err := c.Client.Get(ctx, ids[0])
+	require.NoError(t, err)
+	require.Equal(t, json.RawMessage(`1`), first.Data)
+	second, err := c.Client.Get(ctx, ids[1])
+	require.NoError(t, err)
+	require.Equal(t, core.StateDelayed, second.State)
+
+	raw := bus.NewClient(c.NATS.Conn, 5*time.Second)
+	var reply map[string]json.RawMessage
+	require.NoError(t, raw.CallRaw(ctx, c.Client.Subjects().Core(bus.MethodCreateBulk),
+		[]byte(`{"jobs":[{"type":"email"}],"ids_only":true}`), &reply))
+	require.Equal(t, []string{"ids"}, slices.Collect(maps.Keys(reply)), "no jobs, only ids")
+
+	err = raw.CallRaw(ctx, c.Client.Subjects().Core(bus.MethodCreateBulk),
+		[]byte(`{"jobs":[{"type":"email"}],"ids_only":"yes"}`), nil)
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "ids_only")
+	n, err := c.Client.Count(ctx, "", "")
+	require.NoError(t, err)
+	require.Equal(t, int64(4), n, "the refused call stored nothing")
 }
 
 func TestPriorityThenFIFO(t *testing.T) {
