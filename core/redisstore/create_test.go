@@ -59,6 +59,43 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	require.Equal(t, int64(1000), got.CreatedAt, "not overwritten")
 }
 
+// TestACreateRunAgainAnswersWhatItStored: a create whose first run stored
+// job X with unique key k runs again after X finished and job Y took k.
+// The retry answers X as stored, and X stays where it is, in complete and
+// in its type's jobs, not taken for a new job refused for Y's key.
+func TestACreateRunAgainAnswersWhatItStored(t *testing.T) {
+	t.Parallel()
+	_, rdb := nodetest.NewStore(t)
+	prefix := nodetest.Prefix(t, rdb)
+	ctx := context.Background()
+	newStore := func() *redisstore.Store {
+		st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})
+		require.NoError(t, err)
+		return st
+	}
+	spec := []core.Spec{{Type: "rerun", MaxAttempts: 1, TTL: 1000, UniqueKey: "k"}}
+	x, _, err := newStore().Create(ctx, 1000, spec)
+	require.NoError(t, err)
+	_, _, err = newStore().SetState(ctx, 1001, x[0].ID, core.StateComplete)
+	require.NoError(t, err)
+	y, existing, err := newStore().Create(ctx, 1002, spec)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false}, existing, "k was free again")
+	require.NotEqual(t, x[0].ID, y[0].ID)
+
+	require.NoError(t, rdb.Set(ctx, prefix+":{_}:ids", 0, 0).Err())
+	again, _, err := newStore().Create(ctx, 2000, spec)
+	require.NoError(t, err)
+	require.Equal(t, x[0].ID, again[0].ID, "the retry's id, as its first run stored it")
+	require.Equal(t, core.StateComplete, again[0].State)
+	n, err := newStore().Count(ctx, core.StateComplete, "rerun")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	all, err := newStore().Count(ctx, "", "rerun")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), all, "X and Y, each once")
+}
+
 // TestACreateOfManyJobsIndexesEachOnceInOrder stores more jobs in one
 // create than Lua's unpack takes at once (includes/many.lua splits the
 // index writes): every job is in jobs once, the delayed ones in due, and

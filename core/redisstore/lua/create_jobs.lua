@@ -20,13 +20,15 @@
 -- its row (includes/row.lua) when an earlier run of this create stored it.
 -- Events: the service publishes job.enqueue.<id>.<type> for each job
 -- stored, and queue.due with the earliest due time of the delayed ones.
--- Requires Redis 6.2 or later (ZMSCORE, includes/new_job.lua).
 --@include new_job.lua
 
-local ids = {}
-for base = #SHARED, #ARGV - 1, #OWN do ids[#ids + 1] = ARGV[base + O.id] end
-local b, out = new_jobs(ids), {}
-for n = 1, #ids do
+local members = {}
+for base = #SHARED, #ARGV - 1, #OWN do
+  local id = ARGV[base + O.id]
+  members[#members + 1], members[#members + 2] = id, id
+end
+local b, out = new_jobs(members), {}
+for n = 1, b.n do
   out[n] = new_job(b, n, KEYS[10 + n], 0, #SHARED + (n - 1) * #OWN)
 end
 store_new_jobs(b)

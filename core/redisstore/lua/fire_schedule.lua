@@ -33,7 +33,8 @@ local s = redis.call('HMGET', KEYS[12], 'rev', 'paused', 'last_at')
 if s[1] ~= ARGV[2] or s[2] == '1' or tonumber(s[3] or '0') >= tick then
   return -1
 end
-local b = new_jobs({ARGV[5 + #SHARED + O.id]})
+local id = ARGV[5 + #SHARED + O.id]
+local b = new_jobs({id, id})
 local res = new_job(b, 1, KEYS[13], 5, 5 + #SHARED)
 store_new_jobs(b)
 if res == 0 then

@@ -8,15 +8,16 @@
 local MANY_CHUNK = 4000
 
 -- call_many runs cmd on key with args, MANY_CHUNK at a time (none when
--- args is empty), and returns the replies that are lists joined into one,
--- in order (ZMSCORE's scores).
+-- args is empty), and returns the sum of the replies (ZADD's count of
+-- members added).
 local function call_many(cmd, key, args)
-  local out = {}
-  for i = 1, #args, MANY_CHUNK do
-    local r = redis.call(cmd, key, unpack(args, i, math.min(i + MANY_CHUNK - 1, #args)))
-    if type(r) == 'table' then
-      for k = 1, #r do out[#out + 1] = r[k] end
-    end
+  if #args <= MANY_CHUNK then -- most calls: no loop, no slice
+    if #args == 0 then return 0 end
+    return redis.call(cmd, key, unpack(args))
   end
-  return out
+  local sum = 0
+  for i = 1, #args, MANY_CHUNK do
+    sum = sum + redis.call(cmd, key, unpack(args, i, math.min(i + MANY_CHUNK - 1, #args)))
+  end
+  return sum
 end

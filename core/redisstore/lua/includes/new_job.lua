@@ -29,43 +29,47 @@ local OPTIONAL = {'attempts', 'progress', 'delay', 'backoff', 'roc', 'unique_key
 
 -- A script's new jobs are written in two steps: new_job writes each job's
 -- hash and gathers its index entries, and store_new_jobs makes them in one
--- call per index (jobs, ready, due) at the end, rather than three calls per
--- job: a redis.call costs about as much as the work of a small one
+-- call per index (ready, due) at the end, rather than two calls per job: a
+-- redis.call costs about as much as the work of a small one
 -- (docs/benchmarks.md, issue 12 step 6). Until then the jobs gathered are
 -- written but not in ready or due, which no one can see: the script is
 -- atomic.
 --
--- new_jobs(ids) starts a script's gathering for the jobs of ids (their ids,
--- in the order new_job is called for them). It reads in one call which of
--- them are stored already, for new_job's idempotence.
-local function new_jobs(ids)
-  return {ids = ids, stored = call_many('ZMSCORE', K_JOBS, ids), seen = {},
-    jobs = {}, ready = {}, due = {}, seq = false, own_retention = false}
+-- new_jobs(members) starts a script's gathering for the jobs whose ids
+-- members lists twice each, {id_1, id_1, id_2, id_2, ...}, as ZADD takes
+-- them (ids distinct, in the order new_job is called for them). It enters them all
+-- into the type's jobs index in one call, whose count is the idempotence
+-- check: ids are reserved for one call, and a script stores all its jobs
+-- or none, so when every id is new none of its jobs exists (the call's
+-- first run), and when one was in jobs already the call ran before and
+-- new_job looks its job up.
+local function new_jobs(members)
+  local n = #members / 2
+  return {n = n, all_new = call_many('ZADD', K_JOBS, members) == n, unstored = {},
+    ready = {}, due = {}, seq = false, own_retention = false}
 end
 
 -- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
 -- at ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
--- whose id is in the type's jobs index already (or earlier in b) is not
--- stored again, and a job whose unique key an unfinished job of another
--- id holds is not stored either. Returns 0 when it stored the job as
--- given; the id of the unfinished job that holds its unique key (an
--- integer > 0: not stored); or its row (includes/row.lua) when an earlier
--- run stored it.
+-- stored by an earlier run of the call is not stored again, and a new job
+-- whose unique key an unfinished job of another id holds is not stored
+-- either (its id leaves jobs again in store_new_jobs). Returns 0 when it
+-- stored the job as given; the id of the unfinished job that holds its
+-- unique key (an integer > 0: not stored); or its row (includes/row.lua)
+-- when an earlier run stored it.
 local function new_job(b, n, jobkey, shared, own)
+  if not b.all_new and redis.call('EXISTS', jobkey) == 1 then
+    -- stored by an earlier run of this very call: answered as that run
+    -- stored it, whoever holds its unique key now
+    return snapshot(jobkey)
+  end
   local id, unique_key = ARGV[own + O.id], ARGV[own + O.unique_key]
   local holder = false
   if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
   if holder and holder ~= id then
+    b.unstored[#b.unstored + 1] = id -- new_jobs entered it in jobs
     return tonumber(holder)
   end
-  if b.stored[n] or b.seen[id] then
-    -- stored by an earlier run of this very call: its id is in jobs
-    -- already (and holds its own unique key)
-    return snapshot(jobkey)
-  end
-  b.seen[id] = true
-  local jobs = b.jobs
-  jobs[#jobs + 1], jobs[#jobs + 2] = id, id
   -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and OWN field
   -- but the OPTIONAL ones by name and ARGV value, written out by Go at load
   -- (scripts.go): no table is built per job; NEW_JOB_OPTIONAL writes those
@@ -77,7 +81,7 @@ local function new_job(b, n, jobkey, shared, own)
   else
     -- one INCRBY numbers every job of b: job n takes number seq + n, so
     -- the jobs of one priority keep the order of the call in ready
-    if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, #b.ids) - #b.ids end
+    if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, b.n) - b.n end
     local member, ready = ready_member_at(b.seq + n, id), b.ready
     ready[#ready + 1], ready[#ready + 2] = ARGV[own + O.priority], member
     redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', member)
@@ -93,7 +97,7 @@ end
 
 -- store_new_jobs enters the jobs new_job wrote into the type's indexes.
 local function store_new_jobs(b)
-  call_many('ZADD', K_JOBS, b.jobs)
+  call_many('ZREM', K_JOBS, b.unstored)
   call_many('ZADD', K_READY, b.ready)
   call_many('ZADD', K_DUE, b.due)
   if b.own_retention then
