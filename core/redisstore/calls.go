@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -153,7 +154,7 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	if err != nil {
 		return nil, err
 	}
-	return heldBy(decodeRows(res), token), nil
+	return leased(res, now, worker, token, ttl), nil
 }
 
 // runLeaseHead leases up to max jobs from the head of one type's ready
@@ -167,14 +168,24 @@ func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker
 	if len(res) == 0 {
 		return nil, false, fmt.Errorf("lease_head: an empty reply")
 	}
-	return heldBy(decodeRows(res[1:]), token), num(res[0]) == 1, nil
+	return leased(res[1:], now, worker, token, ttl), num(res[0]) == 1, nil
 }
 
-// heldBy gives the jobs a lease script replied the token they are leased
-// under, which decodeRow leaves out of every row.
-func heldBy(jobs []core.Job, token string) []core.Job {
-	for i := range jobs {
-		jobs[i].Lease = token
+// leased decodes the jobs a lease script replied, each as it was before
+// the lease (lease_job.lua), and applies what the lease wrote: active,
+// held under token by worker until now + ttl (0: the job's own ttl),
+// started and updated now, progress 0.
+func leased(res []any, now int64, worker, token string, ttl int64) []core.Job {
+	jobs := make([]core.Job, 0, len(res))
+	for _, r := range res {
+		j, ok := decodePairs(r)
+		if !ok {
+			continue
+		}
+		j.State, j.Lease, j.WorkerID = core.StateActive, token, worker
+		j.LeaseUntil = now + cmp.Or(ttl, j.TTL)
+		j.StartedAt, j.UpdatedAt, j.Progress = now, now, 0
+		jobs = append(jobs, j)
 	}
 	return jobs
 }

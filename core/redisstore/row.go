@@ -119,6 +119,23 @@ func decodeRow(v any) (j core.Job, ok bool) {
 	return j, j.ID != 0
 }
 
+// decodePairs turns a job's hash as name-value pairs (HGETALL, and what
+// lease_job.lua replies: the pairs, then the fields the lease wrote) into a
+// Job; a later pair wins. ok is false without an id.
+func decodePairs(v any) (j core.Job, ok bool) {
+	vals, _ := v.([]any)
+	for i := 0; i+1 < len(vals); i += 2 {
+		name, _ := vals[i].(string)
+		switch dec, known := fieldDecoders[name]; {
+		case name == "data":
+			j.Data = raw(vals[i+1])
+		case known && dec != nil && vals[i+1] != nil:
+			dec(&j, vals[i+1])
+		}
+	}
+	return j, j.ID != 0
+}
+
 // num, str and raw read one value of a row: Lua's numbers come as int64,
 // strings (and numbers Redis stored) as string, missing fields as nil.
 func num(v any) int64 {

@@ -39,6 +39,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 	require.Equal(t, "L", jobs[0].Lease)
 	require.Equal(t, json.RawMessage(`{"n":1}`), jobs[0].Data)
 	require.Equal(t, int64(3000), jobs[0].LeaseUntil)
+	requireStoredAsReplied(t, st, jobs)
 	leased := map[string]string{"state": "active", "lease": "L", "lease_until": "3000", "lease_ttl": "1000",
 		"started_at": "2000", "updated_at": "2000", "worker_id": "w", "progress": "0"}
 	after := before.with(keyspace{
@@ -52,12 +53,27 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2900), jobs[0].LeaseUntil, "the lease's own ttl")
+	requireStoredAsReplied(t, st, jobs)
 	st.requireKeys(after.with(keyspace{
 		"{t}:ready":  nil,
 		"{t}:leases": map[string]float64{"2": 3000, "1": 2900},
 		"{t}:job:1": jobHash(map[string]string{"state": "active", "lease": "M", "lease_until": "2900", "lease_ttl": "400",
 			"started_at": "2500", "updated_at": "2500", "worker_id": "w2", "progress": "0"}),
 	}), "job 1 leased for 400 ms")
+}
+
+// requireStoredAsReplied: each job a lease replied is the job stored, but
+// for its token, which Get does not read (the lease script replies a job
+// as it was and Go applies the lease: leased in calls.go).
+func requireStoredAsReplied(t *testing.T, st *scriptStore, jobs []core.Job) {
+	t.Helper()
+	for _, j := range jobs {
+		got, err := st.Get(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, "", got.Lease)
+		j.Lease = ""
+		require.Equal(t, *got, j, "job %d as leased", j.ID)
+	}
 }
 
 func apply(t *testing.T, st *scriptStore, now int64, op core.Op, o service.LeaseOp) service.Applied {
@@ -96,16 +112,17 @@ func TestLeaseAcrossTypesTakesTheBestOfEach(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	before := keyspace{
-		"{_}:types": []string{"t", "u"},
-		"{t}:jobs":  map[string]float64{"1": 1},
-		"{t}:ready": map[string]float64{"0000000000000001:1": 0},
-		"{t}:seq":   "1",
-		"{t}:job:1": jobHash(nil),
-		"{u}:jobs":  map[string]float64{"2": 2, "3": 3},
-		"{u}:ready": map[string]float64{"0000000000000001:2": -5, "0000000000000002:3": 10},
-		"{u}:seq":   "2",
-		"{u}:job:2": jobHash(map[string]string{"id": "2", "type": "u", "priority": "-5", "rmember": "0000000000000001:2"}),
-		"{u}:job:3": jobHash(map[string]string{"id": "3", "type": "u", "priority": "10", "rmember": "0000000000000002:3"}),
+		"{_}:idtype": map[string]string{"1": "t", "2": "u", "3": "u"}, // for Get
+		"{_}:types":  []string{"t", "u"},
+		"{t}:jobs":   map[string]float64{"1": 1},
+		"{t}:ready":  map[string]float64{"0000000000000001:1": 0},
+		"{t}:seq":    "1",
+		"{t}:job:1":  jobHash(nil),
+		"{u}:jobs":   map[string]float64{"2": 2, "3": 3},
+		"{u}:ready":  map[string]float64{"0000000000000001:2": -5, "0000000000000002:3": 10},
+		"{u}:seq":    "2",
+		"{u}:job:2":  jobHash(map[string]string{"id": "2", "type": "u", "priority": "-5", "rmember": "0000000000000001:2"}),
+		"{u}:job:3":  jobHash(map[string]string{"id": "3", "type": "u", "priority": "10", "rmember": "0000000000000002:3"}),
 	}
 	st.seed(before)
 	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 2, "w", "L", 0)
@@ -114,6 +131,7 @@ func TestLeaseAcrossTypesTakesTheBestOfEach(t *testing.T) {
 	require.Len(t, jobs, 2)
 	require.Equal(t, int64(2), jobs[0].ID, "u's priority -5 first")
 	require.Equal(t, int64(1), jobs[1].ID, "then t's priority 0, before u's 10")
+	requireStoredAsReplied(t, st, jobs)
 	leased := map[string]string{"state": "active", "lease": "L", "lease_until": "3000", "lease_ttl": "1000",
 		"started_at": "2000", "updated_at": "2000", "worker_id": "w", "progress": "0"}
 	st.requireKeys(before.with(keyspace{

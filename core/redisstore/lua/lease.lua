@@ -15,7 +15,8 @@
 -- ARGV[4]    lease_ttl  ms each lease lasts; 0: each job's own ttl
 -- ARGV[4+i]  member_i   a candidate's member in ready ("<seq>:<id>")
 --
--- Reply: per job leased, its row followed by its data ("" for none); none
+-- Reply: per job leased, the name-value pairs of its hash as it was before
+-- the lease (includes/lease_job.lua; Go applies the lease's writes); none
 -- when the type is paused.
 -- Events: the service publishes job.start.<id>.<type> for each job it
 -- hands out.

@@ -23,10 +23,10 @@
 -- ARGV[4]  lease_ttl  ms each lease lasts; 0: each job's own ttl
 -- ARGV[5]  max        how many jobs at most, >= 1
 --
--- Reply: {paused, row_1, data_1-in-row, ...}: paused 1 (and nothing else)
--- when the type is paused, else 0 followed by each job leased, its row
--- followed by its data ("" for none), best priority first, FIFO within
--- one.
+-- Reply: {paused, job_1, ...}: paused 1 (and nothing else) when the type
+-- is paused, else 0 followed by each job leased, best priority first, FIFO
+-- within one: the name-value pairs of its hash as it was before the lease
+-- (includes/lease_job.lua; Go applies the lease's writes).
 -- Events: the service publishes job.start.<id>.<type> for each job it
 -- hands out.
 --@include lease_job.lua
