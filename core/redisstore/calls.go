@@ -30,24 +30,20 @@ type created struct {
 // run of the same create stored comes back as a row.
 func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]created, error) {
 	tk := s.keys.ofType(jobType)
-	keys := tk.fixed()
 	out := make([]created, len(ids))
 	for n, id := range ids {
 		out[n].job = newJob(specs[n], id, now)
-		keys = append(keys, tk.job(id))
 	}
 	// ARGV: the shared fields' values once, then each job's own
 	// (create_jobs.lua's header).
-	args := make([]any, 0, len(newJobShared)+len(newJobOwn)*len(ids))
+	args := make([]any, 0, len(newJobShared)+(len(newJobOwn)+1)*len(ids))
 	for _, enc := range newJobShared {
 		args = append(args, enc(&out[0].job))
 	}
 	for n := range out {
-		for _, enc := range newJobOwn {
-			args = append(args, enc(&out[n].job))
-		}
+		args = appendNewJob(args, &out[n].job)
 	}
-	res, err := s.eval(ctx, createJobs, keys, args...).Slice()
+	res, err := s.eval(ctx, createJobs, append(tk.fixed(), tk.job(0)), args...).Slice()
 	if err != nil {
 		return nil, err
 	}

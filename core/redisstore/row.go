@@ -182,17 +182,53 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 	return j
 }
 
-// newJobShared and newJobOwn are the hash fields of a new job that
-// create_jobs writes: those the same for every job of one call (one type,
-// one now, constants), sent once per call, and each job's own. Both lists
-// are written once, in lua/includes/new_job.lua, and read from it here.
+// newJobShared, newJobOwn and newJobSparse are the hash fields of a new
+// job that create_jobs writes: those the same for every job of one call
+// (one type, one now), sent once per call; each job's own; and those a new
+// job most often lacks, sent only when not zero, by name. The lists are
+// written once, in lua/includes/new_job.lua, and read from it here.
 var (
 	newJobOwnFields    = readLuaList("lua/includes/new_job.lua", "OWN")
 	newJobSharedFields = readLuaList("lua/includes/new_job.lua", "SHARED")
-	newJobOptional     = optionalOf(readLuaList("lua/includes/new_job.lua", "OPTIONAL"))
+	newJobSparseFields = readLuaList("lua/includes/new_job.lua", "SPARSE")
 	newJobShared       = encodersOf(newJobSharedFields)
 	newJobOwn          = encodersOf(newJobOwnFields)
+	newJobSparse       = encodersOf(newJobSparseFields)
+	newJobSparseZero   = zerosOf(newJobSparseFields)
 )
+
+// appendNewJob appends a new job's own values (create_jobs.lua's ARGV,
+// after the shared ones): each OWN field's, then how many SPARSE fields
+// are not zero (filled in once they are known), then each of those by name
+// and value.
+func appendNewJob(args []any, j *core.Job) []any {
+	for _, enc := range newJobOwn {
+		args = append(args, enc(j))
+	}
+	at := len(args)
+	args = append(args, 0)
+	n := 0
+	for i, enc := range newJobSparse {
+		if v := enc(j); !isZeroArg(v, newJobSparseZero[i]) {
+			args = append(args, newJobSparseFields[i], v)
+			n++
+		}
+	}
+	args[at] = n
+	return args
+}
+
+// isZeroArg says whether an encoder's value is what the hash reads a
+// missing field as (zero, as newJobZero spells it).
+func isZeroArg(v any, zero string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == zero
+	case int64:
+		return zero == "0" && v == 0
+	}
+	return false
+}
 
 // newJobEncoders encode each field of a new job as its hash stores it: the
 // inverse of fieldDecoders for what newJob sets, plus data. Zero values are
@@ -234,25 +270,24 @@ func encodersOf(fields []string) []func(*core.Job) any {
 	return out
 }
 
-// newJobZero is the value of each OPTIONAL field of a new job
+// newJobZero is the value of each SPARSE field of a new job
 // (lua/includes/new_job.lua) that create_jobs does not write: what a
 // missing field reads as (decodeRow here, "or 0" and "== '1'" in the
 // scripts). A unique key "0" is a key, not a zero.
 var newJobZero = map[string]string{
-	"attempts": "0", "progress": "0", "delay": "0", "roc": "0", "rof": "0",
+	"delay": "0", "roc": "0", "rof": "0",
 	"backoff": "", "unique_key": "", "roc_limit": "", "rof_limit": "", "trace": "",
 }
 
-// optionalOf checks that each OPTIONAL field is a field new_job writes and
-// has its zero in newJobZero.
-func optionalOf(fields []string) map[string]string {
-	out := map[string]string{}
-	for _, f := range fields {
+// zerosOf lines each SPARSE field's zero (newJobZero) up with the fields.
+func zerosOf(fields []string) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
 		zero, ok := newJobZero[f]
-		if !ok || !slices.Contains(newJobSharedFields, f) && !slices.Contains(newJobOwnFields, f) {
-			panic(fmt.Sprintf("redisstore: optional new job field %q (lua/includes/new_job.lua) is not a SHARED or OWN field with a zero in row.go", f))
+		if !ok {
+			panic(fmt.Sprintf("redisstore: sparse new job field %q (lua/includes/new_job.lua) has no zero in row.go", f))
 		}
-		out[f] = zero
+		out[i] = zero
 	}
 	return out
 }

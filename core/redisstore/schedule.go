@@ -283,14 +283,12 @@ func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredS
 	job.Schedule, job.ScheduleAt = sc.Name, tick
 	tk := s.keys.ofType(sp.Type)
 	keys := append(tk.fixed(), tk.schedules(), tk.schedule(sc.Name), tk.job(id))
-	args := make([]any, 0, 5+len(newJobShared)+len(newJobOwn))
+	args := make([]any, 0, 6+len(newJobShared)+len(newJobOwn))
 	args = append(args, sc.Name, sc.Rev, tick, next, now)
 	for _, enc := range newJobShared {
 		args = append(args, enc(&job))
 	}
-	for _, enc := range newJobOwn {
-		args = append(args, enc(&job))
-	}
+	args = appendNewJob(args, &job)
 	code, err := s.eval(ctx, fireSchedule, keys, args...).Int64()
 	if err != nil {
 		return nil, false, s.fail("fire schedule", err)

@@ -171,18 +171,13 @@ var (
 // its value in ARGV after shared or own.
 var newJobFields = regexp.MustCompile(`NEW_JOB_FIELDS\((\w+), (\w+)\)`)
 
-// fieldList is the declaration of ROW, SHARED or OWN, which positions
-// leaves out of a script's text once it has written what the script uses of
-// them; listName is a use of one it did not write.
+// fieldList is the declaration of ROW, SHARED, OWN or SPARSE, which
+// positions leaves out of a script's text once it has written what the
+// script uses of them; listName is a use of one it did not write.
 var (
-	fieldList = regexp.MustCompile(`(?m)^local (ROW|SHARED|OWN) = \{[^}]*\}`)
-	listName  = regexp.MustCompile(`\b(ROW|SHARED|OWN)\b`)
+	fieldList = regexp.MustCompile(`(?m)^local (ROW|SHARED|OWN|SPARSE) = \{[^}]*\}`)
+	listName  = regexp.MustCompile(`\b(ROW|SHARED|OWN|SPARSE)\b`)
 )
-
-// newJobOpt is NEW_JOB_OPTIONAL(jobkey, shared, own) in
-// includes/new_job.lua: an HSET of those OPTIONAL fields whose value is not
-// their zero, when there are any.
-var newJobOpt = regexp.MustCompile(`NEW_JOB_OPTIONAL\((\w+), (\w+), (\w+)\)`)
 
 // newJobArg is a field of a new job and the Lua expression of its value.
 type newJobArg struct{ field, value string }
@@ -246,24 +241,9 @@ func positions(text string) (string, error) {
 		m := newJobFields.FindStringSubmatch(call)
 		var args []string
 		for _, a := range newJobArgs(m[1], m[2]) {
-			if _, opt := newJobOptional[a.field]; !opt {
-				args = append(args, fmt.Sprintf("'%s', %s", a.field, a.value))
-			}
+			args = append(args, fmt.Sprintf("'%s', %s", a.field, a.value))
 		}
 		return strings.Join(args, ", ")
-	})
-	text = newJobOpt.ReplaceAllStringFunc(text, func(call string) string {
-		m := newJobOpt.FindStringSubmatch(call)
-		b := strings.Builder{}
-		b.WriteString("local opt = false")
-		for _, a := range newJobArgs(m[2], m[3]) {
-			if zero, ok := newJobOptional[a.field]; ok {
-				fmt.Fprintf(&b, "\n  if %s ~= '%s' then opt = opt or {}; opt[#opt + 1] = '%s'; opt[#opt + 1] = %s end",
-					a.value, zero, a.field, a.value)
-			}
-		}
-		fmt.Fprintf(&b, "\n  if opt then redis.call('HSET', %s, unpack(opt)) end", m[1])
-		return b.String()
 	})
 	text = strings.ReplaceAll(text, "#SHARED", strconv.Itoa(len(newJobSharedFields)))
 	text = strings.ReplaceAll(text, "#OWN", strconv.Itoa(len(newJobOwnFields)))

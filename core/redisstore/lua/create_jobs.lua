@@ -9,11 +9,17 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[10+i]       job:<id_i>
+-- KEYS[11]        job:0, the key a job of the type with id 0 would have:
+--                 each job's key is this key with its id for the final
+--                 "0" (as lease_head.lua builds them), which spares a key
+--                 per job on the wire; each has the type's hash tag, so on
+--                 Redis Cluster it is in the slot of the declared keys
 --
 -- ARGV[1..#SHARED]  the values of the SHARED fields (includes/new_job.lua):
 --                    the same for every job of the call
--- then #OWN values per job i, of the OWN fields, in that order
+-- then per job: its #OWN values of the OWN fields, in that order; k, how
+-- many of its SPARSE fields are not zero; and those k, each by name and
+-- value
 --
 -- Reply, per job: 0 when it is stored as given; the id of the unfinished
 -- job that holds its unique key (an integer > 0: it was not stored); or
@@ -22,14 +28,17 @@
 -- stored, and queue.due with the earliest due time of the delayed ones.
 --@include new_job.lua
 
-local members = {}
-for base = #SHARED, #ARGV - 1, #OWN do
-  local id = ARGV[base + O.id]
+local members, owns, own = {}, {}, #SHARED
+while own < #ARGV do
+  local id = ARGV[own + O.id]
   members[#members + 1], members[#members + 2] = id, id
+  owns[#owns + 1] = own
+  own = next_own(own)
 end
+local base = string.sub(KEYS[11], 1, -2)
 local b, out = new_jobs(members), {}
 for n = 1, b.n do
-  out[n] = new_job(b, n, KEYS[10 + n], 0, #SHARED + (n - 1) * #OWN)
+  out[n] = new_job(b, n, base .. ARGV[owns[n] + O.id], 0, owns[n])
 end
 store_new_jobs(b)
 return out

@@ -14,8 +14,8 @@
 --
 -- ARGV[1] name  ARGV[2] rev  ARGV[3] tick (unix ms)
 -- ARGV[4] next_at: the first tick after now  ARGV[5] now (unix ms)
--- ARGV[6..] the new job: the SHARED values, then the OWN values
---           (includes/new_job.lua), as create_jobs takes them
+-- ARGV[6..] the new job: the SHARED values, then its OWN and SPARSE
+--           values (includes/new_job.lua), as create_jobs takes them
 --
 -- Reply: -1 when the tick did not fire (not come yet, gone, paused,
 -- changed, or fired already); 0 when it fired and stored the job as given; the id of the

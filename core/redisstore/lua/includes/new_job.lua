@@ -8,24 +8,30 @@
 --@include indexes.lua
 --@include many.lua
 
--- The hash fields of a new job. Go reads both lists from this file when
--- the package loads (newJobFields in row.go) and sends the values in
--- this order; it has an encoder for every name, or the package stops.
--- SHARED are the same for every job of one call (one type, one now,
--- constants), OWN are each job's own.
-local SHARED = {'type', 'attempts', 'progress', 'created_at', 'updated_at'}
-local OWN = {'id', 'data', 'priority', 'state', 'delay', 'max_attempts', 'backoff', 'ttl', 'roc',
-  'unique_key', 'promote_at', 'stall_limit', 'roc_limit', 'rof', 'rof_limit', 'trace'}
--- OPTIONAL are fields of either list that are written only when they are
--- not their zero value (newJobZero in row.go: '' or '0'): a field a hash
--- lacks reads as that value, in Go (decodeRow) and in every script, and a
--- new job most often has no delay, backoff, unique key or retention of its
--- own, so its HSET is 9 fields shorter (each field an HSET writes costs
--- Redis a scan of the hash).
-local OPTIONAL = {'attempts', 'progress', 'delay', 'backoff', 'roc', 'unique_key', 'roc_limit', 'rof',
-  'rof_limit', 'trace'}
+-- The hash fields of a new job. Go reads the three lists from this file
+-- when the package loads (row.go) and sends the values in this order; it
+-- has an encoder for every name, or the package stops. SHARED are the
+-- same for every job of one call (one type, one now), sent once; OWN are
+-- each job's own. SPARSE are those a new job most often lacks (a delay, a
+-- backoff, a unique key, a retention of its own, a trace): each job's OWN
+-- values are followed by how many of them it has that are not their zero
+-- (newJobZero in row.go: '' or '0'), then those by name and value. A field
+-- a hash lacks reads as its zero, in Go (decodeRow) and in every script,
+-- so a new job's HSET is shorter by what it lacks (each field an HSET
+-- writes costs Redis a scan of the hash), and its ARGV too (each costs
+-- Redis a string to parse, and Lua one to make). A new job has no
+-- attempts and no progress: it writes neither.
+local SHARED = {'type', 'created_at', 'updated_at'}
+local OWN = {'id', 'data', 'priority', 'state', 'max_attempts', 'ttl', 'promote_at', 'stall_limit'}
+local SPARSE = {'delay', 'backoff', 'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace'}
 -- O.<field> is a field's position in OWN, written into the text as a
 -- constant when Go loads the script, as R.<field> is (includes/row.lua).
+
+-- next_own is the own of the job after the one at own: the position of
+-- this job's last value, after which the next job's OWN values start.
+local function next_own(own)
+  return own + #OWN + 1 + 2 * tonumber(ARGV[own + #OWN + 1])
+end
 
 -- A script's new jobs are written in two steps: new_job writes each job's
 -- hash and gathers its index entries, and store_new_jobs makes them in one
@@ -50,7 +56,8 @@ local function new_jobs(members)
 end
 
 -- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
--- at ARGV[shared+1..], its OWN values at ARGV[own+1..]. Idempotent: a job
+-- at ARGV[shared+1..], its OWN values at ARGV[own+1..] followed by its
+-- SPARSE ones. Idempotent: a job
 -- stored by an earlier run of the call is not stored again, and a new job
 -- whose unique key an unfinished job of another id holds is not stored
 -- either (its id leaves jobs again in store_new_jobs). Returns 0 when it
@@ -63,17 +70,26 @@ local function new_job(b, n, jobkey, shared, own)
     -- stored it, whoever holds its unique key now
     return snapshot(jobkey)
   end
-  local id, unique_key = ARGV[own + O.id], ARGV[own + O.unique_key]
+  local id, unique_key, retention = ARGV[own + O.id], '', false
+  local first, last = own + #OWN + 2, next_own(own) -- its SPARSE pairs
+  for i = first, last, 2 do
+    local f = ARGV[i]
+    if f == 'unique_key' then
+      unique_key = ARGV[i + 1]
+    elseif f == 'roc' or f == 'rof' or f == 'roc_limit' or f == 'rof_limit' then
+      retention = true -- present: not its zero
+    end
+  end
   local holder = false
   if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
   if holder and holder ~= id then
     b.unstored[#b.unstored + 1] = id -- new_jobs entered it in jobs
     return tonumber(holder)
   end
-  -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and OWN field
-  -- but the OPTIONAL ones by name and ARGV value, written out by Go at load
-  -- (scripts.go): no table is built per job; NEW_JOB_OPTIONAL writes those
-  -- OPTIONAL fields that are not zero, in one more HSET when there are any
+  -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and OWN field by
+  -- name and ARGV value, written out by Go at load (scripts.go): no table
+  -- is built per job; the SPARSE pairs go in one more HSET when there are
+  -- any, straight from ARGV
   if ARGV[own + O.state] == 'delayed' then
     local due = b.due
     due[#due + 1], due[#due + 2] = ARGV[own + O.promote_at], due_member(id)
@@ -86,12 +102,9 @@ local function new_job(b, n, jobkey, shared, own)
     ready[#ready + 1], ready[#ready + 2] = ARGV[own + O.priority], member
     redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', member)
   end
-  NEW_JOB_OPTIONAL(jobkey, shared, own)
+  if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
-  if ARGV[own + O.roc] == '1' or ARGV[own + O.roc_limit] ~= '' or ARGV[own + O.rof] == '1'
-    or ARGV[own + O.rof_limit] ~= '' then
-    b.own_retention = true
-  end
+  if retention then b.own_retention = true end
   return 0
 end
 
