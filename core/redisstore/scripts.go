@@ -18,10 +18,13 @@ import (
 // lua/, each opening with a header that names its KEYS, ARGV, reply and the
 // events the service publishes after it. Rules they share:
 //
-//   - Every key comes in through KEYS; nothing is built from ARGV. Scripts of
-//     one type get the ten keys of typeKeys.fixed as KEYS[1..10]
-//     (lua/includes/type_keys.lua names them) followed by the keys of the
-//     jobs they touch.
+//   - Every key comes in through KEYS. Scripts of one type get the ten keys
+//     of typeKeys.fixed as KEYS[1..10] (lua/includes/type_keys.lua names
+//     them) followed by the keys of the jobs they touch, or by job:0, the
+//     key of the type's job 0, from which a script that handles many jobs
+//     builds each job's key with its id (lease_head, create_jobs): such a
+//     key has the type's hash tag, so it is in the slot of the declared
+//     keys on Redis Cluster, and no other key is built.
 //   - "Now" comes in through ARGV; no script reads the clock or randomness.
 //   - A script that moves jobs it did not choose itself (promote, lease,
 //     rescue) is given candidates read just before and re-checks each one,

@@ -141,7 +141,7 @@ func fields(h map[string]string, more map[string]string) map[string]string {
 }
 
 // jobHash is the hash of job 1 of type t as create_jobs stores it at 1000,
-// ready, with more set over it: without the OPTIONAL fields
+// ready, with more set over it: without the SPARSE fields
 // (lua/includes/new_job.lua), which it writes only when not zero.
 func jobHash(more map[string]string) map[string]string {
 	return fields(map[string]string{

@@ -13,7 +13,7 @@ import (
 const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 // TestCreateJobsKeepsATraceAndLeaseHandsItOut: create_jobs writes a job's
-// trace only when it has one (an OPTIONAL field), and the rows of get and
+// trace only when it has one (a SPARSE field), and the rows of get and
 // of lease carry it, so a worker gets it with the job.
 func TestCreateJobsKeepsATraceAndLeaseHandsItOut(t *testing.T) {
 	t.Parallel()
