@@ -258,12 +258,12 @@ type held struct {
 
 // runHeld runs one kind of lease holder's operation over jobs of one type.
 func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now int64, ops []*service.LeaseOp) ([]held, error) {
-	keys := tk.fixed()
+	// each job's keys are built in the script from these (lease_holder.lua)
+	keys := append(tk.fixed(), tk.job(0), tk.log(0), tk.errors(0))
 	args := make([]any, 0, 1+len(call.head)+3*len(ops))
 	args = append(args, now)
 	args = append(args, call.head...)
 	for _, o := range ops {
-		keys = append(keys, tk.job(o.ID), tk.log(o.ID), tk.errors(o.ID))
 		args = append(args, o.ID, o.Lease)
 		if call.args != nil {
 			args = call.args(args, o)

@@ -4,9 +4,8 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[8+3i]      job:<id_i>
--- KEYS[9+3i]      log:<id_i>
--- KEYS[10+3i]     errors:<id_i>
+-- KEYS[11..13]   job:0, log:0, errors:0: templates of each job's keys
+--                 (includes/lease_holder.lua)
 --
 -- ARGV[1]  now  unix ms
 -- then 3 values per job i, from ARGV[2 + 3(i-1)]:

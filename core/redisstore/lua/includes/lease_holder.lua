@@ -4,8 +4,12 @@
 -- out its KEYS and ARGV alike:
 --
 --   KEYS[1..10]  the type's keys (type_keys.lua)
---   KEYS[8+3i]   job:<id_i>    KEYS[9+3i]  log:<id_i>
---   KEYS[10+3i]  errors:<id_i> (includes/errors.lua)
+--   KEYS[11]     job:0    KEYS[12]  log:0    KEYS[13]  errors:0
+--                the keys of the type's job 0, from which each job's keys
+--                are built with its id for the final "0" (as lease_head.lua
+--                builds job keys): three keys per job that need not cross
+--                the wire, each with the type's hash tag, so in the slot of
+--                the declared keys on Redis Cluster (errors: errors.lua)
 --   ARGV[1]      now (unix ms)
 --   then, from ARGV[first] on, width values per job: id_i, lease_i, and
 --   the operation's own arguments (named in each script's header)
@@ -36,10 +40,11 @@ local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease e
 -- the row it returns must hold at least id, lease and last_lease.
 local function each(op, first, width, fn, read)
   local out = {}
+  local job0, log0, err0 = string.sub(KEYS[11], 1, -2), string.sub(KEYS[12], 1, -2), string.sub(KEYS[13], 1, -2)
   for i = 1, (#ARGV - first + 1) / width do
     local a = first + (i - 1) * width
-    local jobkey, logkey, errkey = KEYS[8 + 3 * i], KEYS[9 + 3 * i], KEYS[10 + 3 * i]
     local id, lease = ARGV[a], ARGV[a + 1]
+    local jobkey, logkey, errkey = job0 .. id, log0 .. id, err0 .. id
     local row
     if read then row = read(jobkey, a) else row = snapshot(jobkey) end
     mark = op .. ':' .. lease
