@@ -172,18 +172,20 @@ func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker
 // held under token by worker until now + ttl (0: the job's own ttl),
 // started and updated now, progress 0.
 func leased(res []any, now int64, worker, token string, ttl int64) []core.Job {
-	jobs := make([]core.Job, 0, len(res))
+	jobs := make([]core.Job, len(res))
+	n := 0
 	for _, r := range res {
-		j, ok := decodePairs(r)
-		if !ok {
+		j := &jobs[n]
+		if !decodePairsInto(j, r) {
+			*j = core.Job{}
 			continue
 		}
 		j.State, j.Lease, j.WorkerID = core.StateActive, token, worker
 		j.LeaseUntil = now + cmp.Or(ttl, j.TTL)
 		j.StartedAt, j.UpdatedAt, j.Progress = now, now, 0
-		jobs = append(jobs, j)
+		n++
 	}
-	return jobs
+	return jobs[:n]
 }
 
 // runRescueExpired takes back the jobs among ids whose lease ran out: the
@@ -277,7 +279,7 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 	for n, r := range res {
 		pair := r.([]any)
 		out[n].code = num(pair[0])
-		out[n].job, _ = decodeRow(pair[1])
+		decodeRowInto(&out[n].job, pair[1]) // {} (a bare reply, or no job) leaves it zero
 	}
 	return out, nil
 }

@@ -43,7 +43,7 @@ func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, w
 		case isPaused:
 			paused = []string{t}
 		}
-		leased = append(leased, jobs...)
+		leased = jobs
 		s.down.note(now, tried, failed, time.Since(started))
 		return leased, paused, failed.result(distinct(types))
 	}

@@ -104,10 +104,22 @@ func decodersOf(fields []string) []func(*core.Job, any) {
 // missing or empty value is the zero value. ok is false for an empty row
 // ({}) or the row of a job that does not exist (no id; ids start at 1).
 func decodeRow(v any) (j core.Job, ok bool) {
+	ok = decodeRowInto(&j, v)
+	return j, ok
+}
+
+// decodeRowInto is decodeRow into *j, which it expects zero. The decoders
+// take j's address, so a Job decodeRow returns is made on the heap; on the
+// hot paths (a batch's results) the caller decodes into a slice it has
+// made anyway, one allocation fewer per job.
+func decodeRowInto(j *core.Job, v any) bool {
 	vals, _ := v.([]any)
+	if len(vals) == 0 {
+		return false
+	}
 	for i, dec := range rowDecoders {
 		if i < len(vals) && vals[i] != nil && dec != nil {
-			dec(&j, vals[i])
+			dec(j, vals[i])
 		}
 	}
 	if len(vals) > rowData {
@@ -116,13 +128,13 @@ func decodeRow(v any) (j core.Job, ok bool) {
 	if len(vals) > rowResult {
 		j.Result = raw(vals[rowResult])
 	}
-	return j, j.ID != 0
+	return j.ID != 0
 }
 
-// decodePairs turns a job's hash as name-value pairs (HGETALL, and what
-// lease_job.lua replies: the pairs, then the fields the lease wrote) into a
-// Job; a later pair wins. ok is false without an id.
-func decodePairs(v any) (j core.Job, ok bool) {
+// decodePairsInto turns a job's hash as name-value pairs (HGETALL, as
+// lease_job.lua replies it) into *j, which it expects zero; a later pair
+// wins. It says false without an id.
+func decodePairsInto(j *core.Job, v any) bool {
 	vals, _ := v.([]any)
 	for i := 0; i+1 < len(vals); i += 2 {
 		name, _ := vals[i].(string)
@@ -130,10 +142,10 @@ func decodePairs(v any) (j core.Job, ok bool) {
 		case name == "data":
 			j.Data = raw(vals[i+1])
 		case known && dec != nil && vals[i+1] != nil:
-			dec(&j, vals[i+1])
+			dec(j, vals[i+1])
 		}
 	}
-	return j, j.ID != 0
+	return j.ID != 0
 }
 
 // num, str and raw read one value of a row: Lua's numbers come as int64,

@@ -12,10 +12,20 @@ import (
 
 // TestHistoryCountsEachMinute: the jobs created, completed and failed for
 // good, per minute, as a core adds them to Redis; a type, or all summed;
-// bad input is invalid.
+// bad input is invalid. The counts are the same whether anyone hears the
+// events or nobody does (then core builds none).
 func TestHistoryCountsEachMinute(t *testing.T) {
 	t.Parallel()
-	c := nodetest.NewCore(t, service.Config{})
+	for _, heard := range []bool{true, false} {
+		t.Run(map[bool]string{true: "heard", false: "unheard"}[heard], func(t *testing.T) {
+			t.Parallel()
+			historyCountsEachMinute(t, func(string) bool { return heard })
+		})
+	}
+}
+
+func historyCountsEachMinute(t *testing.T, listening func(string) bool) {
+	c := nodetest.NewCore(t, service.Config{Listening: listening})
 	ctx := t.Context()
 	for range 3 {
 		_, err := c.Client.Create(ctx, "email", nil, nil)

@@ -218,6 +218,14 @@ func (s *Service) publish(event string, job *core.Job, fill func(*core.Event)) {
 // publishOn is publish for a caller that has built the event's subject
 // and asked whether anyone listens to it (heard) already.
 func (s *Service) publishOn(subject string, heard bool, event string, job *core.Job, fill func(*core.Event)) {
+	if !heard && event != bus.EventEnqueue {
+		// Nobody hears it, and the history needs only its kind (fill
+		// matters to it for enqueue alone: new): no event is built, which
+		// would cost an allocation per start and per complete.
+		s.history.count(event, job.Type, s.now(), false)
+		s.wakeWaiting(job)
+		return
+	}
 	ev := core.Event{Event: event, ID: job.ID, Type: job.Type, At: s.now()}
 	if fill != nil {
 		fill(&ev)
@@ -227,10 +235,14 @@ func (s *Service) publishOn(subject string, heard bool, event string, job *core.
 		ev.Job = job.ForEvent() // a copy, made only for an event that goes
 		s.send(subject, &ev)
 	}
+	s.wakeWaiting(job)
+}
+
+// wakeWaiting wakes our own waiting leases of job's type when it became
+// ready, now rather than when its event comes back through NATS (other
+// cores' leases wake on the event).
+func (s *Service) wakeWaiting(job *core.Job) {
 	if job.State == core.StateInactive && s.waits.waiting.Load() > 0 {
-		// A job of ours became ready: wake our own waiting leases now rather
-		// than when the event comes back through NATS (other cores' leases
-		// wake on the event).
 		s.waits.wake(job.Type)
 	}
 }
