@@ -56,4 +56,10 @@ func BenchmarkLeaseReplyDecode(b *testing.B) {
 			gojson.Unmarshal(data, &out)
 		}
 	})
+	b.Run("goccy-presized", func(b *testing.B) { // as Client.Lease decodes
+		for b.Loop() {
+			out := JobsReply{Jobs: make([]Job, 0, 32)}
+			gojson.Unmarshal(data, &out)
+		}
+	})
 }

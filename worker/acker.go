@@ -132,7 +132,9 @@ func (a *acker) loop(ctx context.Context) {
 // (bus.Gather).
 func (a *acker) collect(x ack) []ack {
 	bus.Gather(func() int { return len(a.in) })
-	batch := []ack{x}
+	// room for what is queued now, so the batch is not grown and copied
+	// (an ack is ~100 bytes) as it fills
+	batch := append(make([]ack, 0, min(1+len(a.in), ackBatchMax)), x)
 	for len(batch) < ackBatchMax {
 		select {
 		case y := <-a.in:
