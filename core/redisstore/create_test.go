@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
@@ -18,14 +19,8 @@ import (
 // leased job stays leased.
 func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	t.Parallel()
-	_, rdb := nodetest.NewStore(t)
-	prefix := nodetest.Prefix(t, rdb)
+	newStore, rdb, prefix := freshStores(t)
 	ctx := context.Background()
-	newStore := func() *redisstore.Store {
-		st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})
-		require.NoError(t, err)
-		return st
-	}
 	specs := []core.Spec{
 		{Type: "again", MaxAttempts: 1, TTL: 1000, UniqueKey: "k1"},
 		{Type: "again", MaxAttempts: 1, TTL: 1000},
@@ -65,14 +60,8 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 // in its type's jobs, not taken for a new job refused for Y's key.
 func TestACreateRunAgainAnswersWhatItStored(t *testing.T) {
 	t.Parallel()
-	_, rdb := nodetest.NewStore(t)
-	prefix := nodetest.Prefix(t, rdb)
+	newStore, rdb, prefix := freshStores(t)
 	ctx := context.Background()
-	newStore := func() *redisstore.Store {
-		st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})
-		require.NoError(t, err)
-		return st
-	}
 	spec := []core.Spec{{Type: "rerun", MaxAttempts: 1, TTL: 1000, UniqueKey: "k"}}
 	x, _, err := newStore().Create(ctx, 1000, spec)
 	require.NoError(t, err)
@@ -94,6 +83,20 @@ func TestACreateRunAgainAnswersWhatItStored(t *testing.T) {
 	all, err := newStore().Count(ctx, "", "rerun")
 	require.NoError(t, err)
 	require.Equal(t, int64(2), all, "X and Y, each once")
+}
+
+// freshStores returns a maker of stores that share one Redis keyspace, as
+// a core started again does (the id counter it hands out from is in
+// Redis, its reserved ids in memory), with that keyspace's client and key
+// prefix.
+func freshStores(t *testing.T) (func() *redisstore.Store, *redis.Client, string) {
+	_, rdb := nodetest.NewStore(t)
+	prefix := nodetest.Prefix(t, rdb)
+	return func() *redisstore.Store {
+		st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: prefix})
+		require.NoError(t, err)
+		return st
+	}, rdb, prefix
 }
 
 // TestACreateOfManyJobsIndexesEachOnceInOrder stores more jobs in one
