@@ -1,7 +1,11 @@
 package bustest
 
 import (
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -54,15 +58,48 @@ func ConnectInProcess(t testing.TB, srv *bus.Embedded) *nats.Conn {
 // FreeAddr is a loopback HOST:PORT nothing listened on a moment ago, for
 // an address that must be known before the server that binds it starts
 // (cluster routes naming each other, a memberlist bind).
+//
+// It picks a port below the system's ephemeral range: a port the kernel
+// handed out for ":0" may be handed out again, in the moment before the
+// server binds it, as the local port of any outgoing connection (the
+// suite opens thousands), and the server then cannot listen. Below the
+// range only another FreeAddr could take it, one random port of many
+// thousands.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	low := ephemeralLow()
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freeAddrFloor+rand.IntN(low-freeAddrFloor)))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			if err := ln.Close(); err != nil {
+				t.Fatalf("bustest: free address: %v", err)
+			}
+			return addr
+		}
+	}
+	t.Fatalf("bustest: no free port in %d..%d after 200 tries", freeAddrFloor, low-1)
+	return ""
+}
+
+// freeAddrFloor is the lowest port FreeAddr picks: above the well-known and
+// most registered services' ports.
+const freeAddrFloor = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux:
+// /proc/sys/net/ipv4/ip_local_port_range), 32768 where it cannot be read
+// or leaves no room below it.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		t.Fatalf("bustest: free address: %v", err)
+		return 32768
 	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatalf("bustest: free address: %v", err)
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
 	}
-	return addr
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low <= freeAddrFloor+1000 {
+		return 32768
+	}
+	return low
 }
