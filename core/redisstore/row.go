@@ -238,6 +238,8 @@ func isZeroArg(v any, zero string) bool {
 		return v == zero
 	case int64:
 		return zero == "0" && v == 0
+	case int:
+		return zero == "0" && v == 0
 	}
 	return false
 }

@@ -20,11 +20,13 @@ import (
 //
 //   - Every key comes in through KEYS. Scripts of one type get the ten keys
 //     of typeKeys.fixed as KEYS[1..10] (lua/includes/type_keys.lua names
-//     them) followed by the keys of the jobs they touch, or by job:0, the
-//     key of the type's job 0, from which a script that handles many jobs
-//     builds each job's key with its id (lease_head, create_jobs): such a
-//     key has the type's hash tag, so it is in the slot of the declared
-//     keys on Redis Cluster, and no other key is built.
+//     them) followed by the keys of the jobs they touch, or by the keys of
+//     the type's job 0 (job:0, and log:0 and errors:0 where it needs
+//     them), from which a script that handles many jobs builds each job's
+//     keys with its id (create_jobs, lease_head, the lease holder's
+//     operations): such a key has the type's hash tag, so it is in the
+//     slot of the declared keys on Redis Cluster, and no other key is
+//     built.
 //   - "Now" comes in through ARGV; no script reads the clock or randomness.
 //   - A script that moves jobs it did not choose itself (promote, lease,
 //     rescue) is given candidates read just before and re-checks each one,

@@ -7,7 +7,7 @@
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
 -- KEYS[10] cancelled
 --                 the type's keys (includes/type_keys.lua)
--- KEYS[11..13]   job:0, log:0, errors:0: templates of each job's keys
+-- KEYS[11..13]    job:0, log:0, errors:0: templates of each job's keys
 --                 (includes/lease_holder.lua)
 --
 -- ARGV[1]  now  unix ms

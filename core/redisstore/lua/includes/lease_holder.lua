@@ -40,7 +40,9 @@ local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease e
 -- the row it returns must hold at least id, lease and last_lease.
 local function each(op, first, width, fn, read)
   local out = {}
-  local job0, log0, err0 = string.sub(KEYS[11], 1, -2), string.sub(KEYS[12], 1, -2), string.sub(KEYS[13], 1, -2)
+  -- the keys' templates without their final "0"
+  local job0, log0 = string.sub(KEYS[11], 1, -2), string.sub(KEYS[12], 1, -2)
+  local err0 = string.sub(KEYS[13], 1, -2)
   for i = 1, (#ARGV - first + 1) / width do
     local a = first + (i - 1) * width
     local id, lease = ARGV[a], ARGV[a + 1]

@@ -43,12 +43,12 @@ end
 --
 -- new_jobs(members) starts a script's gathering for the jobs whose ids
 -- members lists twice each, {id_1, id_1, id_2, id_2, ...}, as ZADD takes
--- them (ids distinct, in the order new_job is called for them). It enters them all
--- into the type's jobs index in one call, whose count is the idempotence
--- check: ids are reserved for one call, and a script stores all its jobs
--- or none, so when every id is new none of its jobs exists (the call's
--- first run), and when one was in jobs already the call ran before and
--- new_job looks its job up.
+-- them (ids distinct, in the order new_job is called for them). It enters
+-- them all into the type's jobs index in one call, whose count is the
+-- idempotence check: ids are reserved for one call, and a script stores
+-- all its jobs or none, so when every id is new none of its jobs exists
+-- (the call's first run), and when one was in jobs already the call ran
+-- before and new_job looks its job up.
 local function new_jobs(members)
   local n = #members / 2
   return {n = n, all_new = call_many('ZADD', K_JOBS, members) == n, unstored = {},
@@ -57,13 +57,12 @@ end
 
 -- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
 -- at ARGV[shared+1..], its OWN values at ARGV[own+1..] followed by its
--- SPARSE ones. Idempotent: a job
--- stored by an earlier run of the call is not stored again, and a new job
--- whose unique key an unfinished job of another id holds is not stored
--- either (its id leaves jobs again in store_new_jobs). Returns 0 when it
--- stored the job as given; the id of the unfinished job that holds its
--- unique key (an integer > 0: not stored); or its row (includes/row.lua)
--- when an earlier run stored it.
+-- SPARSE ones. Idempotent: a job stored by an earlier run of the call is
+-- not stored again, and a new job whose unique key an unfinished job of
+-- another id holds is not stored either (its id leaves jobs again in
+-- store_new_jobs). Returns 0 when it stored the job as given; the id of
+-- the unfinished job that holds its unique key (an integer > 0: not
+-- stored); or its row (includes/row.lua) when an earlier run stored it.
 local function new_job(b, n, jobkey, shared, own)
   if not b.all_new and redis.call('EXISTS', jobkey) == 1 then
     -- stored by an earlier run of this very call: answered as that run
