@@ -146,13 +146,18 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		return nil, err
 	}
 	// The server only logs a failure to listen, and we run it without logs:
-	// try the address first so a port in use fails at once, by name.
+	// try the addresses first so a port in use fails at once, by name. A
+	// cluster port that cannot be bound would leave the server without
+	// routes, and a clustered JetStream waiting for a quorum it never gets.
 	if port != server.RANDOM_PORT {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
+		if err := canListen(host, port); err != nil {
 			return nil, fmt.Errorf("bus: embedded NATS cannot listen on %s:%d: %w", host, port, err)
 		}
-		_ = ln.Close()
+	}
+	if c := opts.Cluster; cfg.ClusterListen != "" && c.Port != server.RANDOM_PORT && c.Port != 0 {
+		if err := canListen(c.Host, c.Port); err != nil {
+			return nil, fmt.Errorf("bus: embedded NATS cannot listen for its cluster on %s: %w", cfg.ClusterListen, err)
+		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -179,6 +184,15 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	}
 	e.srv = srv
 	return e, nil
+}
+
+// canListen says whether host:port can be listened on now.
+func canListen(host string, port int) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return ln.Close()
 }
 
 // ClientURL is the URL clients connect to: nats://, or tls:// when the

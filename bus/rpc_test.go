@@ -182,6 +182,17 @@ func TestEmbeddedPortInUseFailsAtOnce(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second, "not after the ready timeout")
 }
 
+// TestEmbeddedClusterPortInUseFailsByName: a cluster port in use is an
+// error naming it, not a server without routes (which the server would
+// only log, and its clustered JetStream would wait for a quorum forever).
+func TestEmbeddedClusterPortInUseFailsByName(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	_, err = bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: ln.Addr().String()})
+	require.ErrorContains(t, err, "cannot listen for its cluster on "+ln.Addr().String())
+}
+
 // TestWaitingRequestsTakeNoInFlightSlot: with one slot, a request held by
 // a HandleWaiting method still lets a bounded one through.
 func TestWaitingRequestsTakeNoInFlightSlot(t *testing.T) {
