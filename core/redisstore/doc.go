@@ -26,7 +26,9 @@
 //	calls.go    the typed wrapper of each script: ARGV by name, reply by
 //	            position
 //	row.go      a job's row: field order read from lua/includes/row.lua,
-//	            decoded by position into core.Job
+//	            decoded by position into core.Job (a leased job's hash by
+//	            name, decodePairsInto); a new job's fields as create_jobs
+//	            takes them (appendNewJob)
 //	eval.go     how a script runs: sent again only when Redis did not run
 //	            it (NOSCRIPT, MOVED), then WAIT for replicas when asked
 //	topology.go a Cluster client's slot map reloaded on errors that may
@@ -41,7 +43,8 @@
 //	            ("--@include x.lua")
 //
 // Every state change is one Lua script, whose keys all come in through KEYS
-// and share one hash tag per job type, so the same scripts run on
+// (a script of many jobs builds their keys from the type's job:0, with the
+// same hash tag: scripts.go) and share one hash tag per job type, so the same scripts run on
 // standalone Redis, Sentinel and Cluster. To run a script by hand, write
 // the final texts out and use redis-cli:
 //
