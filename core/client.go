@@ -178,7 +178,7 @@ func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
 
 // CreateBulk creates many jobs in one call, all or none.
 func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
-	var reply BulkReply
+	reply := BulkReply{Jobs: make([]Job, 0, len(specs))} // filled, not grown (Lease)
 	return reply.Jobs, c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
 }
 

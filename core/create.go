@@ -101,7 +101,7 @@ func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]created, erro
 		}
 		return []created{{job, err}}, nil
 	}
-	var reply BulkReply
+	reply := BulkReply{Jobs: make([]Job, 0, len(specs))} // filled, not grown (Lease)
 	err := c.sendNow(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
 	switch {
 	case errors.Is(err, ErrInvalid):
