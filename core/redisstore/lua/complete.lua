@@ -70,7 +70,7 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
   return {1, row}
 end, read)
 unlease_all(unleased)
-if #completed > 0 then redis.call('ZADD', K_COMPLETE, unpack(completed)) end
+call_many('ZADD', K_COMPLETE, completed)
 flush_deletions(deletions)
 if work_time > 0 then redis.call('HINCRBY', K_STATS, 'work_time', work_time) end
 return out

@@ -35,7 +35,7 @@ while own < #ARGV do
   owns[#owns + 1] = own
   own = next_own(own)
 end
-local base = string.sub(KEYS[11], 1, -2)
+local base = key_base(KEYS[11])
 local b, out = new_jobs(members), {}
 for n = 1, b.n do
   out[n] = new_job(b, n, base .. ARGV[owns[n] + O.id], 0, owns[n])

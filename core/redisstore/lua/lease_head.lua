@@ -35,7 +35,7 @@ if redis.call('HGET', K_STATS, 'paused') == '1' then return {1} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local lease_ttl, max = tonumber(ARGV[4]), tonumber(ARGV[5])
-local base = string.sub(KEYS[11], 1, -2)
+local base = key_base(KEYS[11])
 local out, held = {0}, {}
 -- the head leaves ready in one call: the members just read are its first
 local head = redis.call('ZRANGE', K_READY, 0, max - 1)

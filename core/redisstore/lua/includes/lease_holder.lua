@@ -27,6 +27,7 @@
 --@include type_keys.lua
 --@include row.lua
 --@include indexes.lua
+--@include many.lua
 
 local now = tonumber(ARGV[1])
 local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease ends
@@ -40,9 +41,7 @@ local mark -- "<op>:<lease>" of the job at hand: its last_lease once the lease e
 -- the row it returns must hold at least id, lease and last_lease.
 local function each(op, first, width, fn, read)
   local out = {}
-  -- the keys' templates without their final "0"
-  local job0, log0 = string.sub(KEYS[11], 1, -2), string.sub(KEYS[12], 1, -2)
-  local err0 = string.sub(KEYS[13], 1, -2)
+  local job0, log0, err0 = key_base(KEYS[11]), key_base(KEYS[12]), key_base(KEYS[13])
   for i = 1, (#ARGV - first + 1) / width do
     local a = first + (i - 1) * width
     local id, lease = ARGV[a], ARGV[a + 1]
@@ -77,5 +76,5 @@ local function requeue(id, row)
 end
 
 local function unlease_all(unleased)
-  if #unleased > 0 then redis.call('ZREM', K_LEASES, unpack(unleased)) end
+  call_many('ZREM', K_LEASES, unleased)
 end

@@ -2,6 +2,7 @@
 -- read chose) and lease_head (the head of one type's ready, read in the
 -- script).
 --@include type_keys.lua
+--@include many.lua
 
 -- lease_job hands the job at jobkey (member of ready, already removed from
 -- it) to worker under lease until now + its ttl (lease_ttl, when not 0),
@@ -32,5 +33,5 @@ end
 
 -- add_leases enters what lease_job put in held into the type's leases.
 local function add_leases(held)
-  if #held > 0 then redis.call('ZADD', K_LEASES, unpack(held)) end
+  call_many('ZADD', K_LEASES, held)
 end

@@ -7,17 +7,25 @@
 -- ZADD's score-member pairs never split.
 local MANY_CHUNK = 4000
 
--- call_many runs cmd on key with args, MANY_CHUNK at a time (none when
--- args is empty), and returns the sum of the replies (ZADD's count of
--- members added).
+-- call_part runs cmd on key (nil for a command of keys alone, as DEL)
+-- with args[i..j].
+local function call_part(cmd, key, args, i, j)
+  if key then return redis.call(cmd, key, unpack(args, i, j)) end
+  return redis.call(cmd, unpack(args, i, j))
+end
+
+-- call_many runs cmd on key (nil: see call_part) with args, MANY_CHUNK at
+-- a time (none when args is empty), and returns the sum of the replies
+-- (ZADD's count of members added). Every write a script gathers over its
+-- batch goes through it.
 local function call_many(cmd, key, args)
-  if #args <= MANY_CHUNK then -- most calls: no loop, no slice
+  if #args <= MANY_CHUNK then -- most calls: no loop
     if #args == 0 then return 0 end
-    return redis.call(cmd, key, unpack(args))
+    return call_part(cmd, key, args, 1, #args)
   end
   local sum = 0
   for i = 1, #args, MANY_CHUNK do
-    sum = sum + redis.call(cmd, key, unpack(args, i, math.min(i + MANY_CHUNK - 1, #args)))
+    sum = sum + call_part(cmd, key, args, i, math.min(i + MANY_CHUNK - 1, #args))
   end
   return sum
 end

@@ -6,6 +6,7 @@
 --@include row.lua
 --@include indexes.lua
 --@include unique.lua
+--@include many.lua
 
 -- Deletions gathered over a batch (new_deletions, delete_later), made in
 -- two calls at its end (flush_deletions) rather than two per job: a
@@ -22,10 +23,8 @@ local function delete_later(d, jobkey, logkey, errkey, id)
   keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = jobkey, logkey, errkey
 end
 local function flush_deletions(d)
-  if #d.ids > 0 then
-    redis.call('ZREM', K_JOBS, unpack(d.ids))
-    redis.call('DEL', unpack(d.keys))
-  end
+  call_many('ZREM', K_JOBS, d.ids)
+  call_many('DEL', nil, d.keys)
 end
 
 -- delete the hash, log and error history of a job that is in no state

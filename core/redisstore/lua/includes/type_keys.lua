@@ -6,3 +6,12 @@ local K_READY, K_DUE, K_LEASES = KEYS[1], KEYS[2], KEYS[3]
 local K_JOBS, K_COMPLETE, K_FAILED = KEYS[4], KEYS[5], KEYS[6]
 local K_UNIQUE, K_SEQ, K_STATS = KEYS[7], KEYS[8], KEYS[9]
 local K_CANCELLED = KEYS[10]
+
+-- key_base is a key template of the type's job 0 (job:0, log:0, errors:0,
+-- given in KEYS after the ten) without its final "0": a script that
+-- handles many jobs appends each job's id to it, rather than getting a
+-- key per job. Such a key has the type's hash tag, so on Redis Cluster it
+-- is in the slot of the declared keys.
+local function key_base(template)
+  return string.sub(template, 1, -2)
+end
