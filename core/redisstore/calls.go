@@ -16,18 +16,20 @@ import (
 // script's header says, and decodes the reply by position. Errors are
 // Redis's, for the caller to word (Store.fail).
 
-// created is what createJobs says of one spec: the job stored, or the id of
-// the unfinished job that holds its unique key.
+// created is what createJobs says of one spec: the job stored; or, when
+// it was not stored (duplicate), the unfinished job that has its unique key.
 type created struct {
-	job    core.Job
-	holder int64
+	job       core.Job
+	duplicate bool
 }
 
 // runCreateJobs stores the jobs of one type: one script on the type's slot,
 // their ids' blocks reserved before (ids.go), so a create that fails
-// leaves nothing behind, and one that runs twice stores each job once. Each job is built here (newJob) and written by the script field
-// for field, so the job returned is the job stored; only a job an earlier
-// run of the same create stored comes back as a row.
+// leaves nothing behind, and one that runs twice stores each job once.
+// Each job is built here (newJob) and written by the script field for
+// field, so the job returned is the job stored; the script replies a job
+// only when it did not store the one given: the job that has its unique
+// key, or the job an earlier run of the same create stored.
 func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]created, error) {
 	tk := s.keys.ofType(jobType)
 	out := make([]created, len(ids))
@@ -43,7 +45,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	for n := range out {
 		args = appendNewJob(args, &out[n].job)
 	}
-	res, err := s.eval(ctx, createJobs, append(tk.fixed(), tk.job(0)), args...).Slice()
+	res, err := s.eval(ctx, createJobs, append(tk.fixed(), tk.job(0), tk.errors(0)), args...).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -51,16 +53,22 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		return nil, fmt.Errorf("create_jobs: %d replies for %d jobs", len(res), len(ids))
 	}
 	for n, r := range res {
-		if code, ok := r.(int64); ok {
-			out[n].holder = code // 0: stored as built
-			continue
+		reply, _ := r.([]any)
+		if len(reply) == 0 {
+			return nil, fmt.Errorf("create_jobs: job %d: an empty reply", ids[n])
 		}
-		job, ok := decodeRow(r)
-		if !ok {
-			return nil, fmt.Errorf("create_jobs: job %d: no row", ids[n])
+		switch code := codeOf(reply[0]); code {
+		case codeDone: // stored as built
+		case codeDuplicate, codeRepeated:
+			var job core.Job
+			if len(reply) < 3 || !decodeRowInto(&job, reply[1]) {
+				return nil, fmt.Errorf("create_jobs: job %d: no row", ids[n])
+			}
+			job.Errors = decodeErrors(strs(reply[2]))
+			out[n] = created{job: job, duplicate: code == codeDuplicate}
+		default:
+			return nil, fmt.Errorf("create_jobs: job %d: code %d", ids[n], code)
 		}
-		job.Data = specs[n].Data
-		out[n].job = job
 	}
 	return out, nil
 }
@@ -126,7 +134,7 @@ func (s *Store) runSetState(ctx context.Context, tk typeKeys, id, now int64, sta
 		return nil, false, err
 	}
 	job, err := jobOf(res[1].([]any), nil)
-	return job, num(res[0]) == 1, err
+	return job, codeOf(res[0]) == codeDone, err
 }
 
 // runSetPriority changes a job's priority: the job, nil when there is none.
@@ -150,7 +158,10 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	if err != nil {
 		return nil, err
 	}
-	return leased(res, now, worker, token, ttl), nil
+	if len(res) == 0 {
+		return nil, fmt.Errorf("lease: an empty reply")
+	}
+	return leased(res[1:], now, worker, token, ttl), nil
 }
 
 // runLeaseHead leases up to max jobs from the head of one type's ready
@@ -164,7 +175,7 @@ func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker
 	if len(res) == 0 {
 		return nil, false, fmt.Errorf("lease_head: an empty reply")
 	}
-	return leased(res[1:], now, worker, token, ttl), num(res[0]) == 1, nil
+	return leased(res[1:], now, worker, token, ttl), codeOf(res[0]) == codePaused, nil
 }
 
 // leased decodes the jobs a lease script replied, each as it was before
@@ -250,12 +261,12 @@ var holderCalls = map[core.Op]holderCall{
 
 // held is what the script of a lease holder's operation says of one job.
 type held struct {
-	// code: 0 no such job, -1 not the job's current lease, 4 a repeat of an
-	// operation done before with this lease; else the operation's own
-	// (complete: 1 done, 2 done and deleted; fail: 1 will retry, 3 failed,
-	// 5 failed and deleted).
-	code int64
-	job  core.Job // after the operation; zero for 0 and -1
+	// code: codeNoJob, codeNotHolder, codeRepeated (an operation done
+	// before with this lease), else the operation's own (codeDone; complete:
+	// codeCompletedRemoved; fail: codeRetrying, codeFailed,
+	// codeFailedRemoved).
+	code replyCode
+	job  core.Job // after the operation; zero for codeNoJob and codeNotHolder
 }
 
 // runHeld runs one kind of lease holder's operation over jobs of one type.
@@ -278,7 +289,7 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 	out := make([]held, len(res))
 	for n, r := range res {
 		pair := r.([]any)
-		out[n].code = num(pair[0])
+		out[n].code = codeOf(pair[0])
 		decodeRowInto(&out[n].job, pair[1]) // {} (a bare reply, or no job) leaves it zero
 	}
 	return out, nil
@@ -286,8 +297,8 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 
 // runPause pauses (paused) or resumes a type: whether it changed.
 func (s *Store) runPause(ctx context.Context, tk typeKeys, paused bool) (bool, error) {
-	n, err := s.eval(ctx, pauseType, tk.fixed(), flag(paused)).Int64()
-	return n == 1, err
+	res, err := s.eval(ctx, pauseType, tk.fixed(), flag(paused)).Result()
+	return codeOf(res) == codeDone, err
 }
 
 // runCancel cancels a job: the job after, nil when there is none, and
@@ -298,7 +309,7 @@ func (s *Store) runCancel(ctx context.Context, tk typeKeys, id, now int64) (*cor
 		return nil, false, err
 	}
 	job, err := jobOf(res[1].([]any), nil)
-	return job, num(res[0]) == 1, err
+	return job, codeOf(res[0]) == codeDone, err
 }
 
 // runClean removes, of the candidates ids (read oldest first from the

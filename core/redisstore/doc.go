@@ -25,10 +25,14 @@
 //	scripts.go  loads lua/ (go:embed), resolves includes, ScriptText
 //	calls.go    the typed wrapper of each script: ARGV by name, reply by
 //	            position
-//	row.go      a job's row: field order read from lua/includes/row.lua,
-//	            decoded by position into core.Job (a leased job's hash by
-//	            name, decodePairsInto); a new job's fields as create_jobs
-//	            takes them (appendNewJob)
+//	fields.go   a job's hash fields: the one table Go and the scripts
+//	            agree through (order, decoders, a new job's encoders)
+//	codes.go    the codes scripts reply, named for Go and Lua
+//	luagen.go   writes lua/includes/*_gen.lua from fields.go, codes.go
+//	            and schedule.go's tables (go generate)
+//	row.go      a job's row decoded by position into core.Job (a leased
+//	            job's hash by name, decodePairsInto); a new job's values
+//	            as create_jobs takes them (appendNewJob)
 //	eval.go     how a script runs: sent again only when Redis did not run
 //	            it (NOSCRIPT, MOVED), then WAIT for replicas when asked
 //	topology.go a Cluster client's slot map reloaded on errors that may
@@ -40,7 +44,7 @@
 //	lua/        one script per state change (*.lua), each opening with its
 //	            KEYS, ARGV, reply and the events the service publishes
 //	            after it, and includes/*.lua, the helpers they share
-//	            ("--@include x.lua")
+//	            ("--@include x.lua"); includes/*_gen.lua are generated
 //
 // Every state change is one Lua script, whose keys all come in through KEYS
 // (a script of many jobs builds their keys from the type's job:0, with the

@@ -41,10 +41,10 @@ import (
 //	schedules ZSET  the type's schedules; score = next_at (+inf while
 //	                paused), member = the schedule's name
 //	schedule:<name> HASH  a schedule whose jobs are of the type
-//	                (lua/includes/schedule.lua lists its fields)
+//	                (scheduleFields in schedule.go lists its fields)
 //	schedule_rev STRING  counter of the sets of the type's schedules: each
 //	                set's rev (lua/schedule_set.lua)
-//	job:<id>  HASH  the job's fields (lua/includes/row.lua lists them)
+//	job:<id>  HASH  the job's fields (jobFields in fields.go lists them)
 //	log:<id>  LIST  the job's log lines
 //	errors:<id>  LIST  the job's last failed attempts, newest last, each a
 //	                JSON object (lua/includes/errors.lua)

@@ -180,9 +180,9 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		}
 		for n, i := range idx {
 			switch res[n].code {
-			case 0:
+			case codeNoJob:
 				out[i].Err = core.JobNotFound(ops[i].ID)
-			case -1:
+			case codeNotHolder:
 				out[i].Err = bus.Errorf(bus.CodeConflict, "job %d: lease %q is not the job's current lease (it expired and the job went back, or the job was moved by hand)", ops[i].ID, ops[i].Lease)
 			default:
 				if ops[i].Bare && op == core.OpComplete {
@@ -192,8 +192,8 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 					res[n].job = core.Job{ID: ops[i].ID, Type: t, State: core.StateComplete, Progress: 100}
 				}
 				out[i].Job = &res[n].job
-				out[i].Repeated = res[n].code == 4
-				if (op == core.OpComplete && res[n].code == 2) || (op == core.OpFail && res[n].code == 5) {
+				out[i].Repeated = res[n].code == codeRepeated
+				if res[n].code == codeCompletedRemoved || res[n].code == codeFailedRemoved {
 					out[i].Removed = true
 					removed = append(removed, strconv.FormatInt(ops[i].ID, 10))
 				}

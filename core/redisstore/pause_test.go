@@ -121,6 +121,6 @@ func TestLeaseScriptHandsOutNothingOfAPausedType(t *testing.T) {
 	}
 	res, err := st.rdb.Eval(ctx, text, keys, 2000, "w", "L", 0, "0000000000000001:1").Slice()
 	require.NoError(t, err)
-	require.Empty(t, res)
+	require.Equal(t, []any{redisstore.ReplyCode("PAUSED")}, res, "PAUSED and no job")
 	st.requireKeys(before, "nothing leased")
 }

@@ -24,49 +24,62 @@ import (
 // few, and an index of names in the global slot could not be kept in step
 // with them by one script.
 
-// scheduleFields is a schedule's row order, read from the one place it is
-// written (lua/includes/schedule.lua).
-var scheduleFields = readLuaList("lua/includes/schedule.lua", "SCHED")
-
-// schedulePos is each field's position in a schedule row.
-var schedulePos = func() map[string]int {
-	pos := make(map[string]int, len(scheduleFields))
-	for i, f := range scheduleFields {
-		pos[f] = i
-	}
-	for _, f := range []string{"name", "type", "cron", "every", "tz", "spec", "paused", "next_at", "last_at", "created_at", "updated_at", "rev"} {
-		if _, ok := pos[f]; !ok {
-			panic(fmt.Sprintf("redisstore: lua/includes/schedule.lua lists no field %q", f))
+// scheduleFields are a schedule's hash fields in the order of its row:
+// what the schedule scripts reply (schedule_row, which `go generate` writes
+// from this table into lua/includes/schedule_gen.lua) and Go decodes by
+// position. spec is the job spec as JSON; paused is "1" while paused;
+// next_at and last_at are unix ms (next_at "0" while paused); rev is new
+// with each set (schedule_set.lua), so a tick read before a set is not
+// fired after it (fire_schedule.lua). A spec that does not decode (a hash
+// written by hand) reads as empty: the schedule is still listed, and the
+// service refuses to fire it and logs why, rather than one bad schedule
+// failing every call.
+var scheduleFields = []struct {
+	name   string
+	decode func(sc *service.StoredSchedule, v any) // nil: not carried
+}{
+	{"name", func(sc *service.StoredSchedule, v any) { sc.Name = str(v) }},
+	{"type", nil}, // the key the schedule lives under says it
+	{"cron", func(sc *service.StoredSchedule, v any) { sc.Cron = str(v) }},
+	{"every", func(sc *service.StoredSchedule, v any) { sc.Every = num(v) }},
+	{"tz", func(sc *service.StoredSchedule, v any) { sc.TZ = str(v) }},
+	{"spec", func(sc *service.StoredSchedule, v any) {
+		if json.Unmarshal([]byte(str(v)), &sc.Spec) != nil {
+			sc.Spec = core.Spec{}
 		}
+	}},
+	{"paused", func(sc *service.StoredSchedule, v any) { sc.Paused = str(v) == "1" }},
+	{"next_at", func(sc *service.StoredSchedule, v any) { sc.NextAt = num(v) }},
+	{"last_at", func(sc *service.StoredSchedule, v any) { sc.LastAt = num(v) }},
+	{"created_at", func(sc *service.StoredSchedule, v any) { sc.CreatedAt = num(v) }},
+	{"updated_at", func(sc *service.StoredSchedule, v any) { sc.UpdatedAt = num(v) }},
+	{"rev", func(sc *service.StoredSchedule, v any) { sc.Rev = num(v) }},
+}
+
+// scheduleNames are scheduleFields' names, for an HMGET of a row.
+var scheduleNames = func() []string {
+	out := make([]string, len(scheduleFields))
+	for i, f := range scheduleFields {
+		out[i] = f.name
 	}
-	return pos
+	return out
 }()
 
 // decodeSchedule reads a schedule row; ok is false when the schedule does
-// not exist. A spec that does not decode (a hash written by hand) reads as
-// empty: the schedule is still listed, and the service refuses to fire it
-// and logs why, rather than one bad schedule failing every call.
+// not exist (no name).
 func decodeSchedule(v any) (service.StoredSchedule, bool) {
 	vals, _ := v.([]any)
-	get := func(f string) any {
-		if i := schedulePos[f]; i < len(vals) {
-			return vals[i]
-		}
-		return nil
-	}
 	var sc service.StoredSchedule
-	if str(get("name")) == "" {
+	if len(vals) == 0 || str(vals[0]) == "" {
 		return sc, false
 	}
-	sc.Name, sc.Cron, sc.TZ = str(get("name")), str(get("cron")), str(get("tz"))
-	sc.Every, sc.Paused = num(get("every")), str(get("paused")) == "1"
-	sc.NextAt, sc.LastAt = num(get("next_at")), num(get("last_at"))
-	sc.CreatedAt, sc.UpdatedAt, sc.Rev = num(get("created_at")), num(get("updated_at")), num(get("rev"))
+	for i, f := range scheduleFields {
+		if i < len(vals) && f.decode != nil {
+			f.decode(&sc, vals[i])
+		}
+	}
 	if sc.Paused {
 		sc.NextAt = 0
-	}
-	if json.Unmarshal([]byte(str(get("spec"))), &sc.Spec) != nil {
-		sc.Spec = core.Spec{}
 	}
 	return sc, true
 }
@@ -196,7 +209,7 @@ func (s *Store) readSchedules(ctx context.Context, keys []string) ([]service.Sto
 	pipe := s.rdb.Pipeline()
 	rows := make([]*redis.SliceCmd, len(keys))
 	for i, k := range keys {
-		rows[i] = pipe.HMGet(ctx, k, scheduleFields...)
+		rows[i] = pipe.HMGet(ctx, k, scheduleNames...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, s.fail("read schedules", err)
@@ -289,12 +302,15 @@ func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredS
 		args = append(args, enc(&job))
 	}
 	args = appendNewJob(args, &job)
-	code, err := s.eval(ctx, fireSchedule, keys, args...).Int64()
+	res, err := s.eval(ctx, fireSchedule, keys, args...).Result()
 	if err != nil {
 		return nil, false, s.fail("fire schedule", err)
 	}
-	if code == 0 {
+	switch codeOf(res) {
+	case codeDone:
 		return &job, true, nil
+	case codeDuplicate: // fired, but an unfinished job has the spec's unique key
+		return nil, true, nil
 	}
-	return nil, code > 0, nil
+	return nil, false, nil // codeSkipped
 }

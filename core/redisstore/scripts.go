@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -34,9 +32,14 @@ import (
 //
 // Helpers scripts share live in lua/includes/. A line "--@include x.lua"
 // stands for that file's text, included once per script however many
-// files ask for it, before the first file that asks. Includes are resolved
-// once, when the package loads, so the text Redis runs is fixed for the
-// life of the process; ScriptText returns it, and
+// files ask for it, before the first file that asks. Resolving includes is
+// all loading does: no other line is added or changed, so every line Redis
+// runs is a line of a file in lua/ (TestRedisRunsOnlyTheLinesOfTheFiles).
+// What Go and the scripts must agree on (a job's fields, reply codes) is
+// in the includes named *_gen.lua, which `go generate` writes from Go's
+// tables (luagen.go). Includes are resolved once, when the package loads,
+// so the text Redis runs is fixed for the life of the process; ScriptText
+// returns it, and
 //
 //	go test ./core/redisstore -run TestScriptsLoad -lua.dir=/tmp/lua
 //
@@ -86,9 +89,6 @@ var (
 // cannot be read is a bug of the build: the package does not load.
 func loadScript(name string) *redis.Script {
 	text, err := resolve(path.Join("lua", name))
-	if err == nil {
-		text, err = positions(text)
-	}
 	if err != nil {
 		panic(fmt.Sprintf("redisstore: script %s: %v", name, err))
 	}
@@ -145,120 +145,9 @@ func include(b *strings.Builder, file string, done, open map[string]bool) error 
 			continue
 		}
 		done[inc] = true
-		fmt.Fprintf(b, "-- >>> %s\n", inc)
 		if err := include(b, inc, done, open); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		fmt.Fprintf(b, "-- <<< %s\n", inc)
 	}
 	return lines.Err()
-}
-
-// fieldRef is a field's position as scripts write it: R.<field> in ROW
-// (includes/row.lua), O.<field> in OWN (includes/new_job.lua).
-var fieldRef = regexp.MustCompile(`\b([RO])\.([a-z_]+)\b`)
-
-// rowBut is ROW_BUT('f', ...) in a script: the row's field names, for an
-// HMGET that reads a row but the fields the script is about to write
-// itself. Each of those reads rowButStandIn in its place, so the reply keeps
-// the row's positions (R.<field>) and the script sets them after: a field
-// read costs Redis a scan of the hash's listpack, longest for a field the
-// job does not have yet, as a lease's are on its first lease; the first
-// field new_job writes is found at once.
-var (
-	rowBut        = regexp.MustCompile(`ROW_BUT\(([^)]*)\)`)
-	luaName       = regexp.MustCompile(`'(\w+)'`)
-	rowButStandIn = "type"
-)
-
-// newJobFields is NEW_JOB_FIELDS(shared, own) in includes/new_job.lua: the
-// HSET arguments of a new job, each field of SHARED and OWN by name with
-// its value in ARGV after shared or own.
-var newJobFields = regexp.MustCompile(`NEW_JOB_FIELDS\((\w+), (\w+)\)`)
-
-// fieldList is the declaration of ROW, SHARED, OWN or SPARSE, which
-// positions leaves out of a script's text once it has written what the
-// script uses of them; listName is a use of one it did not write.
-var (
-	fieldList = regexp.MustCompile(`(?m)^local (ROW|SHARED|OWN|SPARSE) = \{[^}]*\}`)
-	listName  = regexp.MustCompile(`\b(ROW|SHARED|OWN|SPARSE)\b`)
-)
-
-// newJobArg is a field of a new job and the Lua expression of its value.
-type newJobArg struct{ field, value string }
-
-// newJobArgs are the SHARED fields' values after ARGV[shared], then the OWN
-// fields' after ARGV[own].
-func newJobArgs(shared, own string) []newJobArg {
-	var out []newJobArg
-	for i, f := range newJobSharedFields {
-		out = append(out, newJobArg{f, fmt.Sprintf("ARGV[%s + %d]", shared, i+1)})
-	}
-	for i, f := range newJobOwnFields {
-		out = append(out, newJobArg{f, fmt.Sprintf("ARGV[%s + %d]", own, i+1)})
-	}
-	return out
-}
-
-// positions writes each field's position into a script's text as a
-// constant, once, when the package loads: R.attempts becomes
-// 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
-// its length, ROW_BUT(...) as rowBut says, NEW_JOB_FIELDS(...) as
-// newJobFields says, #SHARED and #OWN their lengths; the declarations of
-// the three lists are left out. A script call then builds no index table of its own (they
-// cost a few µs of Redis CPU per call), and a name that is no field stops
-// the package at load instead of failing a call.
-func positions(text string) (string, error) {
-	var bad error
-	text = fieldRef.ReplaceAllStringFunc(text, func(ref string) string {
-		m := fieldRef.FindStringSubmatch(ref)
-		list, what := rowFields, "row (lua/includes/row.lua ROW)"
-		if m[1] == "O" {
-			list, what = newJobOwnFields, "new job's own fields (lua/includes/new_job.lua OWN)"
-		}
-		i := slices.Index(list, m[2])
-		if i < 0 {
-			bad = fmt.Errorf("%s: the %s has no field %q", ref, what, m[2])
-			return ref
-		}
-		return fmt.Sprintf("%d --[[%s]]", i+1, m[2])
-	})
-	names := "'" + strings.Join(rowFields, "', '") + "'"
-	text = strings.ReplaceAll(text, "unpack(ROW)", names)
-	text = rowBut.ReplaceAllStringFunc(text, func(call string) string {
-		skip := map[string]bool{}
-		for _, m := range luaName.FindAllStringSubmatch(rowBut.FindStringSubmatch(call)[1], -1) {
-			if !slices.Contains(rowFields, m[1]) {
-				bad = fmt.Errorf("%s: the row (lua/includes/row.lua ROW) has no field %q", call, m[1])
-			}
-			skip[m[1]] = true
-		}
-		read := make([]string, len(rowFields))
-		for i, f := range rowFields {
-			if read[i] = f; skip[f] {
-				read[i] = rowButStandIn
-			}
-		}
-		return "'" + strings.Join(read, "', '") + "'"
-	})
-	text = strings.ReplaceAll(text, "#ROW", strconv.Itoa(len(rowFields)))
-	text = newJobFields.ReplaceAllStringFunc(text, func(call string) string {
-		m := newJobFields.FindStringSubmatch(call)
-		var args []string
-		for _, a := range newJobArgs(m[1], m[2]) {
-			args = append(args, fmt.Sprintf("'%s', %s", a.field, a.value))
-		}
-		return strings.Join(args, ", ")
-	})
-	text = strings.ReplaceAll(text, "#SHARED", strconv.Itoa(len(newJobSharedFields)))
-	text = strings.ReplaceAll(text, "#OWN", strconv.Itoa(len(newJobOwnFields)))
-	// the lists themselves are Go's to read; no call needs to build them
-	text = fieldList.ReplaceAllString(text, "-- $1: written into the text at load (scripts.go)")
-	for _, line := range strings.Split(text, "\n") {
-		code, _, _ := strings.Cut(line, "--")
-		if m := listName.FindString(code); m != "" && bad == nil {
-			bad = fmt.Errorf("%q: %s is only known to Go here; write it as unpack(ROW), #ROW, ROW_BUT(...), R.<field>, #SHARED, #OWN, O.<field> or NEW_JOB_FIELDS(...)", line, m)
-		}
-	}
-	return text, bad
 }

@@ -239,17 +239,11 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 	}
 	var stored []int64
 	for n, i := range idx {
-		if res[n].holder == 0 {
-			jobs[i] = res[n].job
-			stored = append(stored, ids[n])
-			continue
-		}
 		// The id reserved for a duplicate stays unused: it reads as not found.
-		held, err := s.Get(ctx, res[n].holder)
-		if err != nil {
-			return stored, err
+		jobs[i], existing[i] = res[n].job, res[n].duplicate
+		if !res[n].duplicate {
+			stored = append(stored, ids[n])
 		}
-		jobs[i], existing[i] = *held, true
 	}
 	return stored, nil
 }

@@ -17,10 +17,10 @@
 --
 -- Reply: the job's row, or {} when there is no such job (nothing stored).
 -- Events: the service publishes job.log.<id>.<type> with the line.
---@include row.lua
+--@include row_gen.lua
 
 local row = snapshot(KEYS[11])
-if not row[R.id] then return {} end
+if not row[ROW_ID] then return {} end
 redis.call('RPUSH', KEYS[12], string.char(255) .. ARGV[3] .. ' ' .. ARGV[1])
 redis.call('LTRIM', KEYS[12], -tonumber(ARGV[2]), -1)
 return row

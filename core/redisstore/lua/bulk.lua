@@ -33,7 +33,7 @@
 -- does: job.enqueue (retry), job.promotion (promote), job.remove
 -- (remove), job.cancel (cancel).
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include move_state.lua
 --@include remove.lua
 --@include cancel_job.lua
@@ -45,9 +45,9 @@ for i = 1, #ARGV - 5 do
   local id = ARGV[5 + i]
   local jobkey, logkey, errkey = KEYS[8 + 3 * i], KEYS[9 + 3 * i], KEYS[10 + 3 * i]
   local row = snapshot(jobkey)
-  if row[R.id] and row[R.state] == state
-    and (err == '' or string.find(row[R.error] or '', err, 1, true))
-    and (before == 0 or (tonumber(row[R.updated_at]) or 0) < before) then
+  if row[ROW_ID] and row[ROW_STATE] == state
+    and (err == '' or string.find(row[ROW_ERROR] or '', err, 1, true))
+    and (before == 0 or (tonumber(row[ROW_UPDATED_AT]) or 0) < before) then
     out[1] = out[1] + 1
     if action == 'remove' then
       remove_job(jobkey, logkey, errkey, id, row)

@@ -12,17 +12,19 @@
 --
 -- ARGV[1]  now  unix ms
 --
--- Reply: {code, row}: code 1 cancelled, 2 finished already (nothing
--- changed; the row says in which state); {} when there is no such job.
--- Events: for 1, the service publishes job.cancel.<id>.<type> with the
+-- Reply: {code, row} (includes/codes_gen.lua): DONE (cancelled), or
+-- UNCHANGED (finished already; the row says in which state); {} when there
+-- is no such job.
+-- Events: for DONE, the service publishes job.cancel.<id>.<type> with the
 -- reason; the worker running the job cancels its handler's context on it.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
+--@include codes_gen.lua
 --@include cancel_job.lua
 
 local jobkey, now = KEYS[11], tonumber(ARGV[1])
 local row = snapshot(jobkey)
-if not row[R.id] then return {} end
-if not cancellable(row[R.state]) then return {2, row} end
-cancel_job(jobkey, row[R.id], row[R.state], now)
-return {1, snapshot(jobkey)}
+if not row[ROW_ID] then return {} end
+if not cancellable(row[ROW_STATE]) then return {UNCHANGED, row} end
+cancel_job(jobkey, row[ROW_ID], row[ROW_STATE], now)
+return {DONE, snapshot(jobkey)}

@@ -41,15 +41,15 @@
 -- Events: the service publishes queue.cleaned {type, state, removed} when
 -- it removed some.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include remove.lua
 
 local now, state, default = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local cursor, at_end = tonumber(ARGV[4]), ARGV[5] == '1'
 -- the state's index, and the fields of a job's own rule (none for
 -- cancelled: the default alone decides)
-local index, at_once, limit = K_COMPLETE, R.roc, R.roc_limit
-if state == 'failed' then index, at_once, limit = K_FAILED, R.rof, R.rof_limit end
+local index, at_once, limit = K_COMPLETE, ROW_ROC, ROW_ROC_LIMIT
+if state == 'failed' then index, at_once, limit = K_FAILED, ROW_ROF, ROW_ROF_LIMIT end
 if state == 'cancelled' then index, at_once, limit = K_CANCELLED, nil, nil end
 local cursor_field = 'clean_' .. state
 
@@ -70,7 +70,7 @@ for i = 6, #ARGV do
   if finished then
     local row = snapshot(jobkey)
     local go = false
-    if row[R.id] and row[R.state] == state then
+    if row[ROW_ID] and row[ROW_STATE] == state then
       if at_once and row[at_once] == '1' then
         go = true
       else

@@ -18,16 +18,16 @@
 --   bare    "1": reply no row for this job when it completes now (nobody
 --           would receive its event, which is all the row is for); "0"
 --
--- Reply, per job: {code, row} (includes/lease_holder.lua): 1 complete, 2
--- complete and deleted (roc: the caller drops its id from the id index,
--- which lives in another slot; a retry then finds no job and answers
--- not_found), or 0, -1, 4. A bare job's row is {} for 1 and 2, and holds
--- only what decided its outcome for 4: its complete reads the 7 fields it
+-- Reply, per job: {code, row} (includes/lease_holder.lua): DONE, or
+-- COMPLETED_REMOVED (roc: deleted; a retry then finds no job and answers
+-- not_found), or NO_JOB, NOT_HOLDER, REPEATED. A bare job's row is {} for
+-- DONE and COMPLETED_REMOVED, and holds only what decided its outcome for
+-- REPEATED: its complete reads the 7 fields it
 -- decides by instead of the 33 of a row (turning a row into a reply, and
 -- Go reading it, was a fifth of core's work per processed job).
 -- Events: the service publishes job.complete.<id>.<type> with the result.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include unique.lua
 --@include lease_holder.lua
 --@include remove.lua
@@ -44,30 +44,30 @@ local function read(jobkey, a)
   if ARGV[a + 3] ~= '1' then return snapshot(jobkey) end
   local v = redis.call('HMGET', jobkey, 'id', 'lease', 'last_lease', 'started_at', 'unique_key', 'attempts', 'roc')
   local row = {}
-  row[R.id], row[R.lease], row[R.last_lease], row[R.started_at] = v[1], v[2], v[3], v[4]
-  row[R.unique_key], row[R.attempts], row[R.roc] = v[5], v[6], v[7]
+  row[ROW_ID], row[ROW_LEASE], row[ROW_LAST_LEASE], row[ROW_STARTED_AT] = v[1], v[2], v[3], v[4]
+  row[ROW_UNIQUE_KEY], row[ROW_ATTEMPTS], row[ROW_ROC] = v[5], v[6], v[7]
   return row
 end
 
 local work_time = 0
 local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, result, bare)
   unlease(id, row, unleased)
-  local duration = now - (tonumber(row[R.started_at]) or now)
+  local duration = now - (tonumber(row[ROW_STARTED_AT]) or now)
   work_time = work_time + duration
-  release_key(row[R.unique_key], id)
-  row[R.state], row[R.progress], row[R.duration] = 'complete', 100, duration
-  row[R.attempts] = (tonumber(row[R.attempts]) or 0) + 1
-  if row[R.roc] == '1' then
+  release_key(row[ROW_UNIQUE_KEY], id)
+  row[ROW_STATE], row[ROW_PROGRESS], row[ROW_DURATION] = 'complete', 100, duration
+  row[ROW_ATTEMPTS] = (tonumber(row[ROW_ATTEMPTS]) or 0) + 1
+  if row[ROW_ROC] == '1' then
     delete_later(deletions, jobkey, logkey, errkey, id)
-    if bare == '1' then return {2, {}} end
-    return {2, row}
+    if bare == '1' then return {COMPLETED_REMOVED, {}} end
+    return {COMPLETED_REMOVED, row}
   end
   redis.call('HSET', jobkey, 'state', 'complete', 'result', result, 'progress', 100,
-    'duration', duration, 'attempts', row[R.attempts], 'updated_at', now, 'lease', '', 'lease_until', '',
+    'duration', duration, 'attempts', row[ROW_ATTEMPTS], 'updated_at', now, 'lease', '', 'lease_until', '',
     'last_lease', mark)
   completed[#completed + 1], completed[#completed + 2] = now, id
-  if bare == '1' then return {1, {}} end
-  return {1, row}
+  if bare == '1' then return {DONE, {}} end
+  return {DONE, row}
 end, read)
 unlease_all(unleased)
 call_many('ZADD', K_COMPLETE, completed)

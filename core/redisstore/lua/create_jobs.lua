@@ -14,31 +14,46 @@
 --                 "0" (as lease_head.lua builds them), which spares a key
 --                 per job on the wire; each has the type's hash tag, so on
 --                 Redis Cluster it is in the slot of the declared keys
+-- KEYS[12]        errors:0, the template of a job's error history
+--                 (includes/errors.lua), built from the same way
 --
--- ARGV[1..#SHARED]  the values of the SHARED fields (includes/new_job.lua):
---                    the same for every job of the call
--- then per job: its #OWN values of the OWN fields, in that order; k, how
--- many of its SPARSE fields are not zero; and those k, each by name and
--- value
+-- ARGV[1..SHARED_COUNT]  the values of the SHARED fields
+--                    (includes/new_job_gen.lua): the same for every job
+--                    of the call
+-- then per job: its OWN_COUNT values of the OWN fields, in that order; k,
+-- how many of its SPARSE fields are not zero; and those k, each by name
+-- and value
 --
--- Reply, per job: 0 when it is stored as given; the id of the unfinished
--- job that holds its unique key (an integer > 0: it was not stored); or
--- its row (includes/row.lua) when an earlier run of this create stored it.
+-- Reply, per job, one of (codes: includes/codes_gen.lua):
+--   {DONE}                        stored as given
+--   {DUPLICATE, row, errors}      not stored: the unfinished job of
+--                                 another id that has its unique key
+--   {REPEATED, row, errors}       stored by an earlier run of this create
+-- where row is the job's row followed by its data and result
+-- (snapshot_with_data, includes/row_gen.lua) and errors its error history.
 -- Events: the service publishes job.enqueue.<id>.<type> for each job
 -- stored, and queue.due with the earliest due time of the delayed ones.
 --@include new_job.lua
 
-local members, owns, own = {}, {}, #SHARED
+local members, owns, own = {}, {}, SHARED_COUNT
 while own < #ARGV do
-  local id = ARGV[own + O.id]
+  local id = ARGV[own + OWN_ID]
   members[#members + 1], members[#members + 2] = id, id
   owns[#owns + 1] = own
   own = next_own(own)
 end
-local base = key_base(KEYS[11])
+local base, errors_base = key_base(KEYS[11]), key_base(KEYS[12])
 local b, out = new_jobs(members), {}
 for n = 1, b.n do
-  out[n] = new_job(b, n, base .. ARGV[owns[n] + O.id], 0, owns[n])
+  local id = ARGV[owns[n] + OWN_ID]
+  local code, owner = new_job(b, n, base .. id, 0, owns[n])
+  if code == DONE then
+    out[n] = {DONE}
+  else
+    -- the job that stands for this one: who has its unique key, or itself
+    local existing = owner or id
+    out[n] = {code, snapshot_with_data(base .. existing), redis.call('LRANGE', errors_base .. existing, 0, -1)}
+  end
 end
 store_new_jobs(b)
 return out

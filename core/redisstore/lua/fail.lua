@@ -25,14 +25,14 @@
 --   delay  ms before the retry, "" for the job's backoff (0: at once;
 --          the service checked 0..max_delay)
 --
--- Reply, per job: {code, row} (includes/lease_holder.lua): 1 will retry,
--- 3 failed for good, 5 failed for good and deleted (rof: the caller drops
--- its id from the id index, as for complete's 2), or 0, -1, 4.
+-- Reply, per job: {code, row} (includes/lease_holder.lua): RETRYING,
+-- FAILED (for good), FAILED_REMOVED (for good, and deleted: rof), or
+-- NO_JOB, NOT_HOLDER, REPEATED.
 -- Events: the service publishes job.failed_attempt.<id>.<type> (and
 -- queue.due when the job went to delayed) or job.failed.<id>.<type>, with
 -- the error and attempts.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include lease_holder.lua
 --@include attempt_failed.lua
 --@include remove.lua
@@ -41,10 +41,10 @@ local max_delay = tonumber(ARGV[2])
 return each('fail', 3, 6, function(jobkey, logkey, errkey, id, row, err, final, stack, delay)
   unlease(id, row)
   local code = attempt_failed(jobkey, errkey, id, row, err, stack, final == '1', now, mark, max_delay, tonumber(delay))
-  if code == 3 and row[R.rof] == '1' then
+  if code == FAILED and row[ROW_ROF] == '1' then
     redis.call('ZREM', K_FAILED, id)
     delete_job(jobkey, logkey, errkey, id)
-    return {5, row}
+    return {FAILED_REMOVED, row}
   end
   return {code, row}
 end)

@@ -15,12 +15,12 @@
 -- ARGV[1] name  ARGV[2] rev  ARGV[3] tick (unix ms)
 -- ARGV[4] next_at: the first tick after now  ARGV[5] now (unix ms)
 -- ARGV[6..] the new job: the SHARED values, then its OWN and SPARSE
---           values (includes/new_job.lua), as create_jobs takes them
+--           values (includes/new_job_gen.lua), as create_jobs takes them
 --
--- Reply: -1 when the tick did not fire (not come yet, gone, paused,
--- changed, or fired already); 0 when it fired and stored the job as given; the id of the
--- unfinished job holding the spec's unique key (> 0) when it fired but
--- made no job.
+-- Reply (codes: includes/codes_gen.lua): SKIPPED when the tick did not
+-- fire (not come yet, gone, paused, changed, or fired already); DONE when
+-- it fired and stored the job as given; DUPLICATE when it fired but made
+-- no job: an unfinished job has the spec's unique key.
 -- Events: the service publishes job.enqueue.<id>.<type> for a stored job
 -- (and queue.due when it is delayed).
 --@include new_job.lua
@@ -28,20 +28,20 @@
 local name, tick = ARGV[1], tonumber(ARGV[3])
 -- A tick read as due may be one another leader has fired since: its
 -- schedule then says the next tick, which is not due yet.
-if tick > tonumber(ARGV[5]) then return -1 end
+if tick > tonumber(ARGV[5]) then return SKIPPED end
 local s = redis.call('HMGET', KEYS[12], 'rev', 'paused', 'last_at')
 if s[1] ~= ARGV[2] or s[2] == '1' or tonumber(s[3] or '0') >= tick then
-  return -1
+  return SKIPPED
 end
-local id = ARGV[5 + #SHARED + O.id]
+local id = ARGV[5 + SHARED_COUNT + OWN_ID]
 local b = new_jobs({id, id})
-local res = new_job(b, 1, KEYS[13], 5, 5 + #SHARED)
+local code = new_job(b, 1, KEYS[13], 5, 5 + SHARED_COUNT)
 store_new_jobs(b)
-if res == 0 then
+if code == DONE then
   redis.call('HSET', KEYS[13], 'schedule', name, 'schedule_at', ARGV[3])
-elseif type(res) ~= 'number' then
-  return redis.error_reply('fire_schedule: job ' .. ARGV[5 + #SHARED + O.id] .. ' exists already')
+elseif code == REPEATED then
+  return redis.error_reply('fire_schedule: job ' .. id .. ' exists already')
 end
 redis.call('HSET', KEYS[12], 'last_at', ARGV[3], 'next_at', ARGV[4])
 redis.call('ZADD', KEYS[11], ARGV[4], name)
-return res
+return code

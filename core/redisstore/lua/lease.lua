@@ -15,23 +15,24 @@
 -- ARGV[4]    lease_ttl  ms each lease lasts; 0: each job's own ttl
 -- ARGV[4+i]  member_i   a candidate's member in ready ("<seq>:<id>")
 --
--- Reply: per job leased, the name-value pairs of its hash as it was before
--- the lease (includes/lease_job.lua; Go applies the lease's writes); none
--- when the type is paused.
+-- Reply: as lease_head.lua's, {code, job_1, ...}: PAUSED when the type is
+-- paused, else DONE followed by each job leased: the name-value pairs of
+-- its hash as it was before the lease (includes/lease_job.lua; Go applies
+-- the lease's writes: leased in calls.go).
 -- Events: the service publishes job.start.<id>.<type> for each job it
 -- hands out.
 --@include lease_job.lua
 
-if redis.call('HGET', K_STATS, 'paused') == '1' then return {} end
+if redis.call('HGET', K_STATS, 'paused') == '1' then return {PAUSED} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local lease_ttl = tonumber(ARGV[4])
-local out, held = {}, {}
+local out, new_leases = {DONE}, {}
 for i = 5, #ARGV do
   if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
     local id = string.match(ARGV[i], ':(%d+)$')
-    out[#out + 1] = lease_job(KEYS[6 + i], id, now, worker, lease, lease_ttl, held)
+    out[#out + 1] = lease_job(KEYS[6 + i], id, now, worker, lease, lease_ttl, new_leases)
   end
 end
-add_leases(held)
+add_leases(new_leases)
 return out

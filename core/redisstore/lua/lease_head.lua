@@ -23,26 +23,27 @@
 -- ARGV[4]  lease_ttl  ms each lease lasts; 0: each job's own ttl
 -- ARGV[5]  max        how many jobs at most, >= 1
 --
--- Reply: {paused, job_1, ...}: paused 1 (and nothing else) when the type
--- is paused, else 0 followed by each job leased, best priority first, FIFO
--- within one: the name-value pairs of its hash as it was before the lease
--- (includes/lease_job.lua; Go applies the lease's writes).
+-- Reply: {code, job_1, ...} (codes: includes/codes_gen.lua): PAUSED (and
+-- nothing else) when the type is paused, else DONE followed by each job
+-- leased, best priority first, FIFO within one: the name-value pairs of
+-- its hash as it was before the lease (includes/lease_job.lua; Go applies
+-- the lease's writes: leased in calls.go).
 -- Events: the service publishes job.start.<id>.<type> for each job it
 -- hands out.
 --@include lease_job.lua
 
-if redis.call('HGET', K_STATS, 'paused') == '1' then return {1} end
+if redis.call('HGET', K_STATS, 'paused') == '1' then return {PAUSED} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local lease_ttl, max = tonumber(ARGV[4]), tonumber(ARGV[5])
 local base = key_base(KEYS[11])
-local out, held = {0}, {}
+local out, new_leases = {DONE}, {}
 -- the head leaves ready in one call: the members just read are its first
 local head = redis.call('ZRANGE', K_READY, 0, max - 1)
 if #head > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #head - 1) end
 for _, member in ipairs(head) do
   local id = string.match(member, ':(%d+)$')
-  out[#out + 1] = lease_job(base .. id, id, now, worker, lease, lease_ttl, held)
+  out[#out + 1] = lease_job(base .. id, id, now, worker, lease, lease_ttl, new_leases)
 end
-add_leases(held)
+add_leases(new_leases)
 return out

@@ -10,17 +10,19 @@
 --
 -- ARGV[1]  paused  "1" to pause, "0" to resume
 --
--- Reply: 1 when the type changed, 0 when it was so already.
+-- Reply (includes/codes_gen.lua): DONE when the type changed, UNCHANGED
+-- when it was so already.
 -- Events: the service publishes queue.pause or queue.resume when it
 -- changed, and nothing when it did not.
 --@include type_keys.lua
+--@include codes_gen.lua
 
 local want = ARGV[1] == '1'
 local was = redis.call('HGET', K_STATS, 'paused') == '1'
-if want == was then return 0 end
+if want == was then return UNCHANGED end
 if want then
   redis.call('HSET', K_STATS, 'paused', '1')
 else
   redis.call('HDEL', K_STATS, 'paused')
 end
-return 1
+return DONE

@@ -13,15 +13,15 @@
 --   lease    the lease token the worker holds
 --   percent  0..100 (the service computes it from complete and total)
 --
--- Reply, per job: {code, row} (includes/lease_holder.lua): 1 recorded, or
--- 0, -1.
+-- Reply, per job: {code, row} (includes/lease_holder.lua): DONE (recorded),
+-- or NO_JOB, NOT_HOLDER.
 -- Events: the service publishes job.progress.<id>.<type> with the percent.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include lease_holder.lua
 
 return each('progress', 2, 3, function(jobkey, logkey, errkey, id, row, percent)
   redis.call('HSET', jobkey, 'progress', percent, 'updated_at', now)
-  row[R.progress], row[R.updated_at] = percent, now
-  return {1, row}
+  row[ROW_PROGRESS], row[ROW_UPDATED_AT] = percent, now
+  return {DONE, row}
 end)

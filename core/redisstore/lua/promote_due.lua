@@ -16,7 +16,7 @@
 -- 0 when none), then the row of each job moved.
 -- Events: the service publishes job.promotion.<id>.<type> for each job moved.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include indexes.lua
 
 local now = tonumber(ARGV[1])

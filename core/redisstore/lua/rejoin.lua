@@ -13,11 +13,11 @@
 --   lease  the lease token the worker holds
 --   delay  ms from now until the job is due again
 --
--- Reply, per job: {code, row} (includes/lease_holder.lua): 1 delayed, or
--- 0, -1, 4.
+-- Reply, per job: {code, row} (includes/lease_holder.lua): DONE (delayed),
+-- or NO_JOB, NOT_HOLDER, REPEATED.
 -- Events: the service publishes job.rejoin.<id>.<type> and queue.due.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include indexes.lua
 --@include lease_holder.lua
 
@@ -25,8 +25,8 @@ return each('rejoin', 2, 3, function(jobkey, logkey, errkey, id, row, delay)
   unlease(id, row)
   local at = now + tonumber(delay)
   enter_due(id, at)
-  row[R.state], row[R.promote_at] = 'delayed', at
+  row[ROW_STATE], row[ROW_PROMOTE_AT] = 'delayed', at
   redis.call('HSET', jobkey, 'state', 'delayed', 'promote_at', at, 'updated_at', now, 'lease', '', 'lease_until', '',
     'last_lease', mark)
-  return {1, row}
+  return {DONE, row}
 end)

@@ -14,17 +14,17 @@
 --   id     the job's id
 --   lease  the lease token the worker holds
 --
--- Reply, per job: {code, row} (includes/lease_holder.lua): 1 released, or
--- 0, -1, 4.
+-- Reply, per job: {code, row} (includes/lease_holder.lua): DONE (released),
+-- or NO_JOB, NOT_HOLDER, REPEATED.
 -- Events: the service publishes job.enqueue.<id>.<type>.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include lease_holder.lua
 
 return each('release', 2, 2, function(jobkey, logkey, errkey, id, row)
   unlease(id, row)
   requeue(id, row)
-  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', row[R.rmember], 'updated_at', now,
+  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', row[ROW_RMEMBER], 'updated_at', now,
     'lease', '', 'lease_until', '', 'last_lease', mark)
-  return {1, row}
+  return {DONE, row}
 end)

@@ -15,11 +15,11 @@
 -- Reply: the job's row as it was, or {} when there is no such job.
 -- Events: the service publishes job.remove.<id>.<type>.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include remove.lua
 
 local jobkey, id = KEYS[11], ARGV[1]
 local row = snapshot(jobkey)
-if not row[R.id] then return {} end
+if not row[ROW_ID] then return {} end
 remove_job(jobkey, KEYS[12], KEYS[13], id, row)
 return row

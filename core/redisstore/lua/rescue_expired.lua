@@ -20,14 +20,15 @@
 -- ARGV[3+i]  id_i         a candidate's id
 --
 -- Reply: {next, {code, row}...}: the earliest lease_until still in leases
--- (unix ms, 0 when none), then per job taken back: code 1 back to inactive
--- (a stall), 2 a failed attempt that will retry, 3 failed for good; the
--- row's stall_limit is the limit the job was judged by.
--- Events: the service publishes job.stalled.<id>.<type> for code 1,
--- job.failed_attempt.<id>.<type> for 2 (and queue.due when it went to
--- delayed), job.failed.<id>.<type> for 3.
+-- (unix ms, 0 when none), then per job taken back a code
+-- (includes/codes_gen.lua): STALLED (back to inactive), RETRYING (a failed
+-- attempt that will run again) or FAILED (for good); the row's stall_limit
+-- is the limit the job was judged by.
+-- Events: the service publishes job.stalled.<id>.<type> for STALLED,
+-- job.failed_attempt.<id>.<type> for RETRYING (and queue.due when it went
+-- to delayed), job.failed.<id>.<type> for FAILED.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include indexes.lua
 --@include attempt_failed.lua
 
@@ -40,23 +41,21 @@ for i = 4, #ARGV do
     local jobkey, errkey = KEYS[3 + 2 * i], KEYS[4 + 2 * i] -- KEYS[9+2j], j = i-3
     redis.call('ZREM', K_LEASES, id)
     local row = snapshot(jobkey)
-    if row[R.id] then
-      local limit = tonumber(row[R.stall_limit]) or node_limit
-      local stalls = (tonumber(row[R.stalls]) or 0) + 1
-      row[R.stalls], row[R.stall_limit] = stalls, limit
+    if row[ROW_ID] then
+      local limit = tonumber(row[ROW_STALL_LIMIT]) or node_limit
+      local stalls = (tonumber(row[ROW_STALLS]) or 0) + 1
+      row[ROW_STALLS], row[ROW_STALL_LIMIT] = stalls, limit
       redis.call('HSET', jobkey, 'stalls', stalls)
       if stalls > limit then
-        local ttl = tonumber(row[R.lease_ttl]) or tonumber(row[R.ttl])
+        local ttl = tonumber(row[ROW_LEASE_TTL]) or tonumber(row[ROW_TTL])
         local msg = 'lease expired: ran past its ttl of ' .. ttl .. ' ms'
-        local code = attempt_failed(jobkey, errkey, id, row, msg, '', false, now, '', max_delay)
-        if code == 1 then code = 2 end
-        out[#out + 1] = {code, row}
+        out[#out + 1] = {attempt_failed(jobkey, errkey, id, row, msg, '', false, now, '', max_delay), row}
       else
         redis.call('HSET', jobkey, 'lease', '', 'lease_until', '', 'updated_at', now)
-        enter_ready(jobkey, id, row[R.priority])
+        enter_ready(jobkey, id, row[ROW_PRIORITY])
         row = snapshot(jobkey)
-        row[R.stall_limit] = limit
-        out[#out + 1] = {1, row}
+        row[ROW_STALL_LIMIT] = limit
+        out[#out + 1] = {STALLED, row}
       end
     end
   end

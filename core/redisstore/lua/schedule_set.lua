@@ -8,17 +8,17 @@
 -- removed and set again in between (the counter is not removed).
 --
 -- KEYS[1] schedules       ZSET of type T: name → next_at (+inf while paused)
--- KEYS[2] schedule:<name> HASH of type T: the schedule (includes/schedule.lua)
+-- KEYS[2] schedule:<name> HASH of type T: the schedule (includes/schedule_gen.lua)
 -- KEYS[3] schedule_rev    STRING of type T: the revs of its schedules' sets
 --
 -- ARGV[1] name  ARGV[2] type  ARGV[3] cron  ARGV[4] every  ARGV[5] tz
 -- ARGV[6] spec (JSON)  ARGV[7] paused ("1" or "0")
 -- ARGV[8] next_at: the first tick after now (0 when paused)  ARGV[9] now
 --
--- Reply: the schedule's row (includes/schedule.lua).
+-- Reply: the schedule's row (includes/schedule_gen.lua).
 -- Events: the service publishes queue.due with next_at, so that a
 -- sleeping leader wakes for a tick earlier than it knew of.
---@include schedule.lua
+--@include schedule_gen.lua
 
 local old = redis.call('HMGET', KEYS[2], 'cron', 'every', 'tz', 'paused', 'next_at', 'created_at')
 local next_at, created = ARGV[8], ARGV[9]

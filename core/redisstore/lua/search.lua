@@ -22,7 +22,7 @@
 -- search goes on after it), then the row of each match, without data.
 -- Events: none.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 
 local q, state, limit = string.lower(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local function has(s)
@@ -33,8 +33,8 @@ for i = 4, #ARGV do
   local id, jobkey = ARGV[i], KEYS[7 + i] -- KEYS[10+j], j = i-3
   out[1] = tonumber(id)
   local row = snapshot(jobkey)
-  if row[R.id] and (state == '' or row[R.state] == state) then
-    if has(id) or has(row[R.unique_key]) or has(redis.call('HGET', jobkey, 'data')) then
+  if row[ROW_ID] and (state == '' or row[ROW_STATE] == state) then
+    if has(id) or has(row[ROW_UNIQUE_KEY]) or has(redis.call('HGET', jobkey, 'data')) then
       out[#out + 1] = row
       if #out - 1 >= limit then break end
     end

@@ -14,7 +14,7 @@
 -- Reply: the job's row, or {} when there is no such job.
 -- Events: none.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 
 local jobkey = KEYS[11]
 if redis.call('EXISTS', jobkey) == 0 then return {} end

@@ -16,19 +16,20 @@
 -- ARGV[2]  state  the new state: delayed, inactive, active, complete, failed
 --                 (not cancelled: the service refuses it; cancel.lua cancels)
 --
--- Reply: {changed, row}: changed 1, or 0 when the job was in that state
--- already (nothing changed); {} when there is no such job.
--- Events: when changed, the service publishes the new state's event:
+-- Reply: {code, row} (includes/codes_gen.lua): DONE, or UNCHANGED when
+-- the job was in that state already; {} when there is no such job.
+-- Events: for DONE, the service publishes the new state's event:
 -- job.enqueue.<id>.<type> for inactive and delayed (and queue.due for
 -- delayed), job.start, job.complete or job.failed for the others.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
+--@include codes_gen.lua
 --@include move_state.lua
 
 local jobkey, now, new = KEYS[11], tonumber(ARGV[1]), ARGV[2]
 local id = redis.call('HGET', jobkey, 'id')
 if not id then return {} end
 local cur = redis.call('HGET', jobkey, 'state')
-if cur == new then return {0, snapshot(jobkey)} end
+if cur == new then return {UNCHANGED, snapshot(jobkey)} end
 move_state(jobkey, id, cur, new, now)
-return {1, snapshot(jobkey)}
+return {DONE, snapshot(jobkey)}

@@ -13,17 +13,17 @@
 --   id     the job's id
 --   lease  the lease token the worker holds
 --
--- Reply, per job: {code, row} (includes/lease_holder.lua): 1 extended, or
--- 0, -1 (a touch is never a retry: 4 cannot happen).
+-- Reply, per job: {code, row} (includes/lease_holder.lua): DONE (extended),
+-- or NO_JOB, NOT_HOLDER (a touch is never a retry: REPEATED cannot happen).
 -- Events: none.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include lease_holder.lua
 
 return each('touch', 2, 2, function(jobkey, logkey, errkey, id, row)
-  local until_ = now + (tonumber(row[R.lease_ttl]) or tonumber(row[R.ttl]))
+  local until_ = now + (tonumber(row[ROW_LEASE_TTL]) or tonumber(row[ROW_TTL]))
   redis.call('ZADD', K_LEASES, until_, id)
   redis.call('HSET', jobkey, 'lease_until', until_)
-  row[R.lease_until] = until_
-  return {1, row}
+  row[ROW_LEASE_UNTIL] = until_
+  return {DONE, row}
 end)

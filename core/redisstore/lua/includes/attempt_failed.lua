@@ -3,7 +3,8 @@
 -- attempts a job has made, which only the script reads, so computing it here
 -- costs no round trip. Go passes the cap (core.MaxDelay) in ARGV.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
+--@include codes_gen.lua
 --@include indexes.lua
 --@include unique.lua
 --@include errors.lua
@@ -32,33 +33,33 @@ end
 -- row; this stores the changes and sets them in row, and adds the attempt
 -- to the job's error history errkey (with stack, "" for none). mark is the
 -- job's new last_lease; max_delay caps the backoff and the delay (ms).
--- Returns 1 (will retry) or 3 (failed).
+-- Returns RETRYING or FAILED.
 local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, mark, max_delay, delay)
-  local attempts = (tonumber(row[R.attempts]) or 0) + 1
+  local attempts = (tonumber(row[ROW_ATTEMPTS]) or 0) + 1
   record_error(errkey, attempts, now, err, stack)
-  row[R.attempts], row[R.error], row[R.updated_at] = attempts, err, now
-  row[R.lease], row[R.lease_until], row[R.last_lease] = '', '', mark
-  if attempts >= tonumber(row[R.max_attempts]) or final then
+  row[ROW_ATTEMPTS], row[ROW_ERROR], row[ROW_UPDATED_AT] = attempts, err, now
+  row[ROW_LEASE], row[ROW_LEASE_UNTIL], row[ROW_LAST_LEASE] = '', '', mark
+  if attempts >= tonumber(row[ROW_MAX_ATTEMPTS]) or final then
     redis.call('ZADD', K_FAILED, now, id)
-    release_key(row[R.unique_key], id)
-    row[R.state], row[R.failed_at] = 'failed', now
+    release_key(row[ROW_UNIQUE_KEY], id)
+    row[ROW_STATE], row[ROW_FAILED_AT] = 'failed', now
     redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
       'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
-    return 3
+    return FAILED
   end
   local wait
   if delay then
     wait = math.min(math.max(math.floor(delay), 0), max_delay)
   else
-    wait = retry_wait(row[R.backoff], attempts, max_delay)
+    wait = retry_wait(row[ROW_BACKOFF], attempts, max_delay)
   end
   if wait > 0 then
     enter_due(id, now + wait)
-    row[R.state], row[R.promote_at] = 'delayed', now + wait
+    row[ROW_STATE], row[ROW_PROMOTE_AT] = 'delayed', now + wait
   else
-    row[R.state], row[R.rmember] = 'inactive', ready_member(id, row[R.priority])
+    row[ROW_STATE], row[ROW_RMEMBER] = 'inactive', ready_member(id, row[ROW_PRIORITY])
   end
-  redis.call('HSET', jobkey, 'state', row[R.state], 'promote_at', row[R.promote_at], 'rmember', row[R.rmember] or '',
+  redis.call('HSET', jobkey, 'state', row[ROW_STATE], 'promote_at', row[ROW_PROMOTE_AT], 'rmember', row[ROW_RMEMBER] or '',
     'attempts', attempts, 'error', err, 'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
-  return 1
+  return RETRYING
 end

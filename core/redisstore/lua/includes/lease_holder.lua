@@ -14,18 +14,19 @@
 --   then, from ARGV[first] on, width values per job: id_i, lease_i, and
 --   the operation's own arguments (named in each script's header)
 --
--- and replies, per job, {code, row}: code 0 no such job, -1 the lease is
--- not (or no longer) the job's current one, 4 this very operation was done
--- before with this lease (a retry: nothing changed), anything else is the
--- operation's own; the row is the job after the change ({} for 0 and -1).
+-- and replies, per job, {code, row} (codes: codes_gen.lua): NO_JOB,
+-- NOT_HOLDER, REPEATED (this very operation was done before with this
+-- lease: a retry; nothing changed), or the operation's own; the row is the
+-- job after the change ({} for NO_JOB and NOT_HOLDER).
 --
 -- The operations that end a lease (complete, fail, release, rejoin) store
 -- "<op>:<lease>" as the job's last_lease. A worker that did not hear the
 -- answer sends the same operation again; finding its own mark, each answers
--- 4 and changes nothing, so acknowledgements can be retried safely. Any
+-- REPEATED and changes nothing, so acknowledgements can be retried safely. Any
 -- other operation with a lease that is not the current one stays a conflict.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
+--@include codes_gen.lua
 --@include indexes.lua
 --@include many.lua
 
@@ -49,12 +50,12 @@ local function each(op, first, width, fn, read)
     local row
     if read then row = read(jobkey, a) else row = snapshot(jobkey) end
     mark = op .. ':' .. lease
-    if not row[R.id] then
-      out[i] = {0, {}}
+    if not row[ROW_ID] then
+      out[i] = {NO_JOB, {}}
     elseif lease == '' then
-      out[i] = {-1, {}}
-    elseif row[R.lease] ~= lease then
-      if row[R.last_lease] == mark then out[i] = {4, row} else out[i] = {-1, {}} end
+      out[i] = {NOT_HOLDER, {}}
+    elseif row[ROW_LEASE] ~= lease then
+      if row[ROW_LAST_LEASE] == mark then out[i] = {REPEATED, row} else out[i] = {NOT_HOLDER, {}} end
     else
       out[i] = fn(jobkey, logkey, errkey, id, row, unpack(ARGV, a + 2, a + width - 1))
     end
@@ -67,12 +68,12 @@ end
 -- (unlease_all) instead of a call of its own.
 local function unlease(id, row, unleased)
   if unleased then unleased[#unleased + 1] = id else redis.call('ZREM', K_LEASES, id) end
-  row[R.lease], row[R.lease_until], row[R.updated_at], row[R.last_lease] = '', '', now, mark
+  row[ROW_LEASE], row[ROW_LEASE_UNTIL], row[ROW_UPDATED_AT], row[ROW_LAST_LEASE] = '', '', now, mark
 end
 
 -- back to ready at the end of its priority; the caller's HSET stores it
 local function requeue(id, row)
-  row[R.state], row[R.rmember] = 'inactive', ready_member(id, row[R.priority])
+  row[ROW_STATE], row[ROW_RMEMBER] = 'inactive', ready_member(id, row[ROW_PRIORITY])
 end
 
 local function unlease_all(unleased)

@@ -4,33 +4,23 @@
 -- hash fields it is given verbatim, so the job Go returns is the job
 -- stored, and places the job in ready or due.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
+--@include new_job_gen.lua
+--@include codes_gen.lua
 --@include indexes.lua
 --@include many.lua
 
--- The hash fields of a new job. Go reads the three lists from this file
--- when the package loads (row.go) and sends the values in this order; it
--- has an encoder for every name, or the package stops. SHARED are the
--- same for every job of one call (one type, one now), sent once; OWN are
--- each job's own. SPARSE are those a new job most often lacks (a delay, a
--- backoff, a unique key, a retention of its own, a trace): each job's OWN
--- values are followed by how many of them it has that are not their zero
--- (newJobZero in row.go: '' or '0'), then those by name and value. A field
--- a hash lacks reads as its zero, in Go (decodeRow) and in every script,
--- so a new job's HSET is shorter by what it lacks (each field an HSET
--- writes costs Redis a scan of the hash), and its ARGV too (each costs
--- Redis a string to parse, and Lua one to make). A new job has no
--- attempts and no progress: it writes neither.
-local SHARED = {'type', 'created_at', 'updated_at'}
-local OWN = {'id', 'data', 'priority', 'state', 'max_attempts', 'ttl', 'promote_at', 'stall_limit'}
-local SPARSE = {'delay', 'backoff', 'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace'}
--- O.<field> is a field's position in OWN, written into the text as a
--- constant when Go loads the script, as R.<field> is (includes/row.lua).
+-- The hash fields of a new job, and how ARGV holds them, are in
+-- new_job_gen.lua, written from Go's table (jobFields in fields.go). A
+-- field a hash lacks reads as its zero, in Go (decodeRow) and in every
+-- script, so a new job's HSET is shorter by what it lacks (each field an
+-- HSET writes costs Redis a scan of the hash), and its ARGV too (each
+-- costs Redis a string to parse, and Lua one to make).
 
 -- next_own is the own of the job after the one at own: the position of
 -- this job's last value, after which the next job's OWN values start.
 local function next_own(own)
-  return own + #OWN + 1 + 2 * tonumber(ARGV[own + #OWN + 1])
+  return own + OWN_COUNT + 1 + 2 * tonumber(ARGV[own + OWN_COUNT + 1])
 end
 
 -- A script's new jobs are written in two steps: new_job writes each job's
@@ -59,18 +49,18 @@ end
 -- at ARGV[shared+1..], its OWN values at ARGV[own+1..] followed by its
 -- SPARSE ones. Idempotent: a job stored by an earlier run of the call is
 -- not stored again, and a new job whose unique key an unfinished job of
--- another id holds is not stored either (its id leaves jobs again in
--- store_new_jobs). Returns 0 when it stored the job as given; the id of
--- the unfinished job that holds its unique key (an integer > 0: not
--- stored); or its row (includes/row.lua) when an earlier run stored it.
+-- another id has is not stored either (its id leaves jobs again in
+-- store_new_jobs). Returns DONE when it stored the job as given;
+-- DUPLICATE and the id of the unfinished job that has its unique key (not
+-- stored); or REPEATED when an earlier run of this call stored it.
 local function new_job(b, n, jobkey, shared, own)
   if not b.all_new and redis.call('EXISTS', jobkey) == 1 then
     -- stored by an earlier run of this very call: answered as that run
-    -- stored it, whoever holds its unique key now
-    return snapshot(jobkey)
+    -- stored it, whoever has its unique key now
+    return REPEATED
   end
-  local id, unique_key, retention = ARGV[own + O.id], '', false
-  local first, last = own + #OWN + 2, next_own(own) -- its SPARSE pairs
+  local id, unique_key, retention = ARGV[own + OWN_ID], '', false
+  local first, last = own + OWN_COUNT + 2, next_own(own) -- its SPARSE pairs
   for i = first, last, 2 do
     local f = ARGV[i]
     if f == 'unique_key' then
@@ -79,32 +69,30 @@ local function new_job(b, n, jobkey, shared, own)
       retention = true -- present: not its zero
     end
   end
-  local holder = false
-  if unique_key ~= '' then holder = redis.call('HGET', K_UNIQUE, unique_key) end
-  if holder and holder ~= id then
+  local owner = false
+  if unique_key ~= '' then owner = redis.call('HGET', K_UNIQUE, unique_key) end
+  if owner and owner ~= id then
     b.unstored[#b.unstored + 1] = id -- new_jobs entered it in jobs
-    return tonumber(holder)
+    return DUPLICATE, owner
   end
-  -- NEW_JOB_FIELDS is the HSET's arguments, each SHARED and OWN field by
-  -- name and ARGV value, written out by Go at load (scripts.go): no table
-  -- is built per job; the SPARSE pairs go in one more HSET when there are
-  -- any, straight from ARGV
-  if ARGV[own + O.state] == 'delayed' then
+  -- the SPARSE pairs go in one more HSET when there are any, straight
+  -- from ARGV
+  if ARGV[own + OWN_STATE] == 'delayed' then
     local due = b.due
-    due[#due + 1], due[#due + 2] = ARGV[own + O.promote_at], due_member(id)
-    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own))
+    due[#due + 1], due[#due + 2] = ARGV[own + OWN_PROMOTE_AT], due_member(id)
+    write_new_job(jobkey, shared, own)
   else
     -- one INCRBY numbers every job of b: job n takes number seq + n, so
     -- the jobs of one priority keep the order of the call in ready
     if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, b.n) - b.n end
     local member, ready = ready_member_at(b.seq + n, id), b.ready
-    ready[#ready + 1], ready[#ready + 2] = ARGV[own + O.priority], member
-    redis.call('HSET', jobkey, NEW_JOB_FIELDS(shared, own), 'rmember', member)
+    ready[#ready + 1], ready[#ready + 2] = ARGV[own + OWN_PRIORITY], member
+    write_new_job(jobkey, shared, own, 'rmember', member)
   end
   if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
   if retention then b.own_retention = true end
-  return 0
+  return DONE
 end
 
 -- store_new_jobs enters the jobs new_job wrote into the type's indexes.

@@ -3,7 +3,7 @@
 -- same way whoever removes it. Its id → type entry lives in another slot:
 -- the store deletes it after the script, from the ids the script replies.
 --@include type_keys.lua
---@include row.lua
+--@include row_gen.lua
 --@include indexes.lua
 --@include unique.lua
 --@include many.lua
@@ -38,7 +38,7 @@ end
 -- remove a job, row its row: out of the index of its state, its unique key
 -- free, then deleted
 local function remove_job(jobkey, logkey, errkey, id, row)
-  leave(jobkey, id, row[R.state])
-  release_key(row[R.unique_key], id)
+  leave(jobkey, id, row[ROW_STATE])
+  release_key(row[ROW_UNIQUE_KEY], id)
   delete_job(jobkey, logkey, errkey, id)
 end

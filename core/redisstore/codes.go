@@ -1,0 +1,48 @@
+package redisstore
+
+// A replyCode is what a script says of one job, or of the one thing it was
+// asked to do: one value per meaning, whichever script replies it. Each
+// has a name here and the same name in Lua, written by `go generate` into
+// lua/includes/codes_gen.lua (luagen.go) from replyCodes, so that neither
+// side compares bare integers.
+type replyCode int64
+
+const (
+	codeNoJob            replyCode = 0  // no such job
+	codeNotHolder        replyCode = -1 // the lease given is not (or no longer) the job's current one
+	codeDone             replyCode = 1  // done as asked
+	codeCompletedRemoved replyCode = 2  // completed, and removed (its retention is true)
+	codeFailed           replyCode = 3  // failed for good
+	codeRepeated         replyCode = 4  // done before by this very request, sent again: nothing changed
+	codeFailedRemoved    replyCode = 5  // failed for good, and removed (its retention is true)
+	codeRetrying         replyCode = 6  // a failed attempt: the job runs again, now or after its backoff
+	codeStalled          replyCode = 7  // its lease ran out: back to inactive without using an attempt
+	codeUnchanged        replyCode = 8  // nothing to do: the job (or type) is as asked already, or finished
+	codeDuplicate        replyCode = 9  // not stored: an unfinished job of another id has its unique key
+	codeSkipped          replyCode = 10 // a schedule's tick that does not fire (not due, gone, paused, changed, fired)
+	codePaused           replyCode = 11 // the type is paused: nothing leased
+)
+
+// replyCodes names each code in Lua, in the order codes_gen.lua lists them.
+var replyCodes = []struct {
+	lua  string
+	code replyCode
+	doc  string
+}{
+	{"NO_JOB", codeNoJob, "no such job"},
+	{"NOT_HOLDER", codeNotHolder, "the lease given is not (or no longer) the job's current one"},
+	{"DONE", codeDone, "done as asked"},
+	{"COMPLETED_REMOVED", codeCompletedRemoved, "completed, and removed (its retention is true)"},
+	{"FAILED", codeFailed, "failed for good"},
+	{"REPEATED", codeRepeated, "done before by this very request, sent again: nothing changed"},
+	{"FAILED_REMOVED", codeFailedRemoved, "failed for good, and removed (its retention is true)"},
+	{"RETRYING", codeRetrying, "a failed attempt: the job runs again, now or after its backoff"},
+	{"STALLED", codeStalled, "its lease ran out: back to inactive without using an attempt"},
+	{"UNCHANGED", codeUnchanged, "nothing to do: the job (or type) is as asked already, or finished"},
+	{"DUPLICATE", codeDuplicate, "not stored: an unfinished job of another id has its unique key"},
+	{"SKIPPED", codeSkipped, "a schedule's tick that does not fire (not due, gone, paused, changed, fired)"},
+	{"PAUSED", codePaused, "the type is paused: nothing leased"},
+}
+
+// codeOf reads a code as a script replies it.
+func codeOf(v any) replyCode { return replyCode(num(v)) }
