@@ -69,7 +69,8 @@ func (b *bench) runWorker(ctx context.Context, typ string, fn worker.HandlerFunc
 // send each job once more, a cost of the bench's own that the peers'
 // figures do not carry (BullMQ writes its events whoever reads them, and
 // that is in its figure). Until 2026-11-25 the end was the last complete
-// event; docs/benchmarks.md gives both from interleaved runs.
+// event; docs/benchmarks-log.md (issue 12 step 5) gives both from
+// interleaved runs.
 func (b *bench) process(ctx context.Context) (err error) {
 	typ := b.st.keys.jobType("noop")
 	n := b.cfg.N

@@ -212,8 +212,8 @@ func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
 // free; without a yield the first of them would leave alone and the rest
 // in the next batch, twice the messages. No timer: a lone call yields once
 // to a scheduler with nothing else to run, which returns at once.
-// Measured on 16 producers through kuebus dev (docs/benchmarks.md): core
-// CPU per create -25%, throughput +25%.
+// Measured on 16 producers through kuebus dev (docs/benchmarks-log.md,
+// issue 12 step 4): core CPU per create -25%, throughput +25%.
 func Gather(queued func() int) {
 	n := queued()
 	for range gatherRounds {

@@ -186,7 +186,8 @@ func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
 // returns only their ids, in the order of specs (a duplicate's is the id of
 // the job holding its unique key). It is the bulk create for throughput:
 // core encodes no job and the caller decodes none, about half of what a
-// bulk of small jobs costs both sides besides Redis (docs/benchmarks.md).
+// bulk of small jobs costs both sides besides Redis (docs/benchmarks-log.md,
+// issue 12 step 6).
 func (c *Client) CreateBulkIDs(ctx context.Context, specs []Spec) ([]int64, error) {
 	var reply BulkReply
 	if err := c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs, IDsOnly: true}, &reply); err != nil {

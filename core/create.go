@@ -62,7 +62,8 @@ func (c *Client) newCreateBatcher(senders int, flush func(context.Context, []Spe
 		Flush:    flush,
 		// A lone create goes from its caller's goroutine, under its
 		// caller's context, as if there were no batcher: no hand-off to
-		// a sender goroutine and back (docs/benchmarks.md).
+		// a sender goroutine and back (docs/benchmarks-log.md, issue 12
+		// step 4).
 		SendsAlone: true,
 	})
 }

@@ -27,7 +27,7 @@ end
 -- hash and gathers its index entries, and store_new_jobs makes them in one
 -- call per index (ready, due) at the end, rather than two calls per job: a
 -- redis.call costs about as much as the work of a small one
--- (docs/benchmarks.md, issue 12 step 6). Until then the jobs gathered are
+-- (docs/benchmarks-log.md, issue 12 step 6). Until then the jobs gathered are
 -- written but not in ready or due, which no one can see: the script is
 -- atomic.
 --
