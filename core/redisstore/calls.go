@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -178,31 +177,9 @@ func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker
 	return leased(res[1:], now, worker, token, ttl), codeOf(res[0]) == codePaused, nil
 }
 
-// leased decodes the jobs a lease script replied, each as it was before
-// the lease (lease_job.lua), and applies what the lease wrote: active,
-// held under token by worker until now + ttl (0: the job's own ttl),
-// started and updated now, progress 0.
-func leased(res []any, now int64, worker, token string, ttl int64) []core.Job {
-	jobs := make([]core.Job, len(res))
-	n := 0
-	for _, r := range res {
-		j := &jobs[n]
-		if !decodePairsInto(j, r) {
-			*j = core.Job{}
-			continue
-		}
-		j.State, j.Lease, j.WorkerID = core.StateActive, token, worker
-		j.LeaseUntil = now + cmp.Or(ttl, j.TTL)
-		j.StartedAt, j.UpdatedAt, j.Progress = now, now, 0
-		n++
-	}
-	return jobs[:n]
-}
-
 // runRescueExpired takes back the jobs among ids whose lease ran out: the
-// next expiry (0: none) and the jobs taken back. The reply's code of each
-// (stall, failed attempt, failed) is not needed here: the job's state, and
-// Stalls against StallLimit, say the same to the service.
+// next expiry (0: none) and the jobs taken back; the job's state, and
+// Stalls against StallLimit, say what became of each.
 func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, stallLimit int, ids []int64) (int64, []core.Job, error) {
 	keys := tk.fixed()
 	args := make([]any, 0, 3+len(ids))
@@ -215,13 +192,7 @@ func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, st
 	if err != nil {
 		return 0, nil, err
 	}
-	jobs := make([]core.Job, 0, len(res)-1)
-	for _, r := range res[1:] {
-		if j, ok := decodeRow(r.([]any)[1]); ok {
-			jobs = append(jobs, j)
-		}
-	}
-	return num(res[0]), jobs, nil
+	return num(res[0]), decodeRows(res[1:]), nil
 }
 
 // holderCall is how the script of one kind of lease holder's operation is

@@ -16,11 +16,10 @@ const (
 	codeRepeated         replyCode = 4  // done before by this very request, sent again: nothing changed
 	codeFailedRemoved    replyCode = 5  // failed for good, and removed (its retention is true)
 	codeRetrying         replyCode = 6  // a failed attempt: the job runs again, now or after its backoff
-	codeStalled          replyCode = 7  // its lease ran out: back to inactive without using an attempt
-	codeUnchanged        replyCode = 8  // nothing to do: the job (or type) is as asked already, or finished
-	codeDuplicate        replyCode = 9  // not stored: an unfinished job of another id has its unique key
-	codeSkipped          replyCode = 10 // a schedule's tick that does not fire (not due, gone, paused, changed, fired)
-	codePaused           replyCode = 11 // the type is paused: nothing leased
+	codeUnchanged        replyCode = 7  // nothing to do: the job (or type) is as asked already, or finished
+	codeDuplicate        replyCode = 8  // not stored: an unfinished job of another id has its unique key
+	codeSkipped          replyCode = 9  // a schedule's tick that does not fire (not due, gone, paused, changed, fired)
+	codePaused           replyCode = 10 // the type is paused: nothing leased
 )
 
 // replyCodes names each code in Lua, in the order codes_gen.lua lists them.
@@ -37,7 +36,6 @@ var replyCodes = []struct {
 	{"REPEATED", codeRepeated, "done before by this very request, sent again: nothing changed"},
 	{"FAILED_REMOVED", codeFailedRemoved, "failed for good, and removed (its retention is true)"},
 	{"RETRYING", codeRetrying, "a failed attempt: the job runs again, now or after its backoff"},
-	{"STALLED", codeStalled, "its lease ran out: back to inactive without using an attempt"},
 	{"UNCHANGED", codeUnchanged, "nothing to do: the job (or type) is as asked already, or finished"},
 	{"DUPLICATE", codeDuplicate, "not stored: an unfinished job of another id has its unique key"},
 	{"SKIPPED", codeSkipped, "a schedule's tick that does not fire (not due, gone, paused, changed, fired)"},

@@ -89,6 +89,12 @@ var jobFields = []jobField{
 	{name: "trace", row: true, newJob: sparse, // the W3C traceparent of the create
 		decode: func(j *core.Job, v any) { j.Trace = str(v) },
 		encode: func(j *core.Job) any { return j.Trace }},
+	{name: "schedule", row: true, newJob: sparse, // the schedule whose tick made the job (fire_schedule.lua)
+		decode: func(j *core.Job, v any) { j.Schedule = str(v) },
+		encode: func(j *core.Job) any { return j.Schedule }},
+	{name: "schedule_at", row: true, newJob: sparse, zero: "0", // that tick, unix ms
+		decode: func(j *core.Job, v any) { j.ScheduleAt = num(v) },
+		encode: func(j *core.Job) any { return j.ScheduleAt }},
 
 	// Written by later scripts only. A new job has no attempts and no
 	// progress: it writes neither, and they read as 0.
@@ -110,10 +116,6 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.Stalls = int(num(v)) }},
 	{name: "lease_until", row: true,
 		decode: func(j *core.Job, v any) { j.LeaseUntil = num(v) }},
-	{name: "schedule", row: true, // set on a job a schedule made (fire_schedule.lua)
-		decode: func(j *core.Job, v any) { j.Schedule = str(v) }},
-	{name: "schedule_at", row: true,
-		decode: func(j *core.Job, v any) { j.ScheduleAt = num(v) }},
 
 	// The scripts' bookkeeping, which a Job does not carry (no decoder).
 	// lease is the token: only a lease hands it out, to the worker that

@@ -28,3 +28,14 @@ func TestGeneratedLuaIsCurrent(t *testing.T) {
 		require.Equal(t, want, string(got), "%s is stale: run go generate ./core/redisstore", file)
 	}
 }
+
+// TestReplyCodesAreDistinct: a code means one thing, whichever script
+// replies it, and has one name in Lua.
+func TestReplyCodesAreDistinct(t *testing.T) {
+	values, names := map[replyCode]string{}, map[string]bool{}
+	for _, c := range replyCodes {
+		require.NotContains(t, values, c.code, "%s has the value of %s", c.lua, values[c.code])
+		require.False(t, names[c.lua], "%s is named twice", c.lua)
+		values[c.code], names[c.lua] = c.lua, true
+	}
+}

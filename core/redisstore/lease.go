@@ -186,10 +186,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 				out[i].Err = bus.Errorf(bus.CodeConflict, "job %d: lease %q is not the job's current lease (it expired and the job went back, or the job was moved by hand)", ops[i].ID, ops[i].Lease)
 			default:
 				if ops[i].Bare && op == core.OpComplete {
-					// a bare reply (LeaseOp.Bare): the job is what the
-					// operation made it, its other fields unread (a
-					// repeat's row holds only what decided it)
-					res[n].job = core.Job{ID: ops[i].ID, Type: t, State: core.StateComplete, Progress: 100}
+					res[n].job = completedBare(ops[i].ID, t) // no row replied
 				}
 				out[i].Job = &res[n].job
 				out[i].Repeated = res[n].code == codeRepeated

@@ -212,6 +212,10 @@ func TestABareCompleteStoresTheSameAndRepliesNoRow(t *testing.T) {
 		require.Equal(t, int64(1000), full.Job.CreatedAt, "with a row, the job's own fields")
 		bare.requireKeys(withRow.dump(), fmt.Sprintf("roc %q: a bare complete stores what a complete with a row stores", roc))
 		if roc == "" {
+			stored, err := bare.Get(ctx, 1)
+			require.NoError(t, err)
+			require.Equal(t, *res.Job, core.Job{ID: stored.ID, Type: stored.Type, State: stored.State, Progress: stored.Progress},
+				"what Go makes of a bare reply (completedBare) is what the script stored")
 			again := apply(t, bare, 2700, core.OpComplete, o)
 			require.True(t, again.Repeated)
 			require.Equal(t, core.Job{ID: 1, Type: "t", State: core.StateComplete, Progress: 100}, *again.Job,

@@ -1,10 +1,11 @@
 -- fire_schedule: fire one tick of a schedule of job type T, at most once
 -- and never early. The tick fires only when it is not after now, the
 -- schedule still exists, is not paused, has the rev it was read with (no
--- set came in between), and its last fired tick is before this one. Then, in this one script, the tick's job is
--- written by new_job (includes/new_job.lua, the one copy of how a job is
--- written) and marked with the schedule, and the schedule's last_at and
--- next_at move on. So two leaders firing the same tick, or a leader that
+-- set came in between), and its last fired tick is before this one.
+-- Then, in this one script, the tick's job is written by new_job
+-- (includes/new_job.lua, the one copy of how a job is written; Go marks it
+-- with the schedule and the tick, its schedule and schedule_at fields),
+-- and the schedule's last_at and next_at move on. So two leaders firing the same tick, or a leader that
 -- fires again after losing the reply, create one job.
 --
 -- KEYS[1..10] the type's keys (includes/type_keys.lua)
@@ -37,9 +38,7 @@ local id = ARGV[5 + SHARED_COUNT + OWN_ID]
 local b = new_jobs({id, id})
 local code = new_job(b, 1, KEYS[13], 5, 5 + SHARED_COUNT)
 store_new_jobs(b)
-if code == DONE then
-  redis.call('HSET', KEYS[13], 'schedule', name, 'schedule_at', ARGV[3])
-elseif code == REPEATED then
+if code == REPEATED then
   return redis.error_reply('fire_schedule: job ' .. id .. ' exists already')
 end
 redis.call('HSET', KEYS[12], 'last_at', ARGV[3], 'next_at', ARGV[4])

@@ -19,14 +19,14 @@
 -- ARGV[3]    max_delay    ms, the cap of a backoff (core.MaxDelay)
 -- ARGV[3+i]  id_i         a candidate's id
 --
--- Reply: {next, {code, row}...}: the earliest lease_until still in leases
--- (unix ms, 0 when none), then per job taken back a code
--- (includes/codes_gen.lua): STALLED (back to inactive), RETRYING (a failed
--- attempt that will run again) or FAILED (for good); the row's stall_limit
--- is the limit the job was judged by.
--- Events: the service publishes job.stalled.<id>.<type> for STALLED,
--- job.failed_attempt.<id>.<type> for RETRYING (and queue.due when it went
--- to delayed), job.failed.<id>.<type> for FAILED.
+-- Reply: {next, row...}, as promote_due's: the earliest lease_until still
+-- in leases (unix ms, 0 when none), then the row of each job taken back,
+-- whose stall_limit is the limit the job was judged by: a stall when its
+-- stalls are within it (back to inactive), else a failed attempt (state
+-- inactive or delayed: it runs again; failed: for good).
+-- Events: the service publishes job.stalled.<id>.<type> for a stall,
+-- job.failed_attempt.<id>.<type> for a failed attempt that runs again (and
+-- queue.due when it went to delayed), job.failed.<id>.<type> for good.
 --@include type_keys.lua
 --@include row_gen.lua
 --@include indexes.lua
@@ -49,13 +49,14 @@ for i = 4, #ARGV do
       if stalls > limit then
         local ttl = tonumber(row[ROW_LEASE_TTL]) or tonumber(row[ROW_TTL])
         local msg = 'lease expired: ran past its ttl of ' .. ttl .. ' ms'
-        out[#out + 1] = {attempt_failed(jobkey, errkey, id, row, msg, '', false, now, '', max_delay), row}
+        attempt_failed(jobkey, errkey, id, row, msg, '', false, now, '', max_delay)
+        out[#out + 1] = row
       else
         redis.call('HSET', jobkey, 'lease', '', 'lease_until', '', 'updated_at', now)
         enter_ready(jobkey, id, row[ROW_PRIORITY])
         row = snapshot(jobkey)
         row[ROW_STALL_LIMIT] = limit
-        out[#out + 1] = {STALLED, row}
+        out[#out + 1] = row
       end
     end
   end

@@ -26,17 +26,17 @@ local ROW_ROC_LIMIT = 15
 local ROW_ROF = 16
 local ROW_ROF_LIMIT = 17
 local ROW_TRACE = 18
-local ROW_ATTEMPTS = 19
-local ROW_PROGRESS = 20
-local ROW_ERROR = 21
-local ROW_STARTED_AT = 22
-local ROW_FAILED_AT = 23
-local ROW_DURATION = 24
-local ROW_WORKER_ID = 25
-local ROW_STALLS = 26
-local ROW_LEASE_UNTIL = 27
-local ROW_SCHEDULE = 28
-local ROW_SCHEDULE_AT = 29
+local ROW_SCHEDULE = 19
+local ROW_SCHEDULE_AT = 20
+local ROW_ATTEMPTS = 21
+local ROW_PROGRESS = 22
+local ROW_ERROR = 23
+local ROW_STARTED_AT = 24
+local ROW_FAILED_AT = 25
+local ROW_DURATION = 26
+local ROW_WORKER_ID = 27
+local ROW_STALLS = 28
+local ROW_LEASE_UNTIL = 29
 local ROW_LEASE = 30
 local ROW_LEASE_TTL = 31
 local ROW_RMEMBER = 32
@@ -47,9 +47,9 @@ local function snapshot(jobkey)
   return redis.call('HMGET', jobkey,
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
-    'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'attempts',
-    'progress', 'error', 'started_at', 'failed_at', 'duration', 'worker_id',
-    'stalls', 'lease_until', 'schedule', 'schedule_at', 'lease', 'lease_ttl',
+    'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
+    'schedule_at', 'attempts', 'progress', 'error', 'started_at', 'failed_at',
+    'duration', 'worker_id', 'stalls', 'lease_until', 'lease', 'lease_ttl',
     'rmember', 'last_lease')
 end
 
@@ -59,8 +59,8 @@ local function snapshot_with_data(jobkey)
   return redis.call('HMGET', jobkey,
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
-    'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'attempts',
-    'progress', 'error', 'started_at', 'failed_at', 'duration', 'worker_id',
-    'stalls', 'lease_until', 'schedule', 'schedule_at', 'lease', 'lease_ttl',
+    'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
+    'schedule_at', 'attempts', 'progress', 'error', 'started_at', 'failed_at',
+    'duration', 'worker_id', 'stalls', 'lease_until', 'lease', 'lease_ttl',
     'rmember', 'last_lease', 'data', 'result')
 end
