@@ -56,8 +56,8 @@ type Client struct {
 	nc      *nats.Conn
 	subj    bus.Subjects
 	onCall  func(method string, took time.Duration, err error)
-	creates *bus.Batcher[Spec, created] // create.go
-	send    CallFunc                    // send, wrapped in the options' middleware
+	creates *bus.Batcher[Spec, createOutcome] // create.go
+	send    CallFunc                          // send, wrapped in the options' middleware
 }
 
 // NewClient returns a client on an open NATS connection (see bus.Connect;

@@ -27,8 +27,8 @@ import (
 // answer. A failure of the transport or of core (unavailable, a timeout)
 // fails every create of the batch, as it would have failed each alone.
 
-// created is one create's outcome in a batch.
-type created struct {
+// createOutcome is one create's outcome in a batch.
+type createOutcome struct {
 	job Job
 	err error
 }
@@ -46,14 +46,14 @@ const (
 
 // newCreateBatcher batches creates for flush (c.sendCreates), with up to
 // senders messages on their way at once.
-func (c *Client) newCreateBatcher(senders int, flush func(context.Context, []Spec) ([]created, error)) *bus.Batcher[Spec, created] {
+func (c *Client) newCreateBatcher(senders int, flush func(context.Context, []Spec) ([]createOutcome, error)) *bus.Batcher[Spec, createOutcome] {
 	// Half the server's limit leaves room for the fields beside data and
 	// for headers; a spec larger than that alone goes alone.
 	maxSize := int(c.nc.MaxPayload() / 2)
 	if maxSize <= 0 {
 		maxSize = 512 << 10
 	}
-	return bus.NewBatcher(bus.BatcherConfig[Spec, created]{
+	return bus.NewBatcher(bus.BatcherConfig[Spec, createOutcome]{
 		Senders:  senders,
 		MaxItems: createMaxSpecs,
 		Size:     func(sp Spec) int { return len(sp.Data) + len(sp.UniqueKey) + createSpecOverhead },
@@ -93,14 +93,14 @@ func (c *Client) createBatched(ctx context.Context, sp Spec, reply any) error {
 // sendCreates sends one batch of creates, under ctx: a lone caller's own,
 // or, for a batch of several callers, which outlives each of them,
 // context.Background() and so the client's timeout.
-func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]created, error) {
+func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]createOutcome, error) {
 	if len(specs) == 1 {
 		var job Job
 		err := c.sendNow(ctx, bus.MethodCreate, specs[0], &job)
 		if err != nil && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrConflict) {
 			return nil, err
 		}
-		return []created{{job, err}}, nil
+		return []createOutcome{{job, err}}, nil
 	}
 	reply := BulkReply{Jobs: make([]Job, 0, len(specs))} // filled, not grown (Lease)
 	err := c.sendNow(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
@@ -108,7 +108,7 @@ func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]created, erro
 	case errors.Is(err, ErrInvalid):
 		// One spec (or the batch's size) was refused: each alone gets its
 		// own answer.
-		out := make([]created, len(specs))
+		out := make([]createOutcome, len(specs))
 		for i, sp := range specs {
 			var job Job
 			out[i].err = c.sendNow(ctx, bus.MethodCreate, sp, &job)
@@ -120,7 +120,7 @@ func (c *Client) sendCreates(ctx context.Context, specs []Spec) ([]created, erro
 	}
 	// create_bulk answers without the data it was sent; a spec without a
 	// unique key is stored as sent, so its data is the spec's.
-	out := make([]created, len(reply.Jobs))
+	out := make([]createOutcome, len(reply.Jobs))
 	for i := range reply.Jobs {
 		out[i].job = reply.Jobs[i]
 		out[i].job.Data = specs[i].Data

@@ -6,7 +6,7 @@ import "context"
 // sends, with one message on its way at a time, so that a test can gather
 // calls into the next one.
 func HoldCreates(c *Client, hold func()) {
-	c.creates = c.newCreateBatcher(1, func(ctx context.Context, specs []Spec) ([]created, error) {
+	c.creates = c.newCreateBatcher(1, func(ctx context.Context, specs []Spec) ([]createOutcome, error) {
 		hold()
 		return c.sendCreates(ctx, specs)
 	})

@@ -112,8 +112,8 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// created is the reply for each new job: Kue's {"message","id"} and the job.
-type created struct {
+// createReply is the reply for each new job: Kue's {"message","id"} and the job.
+type createReply struct {
 	Message string    `json:"message"`
 	ID      int64     `json:"id"`
 	Job     *core.Job `json:"job"`
@@ -153,7 +153,7 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, created{Message: "job created", ID: job.ID, Job: job})
+		writeJSON(w, http.StatusCreated, createReply{Message: "job created", ID: job.ID, Job: job})
 		return nil
 	}
 
@@ -178,9 +178,9 @@ func (s *Server) createJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]created, len(jobs))
+	out := make([]createReply, len(jobs))
 	for i := range jobs {
-		out[i] = created{Message: "job created", ID: jobs[i].ID, Job: &jobs[i]}
+		out[i] = createReply{Message: "job created", ID: jobs[i].ID, Job: &jobs[i]}
 	}
 	writeJSON(w, http.StatusCreated, out)
 	return nil

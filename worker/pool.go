@@ -71,7 +71,7 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 		jobs, err := p.lease(ctx, types, n)
 		if ctx.Err() != nil {
 			// Stopping: what this last call brought goes straight back.
-			p.release(n)
+			p.freeSlots(n)
 			held := make([]*core.Job, len(jobs))
 			for i := range jobs {
 				held[i] = &jobs[i]
@@ -79,7 +79,7 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 			p.w.giveBack(held)
 			return
 		}
-		p.release(n - len(jobs))
+		p.freeSlots(n - len(jobs))
 		for i := range jobs {
 			p.start(jobsCtx, &jobs[i])
 		}
@@ -126,7 +126,8 @@ func (p *pool) acquire(ctx context.Context) int {
 	return n
 }
 
-func (p *pool) release(n int) {
+// freeSlots gives n slots back for the next jobs.
+func (p *pool) freeSlots(n int) {
 	for range n {
 		p.slots <- struct{}{}
 	}
@@ -162,7 +163,7 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 	r := p.w.jobs.add(cj, deadline, stop)
 	job := &Job{Job: *cj, client: p.w.client}
 	p.w.handlers.Run(func() {
-		defer p.release(1)
+		defer p.freeSlots(1)
 		defer stop(nil)
 		defer cancel()
 		m := p.w.cfg.Metrics

@@ -15,9 +15,10 @@ import (
 // script's header says, and decodes the reply by position. Errors are
 // Redis's, for the caller to word (Store.fail).
 
-// created is what createJobs says of one spec: the job stored; or, when
-// it was not stored (duplicate), the unfinished job that has its unique key.
-type created struct {
+// createJobsOutcome is what create_jobs says of one spec: the job stored;
+// or, when it was not stored (duplicate), the unfinished job that has its
+// unique key.
+type createJobsOutcome struct {
 	job       core.Job
 	duplicate bool
 }
@@ -29,9 +30,9 @@ type created struct {
 // field, so the job returned is the job stored; the script replies a job
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
-func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]created, error) {
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]createJobsOutcome, error) {
 	tk := s.keys.ofType(jobType)
-	out := make([]created, len(ids))
+	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
 		out[n].job = newJob(specs[n], id, now)
 	}
@@ -64,7 +65,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 				return nil, fmt.Errorf("create_jobs: job %d: no row", ids[n])
 			}
 			job.Errors = decodeErrors(strs(reply[2]))
-			out[n] = created{job: job, duplicate: code == codeDuplicate}
+			out[n] = createJobsOutcome{job: job, duplicate: code == codeDuplicate}
 		default:
 			return nil, fmt.Errorf("create_jobs: job %d: code %d", ids[n], code)
 		}
@@ -195,17 +196,17 @@ func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, st
 	return num(res[0]), decodeRows(res[1:]), nil
 }
 
-// holderCall is how the script of one kind of lease holder's operation is
+// opScript is how the script of one kind of lease holder's operation is
 // called (lua/includes/lease_holder.lua): head is what ARGV holds after
 // now, before the jobs; args appends what it holds per job after id and
 // lease, in the order of the script's header.
-type holderCall struct {
+type opScript struct {
 	script *redis.Script
 	head   []any
 	args   func(dst []any, o *service.LeaseOp) []any
 }
 
-var holderCalls = map[core.Op]holderCall{
+var opScripts = map[core.Op]opScript{
 	core.OpComplete: {script: completeJobs, args: func(dst []any, o *service.LeaseOp) []any {
 		return append(dst, string(o.Result), flag(o.Bare))
 	}},
@@ -230,8 +231,8 @@ var holderCalls = map[core.Op]holderCall{
 	}},
 }
 
-// held is what the script of a lease holder's operation says of one job.
-type held struct {
+// opOutcome is what the script of a lease holder's operation says of one job.
+type opOutcome struct {
 	// code: codeNoJob, codeNotHolder, codeRepeated (an operation done
 	// before with this lease), else the operation's own (codeDone; complete:
 	// codeCompletedRemoved; fail: codeRetrying, codeFailed,
@@ -240,8 +241,8 @@ type held struct {
 	job  core.Job // after the operation; zero for codeNoJob and codeNotHolder
 }
 
-// runHeld runs one kind of lease holder's operation over jobs of one type.
-func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now int64, ops []*service.LeaseOp) ([]held, error) {
+// runOps runs one kind of lease holder's operation over jobs of one type.
+func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int64, ops []*service.LeaseOp) ([]opOutcome, error) {
 	// each job's keys are built in the script from these (lease_holder.lua)
 	keys := append(tk.fixed(), tk.job(0), tk.log(0), tk.errors(0))
 	args := make([]any, 0, 1+len(call.head)+3*len(ops))
@@ -257,7 +258,7 @@ func (s *Store) runHeld(ctx context.Context, call holderCall, tk typeKeys, now i
 	if err != nil {
 		return nil, err
 	}
-	out := make([]held, len(res))
+	out := make([]opOutcome, len(res))
 	for n, r := range res {
 		pair := r.([]any)
 		out[n].code = codeOf(pair[0])

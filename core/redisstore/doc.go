@@ -28,6 +28,8 @@
 //	fields.go   a job's hash fields: the one table Go and the scripts
 //	            agree through (order, decoders, a new job's encoders)
 //	codes.go    the codes scripts reply, named for Go and Lua
+//	mirrors.go  what Go applies of a script's writes its reply leaves
+//	            out (a lease's, a bare complete's), each with its test
 //	luagen.go   writes lua/includes/*_gen.lua from fields.go, codes.go
 //	            and schedule.go's tables (go generate)
 //	row.go      a job's row decoded by position into core.Job (a leased

@@ -146,7 +146,7 @@ func groupEntries(entries []entry) []entryGroup {
 
 // Apply runs lease holders' operations of one kind: one script per job type.
 func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.LeaseOp) ([]service.Applied, error) {
-	call, ok := holderCalls[op]
+	call, ok := opScripts[op]
 	if !ok {
 		return nil, bus.Errorf(bus.CodeInvalid, "op: %q is not an operation", op)
 	}
@@ -174,7 +174,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		for n, i := range idx {
 			group[n] = &ops[i]
 		}
-		res, err := s.runHeld(ctx, call, s.keys.ofType(t), now, group)
+		res, err := s.runOps(ctx, call, s.keys.ofType(t), now, group)
 		if err != nil {
 			return nil, s.fail(string(op), err)
 		}

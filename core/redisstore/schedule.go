@@ -88,11 +88,11 @@ func decodeSchedule(v any) (service.StoredSchedule, bool) {
 // type is removed there first: a crash in between loses the schedule, and
 // the set's error tells the caller to set it again.
 func (s *Store) SetSchedule(ctx context.Context, now int64, sc *core.Schedule) (*service.StoredSchedule, error) {
-	holders, err := s.scheduleTypes(ctx, sc.Name)
+	homes, err := s.scheduleTypes(ctx, sc.Name)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range holders {
+	for _, t := range homes {
 		if t != sc.Spec.Type {
 			if err := s.removeScheduleOf(ctx, t, sc.Name); err != nil {
 				return nil, err
@@ -140,13 +140,13 @@ func (s *Store) scheduleTypes(ctx context.Context, name string) ([]string, error
 	if err := execReads(ctx, pipe); err != nil {
 		return nil, s.fail("find schedule", err)
 	}
-	var holders []string
+	var homes []string
 	for i, sc := range scores {
 		if sc.Err() == nil {
-			holders = append(holders, types[i])
+			homes = append(homes, types[i])
 		}
 	}
-	return holders, nil
+	return homes, nil
 }
 
 func (s *Store) removeScheduleOf(ctx context.Context, jobType, name string) error {
@@ -159,16 +159,16 @@ func (s *Store) removeScheduleOf(ctx context.Context, jobType, name string) erro
 
 // RemoveSchedule deletes a schedule; false when there was none.
 func (s *Store) RemoveSchedule(ctx context.Context, name string) (bool, error) {
-	holders, err := s.scheduleTypes(ctx, name)
+	homes, err := s.scheduleTypes(ctx, name)
 	if err != nil {
 		return false, err
 	}
-	for _, t := range holders {
+	for _, t := range homes {
 		if err := s.removeScheduleOf(ctx, t, name); err != nil {
 			return false, err
 		}
 	}
-	return len(holders) > 0, nil
+	return len(homes) > 0, nil
 }
 
 // Schedules lists every schedule, sorted by name: two round trips, one for

@@ -52,7 +52,7 @@ func TestIncludesComeOnceBeforeTheirUsers(t *testing.T) {
 		"local function snapshot(",       // row_gen.lua
 		"local DONE =",                   // codes_gen.lua
 		"local function ready_member(",   // indexes.lua
-		"local function release_key(",    // unique.lua
+		"local function give_up_key(",    // unique.lua
 		"local function each(",           // lease_holder.lua
 		"local function attempt_failed(", // attempt_failed.lua
 	} {

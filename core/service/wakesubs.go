@@ -19,12 +19,12 @@ import (
 // A core's own events wake its own leases directly (publish), so a core
 // alone needs these subscriptions only for jobs other cores make ready.
 //
-// A lease holds its types (hold) from before its first read of Redis until
-// it answers (release). hold returns once the NATS server has the
+// A lease watches its types (watch) from before its first read of Redis
+// until it answers (unwatch). watch returns once the NATS server has the
 // subscriptions (a flush when one is new), so an event another core
 // publishes after a lease's read found nothing still reaches its wait.
-// Subscriptions of a type no lease has held for wakeLinger are dropped on
-// a later release: a core whose leases stop waiting keeps the last ones
+// Subscriptions of a type no lease has watched for wakeLinger are dropped
+// on a later unwatch: a core whose leases stop waiting keeps the last ones
 // until then, which costs what every core paid before, never a lost wake.
 type wakeSubs struct {
 	nc      *nats.Conn
@@ -39,12 +39,12 @@ type wakeSubs struct {
 	closed bool
 }
 
-// typeWake is one type's subscriptions and who holds them.
+// typeWake is one type's subscriptions and how many leases watch them.
 type typeWake struct {
-	subs  []*nats.Subscription
-	held  int           // leases holding the type now
-	idle  time.Time     // when held last fell to 0
-	ready chan struct{} // closed once the server has the subscriptions
+	subs     []*nats.Subscription
+	watchers int           // leases watching the type now
+	idle     time.Time     // when watchers last fell to 0
+	ready    chan struct{} // closed once the server has the subscriptions
 }
 
 // wakeLinger is how long a type's subscriptions outlive its last waiting
@@ -56,10 +56,10 @@ func newWakeSubs(nc *nats.Conn, subj bus.Subjects, onEvent nats.MsgHandler, log 
 	return &wakeSubs{nc: nc, subj: subj, onEvent: onEvent, log: log, now: now, byType: map[string]*typeWake{}}
 }
 
-// hold makes the wake events of types reach this core until release, and
+// watch makes the wake events of types reach this core until unwatch, and
 // returns once the server has the subscriptions. A subscription that
 // cannot be made is logged: the lease then waits its wait out at worst.
-func (w *wakeSubs) hold(types []string) {
+func (w *wakeSubs) watch(types []string) {
 	var wait []chan struct{}
 	var fresh []*typeWake
 	w.mu.Lock()
@@ -85,7 +85,7 @@ func (w *wakeSubs) hold(types []string) {
 			w.byType[t] = tw
 			fresh = append(fresh, tw)
 		}
-		tw.held++
+		tw.watchers++
 		wait = append(wait, tw.ready)
 	}
 	w.mu.Unlock()
@@ -102,15 +102,15 @@ func (w *wakeSubs) hold(types []string) {
 	}
 }
 
-// release ends a hold of types, and drops the subscriptions of types no
-// lease has held for wakeLinger.
-func (w *wakeSubs) release(types []string) {
+// unwatch ends a watch of types, and drops the subscriptions of types no
+// lease has watched for wakeLinger.
+func (w *wakeSubs) unwatch(types []string) {
 	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range types {
 		if tw := w.byType[t]; tw != nil {
-			if tw.held--; tw.held == 0 {
+			if tw.watchers--; tw.watchers == 0 {
 				tw.idle = now
 			}
 		}
@@ -120,14 +120,14 @@ func (w *wakeSubs) release(types []string) {
 	}
 	w.swept = now
 	for t, tw := range w.byType {
-		if tw.held == 0 && now.Sub(tw.idle) >= wakeLinger {
+		if tw.watchers == 0 && now.Sub(tw.idle) >= wakeLinger {
 			tw.unsubscribe()
 			delete(w.byType, t)
 		}
 	}
 }
 
-// close drops every subscription; holds after it subscribe to nothing.
+// close drops every subscription; watches after it subscribe to nothing.
 func (w *wakeSubs) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -14,9 +14,9 @@ import (
 )
 
 // TestWakeSubscriptionsFollowTheWaitingLeases: no type's wake events reach
-// a core until a lease of that type waits; once hold returns, an event
+// a core until a lease of that type waits; once watch returns, an event
 // published on another connection arrives; the subscription outlives its
-// last hold by wakeLinger, then goes.
+// last watch by wakeLinger, then goes.
 func TestWakeSubscriptionsFollowTheWaitingLeases(t *testing.T) {
 	srv := bustest.NewServer(t)
 	var clock atomic.Int64
@@ -28,7 +28,7 @@ func TestWakeSubscriptionsFollowTheWaitingLeases(t *testing.T) {
 	t.Cleanup(w.close)
 	require(t, len(w.subscribed()) == 0, "subscribed before any lease waited: %v", w.subscribed())
 
-	w.hold([]string{"a"})
+	w.watch([]string{"a"})
 	other := bustest.Connect(t, srv.ClientURL())
 	want := subj.Job(bus.EventPromotion, 7, "a")
 	if err := other.Publish(want, []byte("{}")); err != nil {
@@ -38,12 +38,12 @@ func TestWakeSubscriptionsFollowTheWaitingLeases(t *testing.T) {
 	case got := <-woke:
 		require(t, got == want, "woke on %s, want %s", got, want)
 	case <-time.After(10 * time.Second):
-		t.Fatal("an event published after hold returned did not arrive")
+		t.Fatal("an event published after watch returned did not arrive")
 	}
-	w.release([]string{"a"})
+	w.unwatch([]string{"a"})
 	require(t, slices.Equal(w.subscribed(), []string{"a"}), "dropped at once: %v", w.subscribed())
 
 	clock.Add(wakeLinger.Milliseconds())
-	w.release(nil) // a release of another lease sweeps
+	w.unwatch(nil) // an unwatch of another lease sweeps
 	require(t, len(w.subscribed()) == 0, "kept past the linger: %v", w.subscribed())
 }

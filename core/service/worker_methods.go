@@ -77,8 +77,8 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 		if w = s.waits.enter(req.Types, s.cfg.MaxWaitingLeases); w != nil {
 			defer s.waits.leave(w, req.Types)
 			// Other cores' events of these types reach us from now on.
-			s.wakes.hold(req.Types)
-			defer s.wakes.release(req.Types)
+			s.wakes.watch(req.Types)
+			defer s.wakes.unwatch(req.Types)
 		} else {
 			full = true // still try once: a ready job needs no waiting
 		}

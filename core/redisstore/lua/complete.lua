@@ -54,7 +54,7 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
   unlease(id, row, unleased)
   local duration = now - (tonumber(row[ROW_STARTED_AT]) or now)
   work_time = work_time + duration
-  release_key(row[ROW_UNIQUE_KEY], id)
+  give_up_key(row[ROW_UNIQUE_KEY], id)
   row[ROW_STATE], row[ROW_PROGRESS], row[ROW_DURATION] = 'complete', 100, duration
   row[ROW_ATTEMPTS] = (tonumber(row[ROW_ATTEMPTS]) or 0) + 1
   if row[ROW_ROC] == '1' then

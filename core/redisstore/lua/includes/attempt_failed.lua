@@ -41,7 +41,7 @@ local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, m
   row[ROW_LEASE], row[ROW_LEASE_UNTIL], row[ROW_LAST_LEASE] = '', '', mark
   if attempts >= tonumber(row[ROW_MAX_ATTEMPTS]) or final then
     redis.call('ZADD', K_FAILED, now, id)
-    release_key(row[ROW_UNIQUE_KEY], id)
+    give_up_key(row[ROW_UNIQUE_KEY], id)
     row[ROW_STATE], row[ROW_FAILED_AT] = 'failed', now
     redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
       'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)

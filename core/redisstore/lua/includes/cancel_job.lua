@@ -12,7 +12,7 @@
 local function cancel_job(jobkey, id, state, now)
   leave(jobkey, id, state)
   redis.call('ZADD', K_CANCELLED, now, id)
-  release_unique(jobkey, id)
+  give_up_unique(jobkey, id)
   redis.call('HDEL', jobkey, 'lease', 'lease_until', 'last_lease')
   redis.call('HSET', jobkey, 'state', 'cancelled', 'updated_at', now)
 end

@@ -28,11 +28,11 @@ local function move_state(jobkey, id, cur, new, now)
     redis.call('HSET', jobkey, 'started_at', now, 'lease_until', until_)
   elseif new == 'complete' then
     redis.call('ZADD', K_COMPLETE, now, id)
-    release_unique(jobkey, id)
+    give_up_unique(jobkey, id)
   elseif new == 'failed' then
     redis.call('ZADD', K_FAILED, now, id)
     redis.call('HSET', jobkey, 'failed_at', now)
-    release_unique(jobkey, id)
+    give_up_unique(jobkey, id)
   end
   if finished and (new == 'inactive' or new == 'delayed' or new == 'active') then
     redis.call('HSET', jobkey, 'attempts', 0, 'stalls', 0, 'failed_at', '')

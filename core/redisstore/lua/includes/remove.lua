@@ -39,6 +39,6 @@ end
 -- free, then deleted
 local function remove_job(jobkey, logkey, errkey, id, row)
   leave(jobkey, id, row[ROW_STATE])
-  release_key(row[ROW_UNIQUE_KEY], id)
+  give_up_key(row[ROW_UNIQUE_KEY], id)
   delete_job(jobkey, logkey, errkey, id)
 end
