@@ -158,19 +158,6 @@ func include(b *strings.Builder, file string, done, open map[string]bool) error 
 // (includes/row.lua), O.<field> in OWN (includes/new_job.lua).
 var fieldRef = regexp.MustCompile(`\b([RO])\.([a-z_]+)\b`)
 
-// rowBut is ROW_BUT('f', ...) in a script: the row's field names, for an
-// HMGET that reads a row but the fields the script is about to write
-// itself. Each of those reads rowButStandIn in its place, so the reply keeps
-// the row's positions (R.<field>) and the script sets them after: a field
-// read costs Redis a scan of the hash's listpack, longest for a field the
-// job does not have yet, as a lease's are on its first lease; the first
-// field new_job writes is found at once.
-var (
-	rowBut        = regexp.MustCompile(`ROW_BUT\(([^)]*)\)`)
-	luaName       = regexp.MustCompile(`'(\w+)'`)
-	rowButStandIn = "type"
-)
-
 // newJobFields is NEW_JOB_FIELDS(shared, own) in includes/new_job.lua: the
 // HSET arguments of a new job, each field of SHARED and OWN by name with
 // its value in ARGV after shared or own.
@@ -203,8 +190,8 @@ func newJobArgs(shared, own string) []newJobArg {
 // positions writes each field's position into a script's text as a
 // constant, once, when the package loads: R.attempts becomes
 // 7 --[[attempts]], unpack(ROW) the list of the row's field names, #ROW
-// its length, ROW_BUT(...) as rowBut says, NEW_JOB_FIELDS(...) as
-// newJobFields says, #SHARED and #OWN their lengths; the declarations of
+// its length, NEW_JOB_FIELDS(...) as newJobFields says, #SHARED and
+// #OWN their lengths; the declarations of
 // the three lists are left out. A script call then builds no index table of its own (they
 // cost a few µs of Redis CPU per call), and a name that is no field stops
 // the package at load instead of failing a call.
@@ -225,22 +212,6 @@ func positions(text string) (string, error) {
 	})
 	names := "'" + strings.Join(rowFields, "', '") + "'"
 	text = strings.ReplaceAll(text, "unpack(ROW)", names)
-	text = rowBut.ReplaceAllStringFunc(text, func(call string) string {
-		skip := map[string]bool{}
-		for _, m := range luaName.FindAllStringSubmatch(rowBut.FindStringSubmatch(call)[1], -1) {
-			if !slices.Contains(rowFields, m[1]) {
-				bad = fmt.Errorf("%s: the row (lua/includes/row.lua ROW) has no field %q", call, m[1])
-			}
-			skip[m[1]] = true
-		}
-		read := make([]string, len(rowFields))
-		for i, f := range rowFields {
-			if read[i] = f; skip[f] {
-				read[i] = rowButStandIn
-			}
-		}
-		return "'" + strings.Join(read, "', '") + "'"
-	})
 	text = strings.ReplaceAll(text, "#ROW", strconv.Itoa(len(rowFields)))
 	text = newJobFields.ReplaceAllStringFunc(text, func(call string) string {
 		m := newJobFields.FindStringSubmatch(call)
@@ -257,7 +228,7 @@ func positions(text string) (string, error) {
 	for _, line := range strings.Split(text, "\n") {
 		code, _, _ := strings.Cut(line, "--")
 		if m := listName.FindString(code); m != "" && bad == nil {
-			bad = fmt.Errorf("%q: %s is only known to Go here; write it as unpack(ROW), #ROW, ROW_BUT(...), R.<field>, #SHARED, #OWN, O.<field> or NEW_JOB_FIELDS(...)", line, m)
+			bad = fmt.Errorf("%q: %s is only known to Go here; write it as unpack(ROW), #ROW, R.<field>, #SHARED, #OWN, O.<field> or NEW_JOB_FIELDS(...)", line, m)
 		}
 	}
 	return text, bad
