@@ -19,8 +19,7 @@
 --           would receive its event, which is all the row is for); "0"
 --
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 complete, 2
--- complete and deleted (roc: the caller drops its id from the id index,
--- which lives in another slot; a retry then finds no job and answers
+-- complete and deleted (roc: a retry then finds no job and answers
 -- not_found), or 0, -1, 4. A bare job's row is {} for 1 and 2, and holds
 -- only what decided its outcome for 4: its complete reads the 7 fields it
 -- decides by instead of the 33 of a row (turning a row into a reply, and

@@ -26,8 +26,8 @@
 --          the service checked 0..max_delay)
 --
 -- Reply, per job: {code, row} (includes/lease_holder.lua): 1 will retry,
--- 3 failed for good, 5 failed for good and deleted (rof: the caller drops
--- its id from the id index, as for complete's 2), or 0, -1, 4.
+-- 3 failed for good, 5 failed for good and deleted (rof: as for
+-- complete's 2), or 0, -1, 4.
 -- Events: the service publishes job.failed_attempt.<id>.<type> (and
 -- queue.due when the job went to delayed) or job.failed.<id>.<type>, with
 -- the error and attempts.
