@@ -155,9 +155,9 @@ func TestRunAgainstADeploymentCleansUpByJobType(t *testing.T) {
 	checkFigures(t, cfg, out.String())
 	require.Empty(t, keysMatching(t, c.Redis, "*"+cfg.KeyPrefix+"*"), "keys of the bench left behind")
 	require.Equal(t, typesBefore, deploymentTypes(t, c.Redis), "the bench's job types are still listed")
-	for _, key := range keysMatching(t, c.Redis, "*:{_}:idtype") {
-		for id, typ := range c.Redis.HGetAll(t.Context(), key).Val() {
-			require.NotContains(t, typ, cfg.KeyPrefix, "job %s of the bench is still in the id index", id)
+	for _, key := range keysMatching(t, c.Redis, "*:{_}:blocks") {
+		for block, typ := range c.Redis.HGetAll(t.Context(), key).Val() {
+			require.NotContains(t, typ, cfg.KeyPrefix, "id block %s of the bench is still recorded", block)
 		}
 	}
 	got, err := c.Client.Get(t.Context(), other.ID)

@@ -37,7 +37,7 @@
 // required and must be that core's Redis: the bench reads its command
 // counts, and cleans up by job type: its types are "<key prefix>-<phase>",
 // so it deletes the keys of those types (SCAN *:{kbench-<random>-*}:*),
-// drops its job ids from the id index and its types from the type set. The
+// drops its types' id blocks and its types from the type set. The
 // deployment's id counter has moved on; nothing else is changed.
 //
 // INFO commandstats counts every command of the Redis server, the bench's

@@ -28,7 +28,6 @@ type keyspace struct {
 	own    bool
 
 	mu     sync.Mutex
-	ids    []int64         // not own: job ids created since the last clean
 	types  map[string]bool // not own: the job types handed out
 	stores map[string]bool // not own: deployment key prefixes seen holding them
 }
@@ -47,17 +46,6 @@ func (k *keyspace) jobType(name string) string {
 	k.types[t] = true
 	k.mu.Unlock()
 	return t
-}
-
-// created notes job ids, which a deployment indexes outside the keys of
-// their type. It does nothing with the bench's own core.
-func (k *keyspace) created(ids ...int64) {
-	if k.own {
-		return
-	}
-	k.mu.Lock()
-	k.ids = append(k.ids, ids...)
-	k.mu.Unlock()
 }
 
 // clean deletes every key the bench wrote since the last clean. While the
@@ -80,12 +68,9 @@ func (k *keyspace) clean(ctx context.Context, final bool) error {
 	}
 	types := slices.Sorted(maps.Keys(k.types))
 	for store := range k.stores {
-		if err := k.redis.ForgetJobs(ctx, store, k.ids, types); err != nil {
+		if err := k.redis.ForgetTypes(ctx, store, types); err != nil {
 			return err
 		}
-	}
-	if len(k.stores) > 0 {
-		k.ids = nil
 	}
 	return nil
 }

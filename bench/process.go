@@ -191,14 +191,13 @@ func (b *bench) latency(ctx context.Context) (err error) {
 		if !t0.Before(end) {
 			break
 		}
-		job, err := b.st.client.Create(pctx, typ, jobData(sent, t0.UnixNano()), removeOnComplete)
+		_, err := b.st.client.Create(pctx, typ, jobData(sent, t0.UnixNano()), removeOnComplete)
 		if err != nil {
 			if phaseTimedOut(ctx, pctx) {
 				break
 			}
 			return err
 		}
-		b.st.keys.created(job.ID)
 		sent++
 	}
 	if phaseTimedOut(ctx, pctx) {
@@ -242,7 +241,7 @@ func (b *bench) delayed(ctx context.Context) (err error) {
 	for i := range n {
 		d := time.Duration(i+1) * b.cfg.DelayedStep
 		t0 := time.Now()
-		job, err := b.st.client.Create(pctx, typ, jobData(i, t0.Add(d).UnixNano()),
+		_, err := b.st.client.Create(pctx, typ, jobData(i, t0.Add(d).UnixNano()),
 			&core.CreateOpts{Delay: d, RemoveOnComplete: core.RemoveAtOnce})
 		if err != nil {
 			if phaseTimedOut(ctx, pctx) {
@@ -250,7 +249,6 @@ func (b *bench) delayed(ctx context.Context) (err error) {
 			}
 			return err
 		}
-		b.st.keys.created(job.ID)
 		sent++
 	}
 	c.wait(pctx, sent, time.Duration(n)*b.cfg.DelayedStep+drainTimeout)

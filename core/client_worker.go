@@ -95,6 +95,8 @@ func (c *Client) Batch(ctx context.Context, ops []LeaseOp) ([]OpResult, error) {
 // same call, leases up to lease.Max ready jobs of lease.Types, as a Lease
 // that does not wait: the ops' results, and the jobs leased, each with its
 // lease token.
+//
+// Experimental, and not used by the Go worker: see the BatchLease type.
 func (c *Client) BatchLease(ctx context.Context, ops []LeaseOp, lease BatchLease) ([]OpResult, []Job, error) {
 	var reply BatchReply
 	if err := c.call(ctx, bus.MethodBatch, BatchRequest{Ops: ops, Lease: &lease}, &reply); err != nil {

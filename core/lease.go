@@ -90,13 +90,23 @@ type TouchReply struct {
 type BatchRequest struct {
 	Ops []LeaseOp `json:"ops"`
 	// Lease, when set, also leases up to Lease.Max ready jobs once the ops
-	// are applied, answered in the same reply (BatchReply.Jobs): a worker
-	// that finishes jobs asks for the next ones in the same trip.
+	// are applied, answered in the same reply (BatchReply.Jobs).
+	// Experimental: see BatchLease.
 	Lease *BatchLease `json:"lease,omitempty"`
 }
 
 // BatchLease is a batch's lease part: a lease (LeaseRequest) that never
-// waits and takes each job's own ttl.
+// waits and takes each job's own ttl, run once the batch's ops are applied,
+// so that a client that finishes jobs asks for the next ones in the same
+// trip (docs/protocol.md §3.24).
+//
+// Experimental: it may change, or go, in a later version of the protocol.
+// The Go worker does not use it: it sends its outcomes with Client.Batch and
+// leases with Client.Lease (it was tried, and reverted because it cost
+// throughput). Its reply leaves no room for the ops' results when core fits
+// the leased jobs into one NATS message, so a batch of many ops whose lease
+// part leases large jobs can fail whole as invalid (reply too large), its
+// ops applied and the jobs it leased left leased until their ttl.
 type BatchLease struct {
 	Types  []string `json:"types"`
 	Max    int      `json:"max,omitempty"` // default 1

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"slices"
-	"strconv"
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/service"
@@ -58,15 +57,6 @@ func (s *Store) Bulk(ctx context.Context, now int64, q *service.BulkQuery) (*ser
 		matched, jobs, err := s.runBulk(ctx, tk, now, q, ids)
 		if err != nil {
 			return nil, s.fail("bulk", err)
-		}
-		if q.Action == core.BulkRemove && len(jobs) > 0 {
-			fields := make([]string, len(jobs))
-			for k, j := range jobs {
-				fields[k] = strconv.FormatInt(j.ID, 10)
-			}
-			if err := s.forgetLegacyIDs(ctx, fields...); err != nil {
-				return nil, s.fail("bulk: remove job ids", err)
-			}
 		}
 		res.Matched += matched
 		res.Jobs = append(res.Jobs, jobs...)

@@ -14,14 +14,13 @@ import (
 // 3000 with the errors given; job 1 holds no key, each had 3 attempts.
 func failedJobs(errs ...string) keyspace {
 	ks := keyspace{
-		"{_}:idtype": map[string]string{},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{},
 		"{t}:failed": map[string]float64{},
 	}
 	for i, e := range errs {
 		id, at := string(rune('1'+i)), string(rune('1'+i))+"000"
-		ks["{_}:idtype"].(map[string]string)[id] = "t"
 		ks["{t}:jobs"].(map[string]float64)[id] = float64(i + 1)
 		ks["{t}:failed"].(map[string]float64)[id] = float64((i + 1) * 1000)
 		ks["{t}:job:"+id] = jobHash(map[string]string{"id": id, "state": "failed", "attempts": "3", "error": e,
@@ -91,12 +90,12 @@ func TestBulkStopsAtItsLimitAndGoesOnFromItsCursor(t *testing.T) {
 	require.Equal(t, core.StateFailed, res.Jobs[0].State, "a removed job's row as it was")
 	require.Nil(t, res.Next)
 	st.requireKeys(keyspace{
-		"{_}:idtype": map[string]string{"2": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"2": 2},
 		"{t}:failed": map[string]float64{"2": 2000},
 		"{t}:job:2":  before["{t}:job:2"],
-	}, "jobs 1 and 3 gone with their ids; job 2 stays")
+	}, "jobs 1 and 3 gone; job 2 stays")
 }
 
 // TestBulkCancelAndPromote: cancel takes an active job's lease and frees
@@ -114,7 +113,7 @@ func TestBulkCancelAndPromote(t *testing.T) {
 
 	st = newScriptStore(t, redisstore.Config{})
 	delayed := keyspace{
-		"{_}:idtype": map[string]string{"1": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:due":    map[string]float64{"0000000000000000001": 9000},

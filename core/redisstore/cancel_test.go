@@ -28,7 +28,7 @@ func cancelledJob(before keyspace, job string, more map[string]string) keyspace 
 func TestCancelEndsAJobInEachStateThatMayRun(t *testing.T) {
 	t.Parallel()
 	base := keyspace{
-		"{_}:idtype": map[string]string{"1": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:seq":    "1",
@@ -112,7 +112,7 @@ func TestCancelOfAFinishedJobChangesNothing(t *testing.T) {
 			t.Parallel()
 			st := newScriptStore(t, redisstore.Config{})
 			before := keyspace{
-				"{_}:idtype":   map[string]string{"1": "t"},
+				"{_}:blocks":   map[string]string{"0": "t"},
 				"{_}:types":    []string{"t"},
 				"{t}:jobs":     map[string]float64{"1": 1},
 				"{t}:" + state: map[string]float64{"1": 4000},

@@ -83,8 +83,5 @@ func (s *Store) clean(ctx context.Context, now int64, jobType string, state core
 	if err != nil {
 		return 0, false, s.fail("clean", err)
 	}
-	if err := s.forgetLegacyIDs(ctx, gone...); err != nil {
-		return 0, false, s.fail("clean: drop removed ids", err)
-	}
 	return len(gone), !atEnd && len(gone) > 0, nil
 }

@@ -14,35 +14,29 @@ import (
 // finished is a keyspace of jobs of type t in state (complete, failed or
 // cancelled),
 // job i (1-based) finished at 100·i, with the hash fields own[i] over it,
-// and a log line each. idtype and jobs list them all.
+// and a log line each. jobs lists them all; they are of type t's first id
+// block.
 func finished(state core.State, n int, own map[int]map[string]string) keyspace {
-	ks := keyspace{"{_}:types": []string{"t"}}
-	idtype := map[string]string{}
+	ks := keyspace{"{_}:types": []string{"t"}, "{_}:blocks": map[string]string{"0": "t"}}
 	jobs := map[string]float64{}
 	index := map[string]float64{}
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		idtype[id], jobs[id], index[id] = "t", float64(i), float64(100*i)
+		jobs[id], index[id] = float64(i), float64(100*i)
 		ks["{t}:job:"+id] = jobHash(fields(map[string]string{"id": id, "state": string(state), "rmember": "-"}, own[i]))
 		ks["{t}:log:"+id] = []string{"line"}
 	}
-	ks["{_}:idtype"], ks["{t}:jobs"] = idtype, jobs
+	ks["{t}:jobs"] = jobs
 	ks["{t}:"+string(state)] = index
 	return ks
 }
 
 // without returns ks less the jobs ids: their hash, log, and entries in
-// idtype, jobs and the state's index.
+// jobs and the state's index.
 func without(ks keyspace, ids ...string) keyspace {
 	out := ks.with(nil)
 	for name, v := range out {
 		switch name {
-		case "{_}:idtype":
-			m := maps.Clone(v.(map[string]string))
-			for _, id := range ids {
-				delete(m, id)
-			}
-			out[name] = m
 		case "{t}:jobs", "{t}:complete", "{t}:failed", "{t}:cancelled":
 			m := maps.Clone(v.(map[string]float64))
 			for _, id := range ids {

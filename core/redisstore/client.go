@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -104,8 +103,8 @@ func (r *Redis) DropStore(ctx context.Context, prefix string, keepIDs bool) erro
 
 // DropTypes deletes the keys of the job types that match typeGlob (a SCAN
 // pattern, e.g. "kbench-*"), in every store of this Redis, and returns the
-// key prefixes of the stores that held some. Their ids and the type names
-// stay in those stores' global indexes: ForgetJobs drops them.
+// key prefixes of the stores that held some. Their id blocks and the type
+// names stay in those stores' global keys: ForgetTypes drops them.
 func (r *Redis) DropTypes(ctx context.Context, typeGlob string) ([]string, error) {
 	// A type's keys are <store prefix>:{<type>}:<name> (keys.go).
 	found, err := r.scanDel(ctx, "*:{"+typeGlob+"}:*", "")
@@ -118,20 +117,11 @@ func (r *Redis) DropTypes(ctx context.Context, typeGlob string) ([]string, error
 	return stores, err
 }
 
-// ForgetJobs drops jobs' ids and types from the global indexes of the store
-// with this key prefix (the id blocks of the types, the id → type index of
-// a 1.x store and the set of types), once DropTypes deleted their keys.
-func (r *Redis) ForgetJobs(ctx context.Context, prefix string, ids []int64, types []string) error {
+// ForgetTypes drops job types from the global keys of the store with this
+// key prefix (their id blocks and the set of types), once DropTypes deleted
+// their keys.
+func (r *Redis) ForgetTypes(ctx context.Context, prefix string, types []string) error {
 	k := keys{prefix: prefix}
-	for chunk := range slices.Chunk(ids, scanCount) {
-		fields := make([]string, len(chunk))
-		for i, id := range chunk {
-			fields[i] = strconv.FormatInt(id, 10)
-		}
-		if err := r.rdb.HDel(ctx, k.idType(), fields...).Err(); err != nil {
-			return fmt.Errorf("redisstore: drop job ids of %s: %w", prefix, err)
-		}
-	}
 	if err := r.forgetBlocks(ctx, k, types); err != nil {
 		return fmt.Errorf("redisstore: drop id blocks of %s: %w", prefix, err)
 	}

@@ -102,9 +102,9 @@ func clusterSpecs(jobType string, n int) []core.Spec {
 // creates of a type whose block is reserved still succeed; with the type's
 // own master out of memory the create fails and stores no job key.
 //
-// Before blocks, every create wrote idtype on {_}: the creates under an
-// out-of-memory {_} master failed (while create_jobs on the other master
-// had stored the jobs: the orphans of the issue).
+// Before blocks, every create wrote an id → type entry on {_}: the
+// creates under an out-of-memory {_} master failed (while create_jobs on
+// the other master had stored the jobs: the orphans of the issue).
 func TestClusterCreateFailsWhole(t *testing.T) {
 	st, rdb, prefix := clusterStore(t)
 	ctx := t.Context()
@@ -189,7 +189,7 @@ func TestClusterScriptFlushQueuesOnce(t *testing.T) {
 
 // Finding 5: {_} is written once per block of 1000 ids, not per job.
 //
-// Before blocks, idtype on {_} got one entry per job: 2500 here.
+// Before blocks, {_} got one id → type entry per job: 2500 here.
 func TestClusterGlobalSlotPerBlock(t *testing.T) {
 	st, rdb, prefix := clusterStore(t)
 	ctx := t.Context()
@@ -202,9 +202,6 @@ func TestClusterGlobalSlotPerBlock(t *testing.T) {
 	blocks, err := rdb.HLen(ctx, prefix+":{_}:blocks").Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(2+1+1), blocks, "one entry per block of 1000 ids of one type")
-	n, err := rdb.Exists(ctx, prefix+":{_}:idtype").Result()
-	require.NoError(t, err)
-	require.Zero(t, n, "no per-job index")
 	global := masterOf(t, rdb, prefix+":{_}:ids")
 	require.Equal(t, 3, countKeys(t, global, prefix+":{_}:*"), "ids, blocks, types: nothing else in {_}")
 }

@@ -65,15 +65,15 @@
 // need the attempts first, a round trip); Go passes its cap, core.MaxDelay,
 // as ARGV max_delay.
 //
-// Ids come from one counter, taken in blocks of 1000 per store so that a
-// create costs one round trip; the id → type index lets a request that names
-// only an id find the job's keys. A create sends, in one pipeline, the index
-// entries (global slot) and then the jobs (their type's slot). A crash
-// between the two leaves ids that read as "not found", never a stored job
-// that cannot be found. The counter key (<prefix>:{_}:ids) must never be
-// deleted while a core runs: a core would hand out ids of its block again
-// and overwrite live jobs. Delete a deployment's keys only with every core
-// stopped.
+// Ids come from one counter, reserved in blocks of 1000, each block for one
+// job type (lua/reserve_ids.lua, ids.go), so that a create costs one round
+// trip and writes nothing per job outside its type's slot. A request that
+// names only an id finds the job's type from the id's block (the global
+// blocks hash, which a core keeps in memory as it learns it); an id no job
+// took reads as "not found". The counter key (<prefix>:{_}:ids) must never
+// be deleted while a core runs: a core would hand out ids of its block
+// again and overwrite live jobs. Delete a deployment's keys only with every
+// core stopped.
 //
 // Jobs due at the same millisecond promote in creation order: a delayed
 // job's member in the due index is its id zero-padded to 19 digits, so that

@@ -16,11 +16,6 @@ import (
 // that fails leaves nothing behind. Blocks never change type, so a core
 // keeps what it learnt of them in memory, and a request by id usually costs
 // no lookup at all.
-//
-// Stores written before blocks (kuebus 1.x) indexed every id in the idtype
-// hash. Lookups still read it where no block knows the id, and removals
-// delete from it while it exists: such stores need no migration step, and
-// the index empties as their jobs are removed.
 
 // idBlock is how many ids a block holds. It is part of the data: blocks
 // recorded in Redis are (id - 1) / idBlock, so it never changes.
@@ -32,10 +27,9 @@ const maxKnownBlocks = 1 << 16
 
 // idSpace is a Store's reserved ids and what it knows of blocks.
 type idSpace struct {
-	mu     sync.Mutex
-	open   map[string]idRange // per type: what is left of its reserved blocks
-	known  map[int64]string   // block → type
-	legacy int8               // 0 not checked yet, 1 the idtype index exists, -1 it does not
+	mu    sync.Mutex
+	open  map[string]idRange // per type: what is left of its reserved blocks
+	known map[int64]string   // block → type
 }
 
 type idRange struct{ next, last int64 }
@@ -95,8 +89,7 @@ func (sp *idSpace) learn(block int64, jobType string) {
 }
 
 // typesOfIDs returns the type of each id, "" where none is on record: from
-// the blocks known, else from Redis in one round trip (the blocks hash, and
-// the idtype index of a 1.x store).
+// the blocks known, else from the blocks hash in one round trip.
 func (s *Store) typesOfIDs(ctx context.Context, ids []int64) ([]string, error) {
 	types := make([]string, len(ids))
 	var unknown []int
@@ -113,55 +106,20 @@ func (s *Store) typesOfIDs(ctx context.Context, ids []int64) ([]string, error) {
 		return types, nil
 	}
 	blocks := make([]string, len(unknown))
-	fields := make([]string, len(unknown))
 	for n, i := range unknown {
 		blocks[n] = strconv.FormatInt(blockOf(ids[i]), 10)
-		fields[n] = strconv.FormatInt(ids[i], 10)
 	}
-	pipe := s.rdb.Pipeline()
-	byBlock := pipe.HMGet(ctx, s.keys.blocks(), blocks...)
-	byID := pipe.HMGet(ctx, s.keys.idType(), fields...)
-	if _, err := pipe.Exec(ctx); err != nil {
+	byBlock, err := s.rdb.HMGet(ctx, s.keys.blocks(), blocks...).Result()
+	if err != nil {
 		return nil, err
 	}
 	s.ids.mu.Lock()
 	defer s.ids.mu.Unlock()
 	for n, i := range unknown {
-		if t, ok := byBlock.Val()[n].(string); ok {
+		if t, ok := byBlock[n].(string); ok {
 			types[i] = t
 			s.ids.learn(blockOf(ids[i]), t)
-		} else if t, ok := byID.Val()[n].(string); ok {
-			types[i] = t
 		}
 	}
 	return types, nil
-}
-
-// forgetLegacyIDs drops removed jobs' ids from the idtype index of a 1.x
-// store, after the jobs: a crash in between leaves ids that read as not
-// found. A store that never had the index is checked once, then skipped.
-func (s *Store) forgetLegacyIDs(ctx context.Context, ids ...string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	s.ids.mu.Lock()
-	legacy := s.ids.legacy
-	s.ids.mu.Unlock()
-	if legacy == 0 {
-		n, err := s.rdb.Exists(ctx, s.keys.idType()).Result()
-		if err != nil {
-			return err
-		}
-		legacy = -1
-		if n > 0 {
-			legacy = 1
-		}
-		s.ids.mu.Lock()
-		s.ids.legacy = legacy
-		s.ids.mu.Unlock()
-	}
-	if legacy < 0 {
-		return nil
-	}
-	return s.rdb.HDel(ctx, s.keys.idType(), ids...).Err()
 }

@@ -57,71 +57,38 @@ func TestIDsArePositiveAndUniqueAcrossBlocksAndStores(t *testing.T) {
 	}
 }
 
-// TestReserveIDsAlignsBlocksAfterA1xCounter runs reserve_ids on a counter a
-// 1.x store left unaligned (1500): a create of 1001 jobs takes two whole
-// blocks after it (2001..4000), records both for its type, and another
-// store, knowing no block yet, finds every job from its id alone.
-func TestReserveIDsAlignsBlocksAfterA1xCounter(t *testing.T) {
+// TestReserveIDsTakesWholeBlocks runs reserve_ids: a create of 1001 jobs
+// takes two whole blocks (1..2000), records both for its type, and another
+// store, knowing no block yet, finds every job from its id alone; an id of
+// those blocks that no job took, or of no block, finds no job.
+func TestReserveIDsTakesWholeBlocks(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
-	st.seed(keyspace{"{_}:ids": "1500"})
 	specs := make([]core.Spec, 1001)
 	for i := range specs {
 		specs[i] = core.Spec{Type: "t", MaxAttempts: 1, TTL: 1}
 	}
 	jobs, _, err := st.Create(ctx, 1, specs)
 	require.NoError(t, err)
-	require.Equal(t, int64(2001), jobs[0].ID)
-	require.Equal(t, int64(3001), jobs[1000].ID)
+	require.Equal(t, int64(1), jobs[0].ID)
+	require.Equal(t, int64(1001), jobs[1000].ID)
 	dump := st.dump()
-	require.Equal(t, "4000", dump["{_}:ids"])
-	require.Equal(t, map[string]string{"2": "t", "3": "t"}, dump["{_}:blocks"])
+	require.Equal(t, "2000", dump["{_}:ids"])
+	require.Equal(t, map[string]string{"0": "t", "1": "t"}, dump["{_}:blocks"])
 	require.Equal(t, []string{"t"}, dump["{_}:types"])
-	require.NotContains(t, dump, "{_}:idtype", "no per-job index")
 
 	other, err := redisstore.New(redisstore.Config{Client: st.rdb, Prefix: st.prefix})
 	require.NoError(t, err)
-	for _, id := range []int64{2001, 3001} {
+	for _, id := range []int64{1, 1001} {
 		j, err := other.Get(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, "t", j.Type)
 	}
-	for _, id := range []int64{1500, 3002, 4001, 0, -1} {
+	for _, id := range []int64{1002, 2000, 2001, 0, -1} {
 		_, err := other.Get(ctx, id)
 		require.ErrorIs(t, err, core.ErrNotFound, "id %d: no job", id)
 	}
 	next, _, err := other.Create(ctx, 1, specs[:1])
 	require.NoError(t, err)
-	require.Equal(t, int64(4001), next[0].ID, "another store's block starts after the last")
-}
-
-// TestA1xStoreIsReadThroughItsIDIndex: a job a 1.x store indexed in idtype
-// is found by id, changed and removed, and its entry goes with it; new jobs
-// of the same store take blocks and write no entry.
-func TestA1xStoreIsReadThroughItsIDIndex(t *testing.T) {
-	t.Parallel()
-	st := newScriptStore(t, redisstore.Config{})
-	st.seed(keyspace{
-		"{_}:ids":    "7",
-		"{_}:idtype": map[string]string{"6": "t", "7": "t"},
-		"{_}:types":  []string{"t"},
-		"{t}:jobs":   map[string]float64{"6": 6, "7": 7},
-		"{t}:ready":  map[string]float64{"0000000000000001:6": 0, "0000000000000002:7": 0},
-		"{t}:seq":    "2",
-		"{t}:job:6":  jobHash(map[string]string{"id": "6", "rmember": "0000000000000001:6"}),
-		"{t}:job:7":  jobHash(map[string]string{"id": "7", "rmember": "0000000000000002:7"}),
-	})
-	j, err := st.Get(ctx, 7)
-	require.NoError(t, err)
-	require.Equal(t, int64(7), j.ID)
-	_, err = st.SetPriority(ctx, 2, 6, core.PriorityHigh)
-	require.NoError(t, err)
-	_, err = st.Remove(ctx, 7)
-	require.NoError(t, err)
-	created, _, err := st.Create(ctx, 3, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 1}})
-	require.NoError(t, err)
-	require.Equal(t, int64(1001), created[0].ID)
-	dump := st.dump()
-	require.Equal(t, map[string]string{"6": "t"}, dump["{_}:idtype"], "the removed job's entry is gone; no new one")
-	require.Equal(t, map[string]string{"1": "t"}, dump["{_}:blocks"])
+	require.Equal(t, int64(2001), next[0].ID, "another store's block starts after the last")
 }

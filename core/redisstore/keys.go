@@ -14,8 +14,6 @@ import (
 //	ids     STRING  the last job id reserved: the end of the last block
 //	blocks  HASH    block number → job type: every id of block b,
 //	                b*1000+1 .. (b+1)*1000, belongs to one type (ids.go)
-//	idtype  HASH    job id → job type, as kuebus 1.x wrote it for every
-//	                job; read where no block knows an id, never written
 //	types   SET     every job type ever created
 //
 // Keys of type T, under <prefix>:{T}:
@@ -56,7 +54,6 @@ func (k keys) global(name string) string { return k.prefix + ":{_}:" + name }
 
 func (k keys) ids() string    { return k.global("ids") }
 func (k keys) blocks() string { return k.global("blocks") }
-func (k keys) idType() string { return k.global("idtype") }
 func (k keys) types() string  { return k.global("types") }
 
 func (k keys) ofType(t string) typeKeys { return typeKeys{base: k.prefix + ":{" + t + "}:"} }

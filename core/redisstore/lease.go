@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -167,7 +166,6 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		}
 		groups[t] = append(groups[t], i)
 	}
-	var removed []string
 	for _, t := range order {
 		idx := groups[t]
 		group := make([]*service.LeaseOp, len(idx))
@@ -192,13 +190,9 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 				out[i].Repeated = res[n].code == codeRepeated
 				if res[n].code == codeCompletedRemoved || res[n].code == codeFailedRemoved {
 					out[i].Removed = true
-					removed = append(removed, strconv.FormatInt(ops[i].ID, 10))
 				}
 			}
 		}
-	}
-	if err := s.forgetLegacyIDs(ctx, removed...); err != nil {
-		return nil, s.fail("drop removed ids", err)
 	}
 	return out, nil
 }

@@ -61,17 +61,16 @@ func TestLeaseSkipsAPausedType(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "u"},
-		"{_}:types":  []string{"t", "u"},
-		"{t}:jobs":   map[string]float64{"1": 1},
-		"{t}:ready":  map[string]float64{"0000000000000001:1": -10},
-		"{t}:seq":    "1",
-		"{t}:stats":  map[string]string{"paused": "1", "work_time": "7"},
-		"{t}:job:1":  jobHash(map[string]string{"priority": "-10"}),
-		"{u}:jobs":   map[string]float64{"2": 2},
-		"{u}:ready":  map[string]float64{"0000000000000001:2": 0},
-		"{u}:seq":    "1",
-		"{u}:job:2":  jobHash(map[string]string{"id": "2", "type": "u"}),
+		"{_}:types": []string{"t", "u"},
+		"{t}:jobs":  map[string]float64{"1": 1},
+		"{t}:ready": map[string]float64{"0000000000000001:1": -10},
+		"{t}:seq":   "1",
+		"{t}:stats": map[string]string{"paused": "1", "work_time": "7"},
+		"{t}:job:1": jobHash(map[string]string{"priority": "-10"}),
+		"{u}:jobs":  map[string]float64{"2": 2},
+		"{u}:ready": map[string]float64{"0000000000000001:2": 0},
+		"{u}:seq":   "1",
+		"{u}:job:2": jobHash(map[string]string{"id": "2", "type": "u"}),
 	}
 	st.seed(before)
 	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 1, "w", "L", 0)
@@ -104,7 +103,7 @@ func TestLeaseScriptHandsOutNothingOfAPausedType(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": 0},

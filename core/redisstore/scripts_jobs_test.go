@@ -76,7 +76,7 @@ func TestPromoteDueMovesWhatIsDueOnce(t *testing.T) {
 		return jobHash(map[string]string{"id": id, "state": "delayed", "delay": "500", "promote_at": at, "rmember": "-"})
 	}
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "t", "3": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2, "3": 3},
 		"{t}:due":    map[string]float64{"0000000000000000001": 1500, "2": 1400, "0000000000000000003": 3000},
@@ -111,12 +111,12 @@ func TestPromoteDueMovesWhatIsDueOnce(t *testing.T) {
 }
 
 // TestRemoveJobDeletesTheJobAndEveryTraceOfIt: its hash, log, error
-// history, index entries, unique key and id; another job of the type stays.
+// history, index entries and unique key; another job of the type stays.
 func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	other := keyspace{
-		"{_}:idtype": map[string]string{"2": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"2": 2},
 		"{t}:ready":  map[string]float64{"0000000000000002:2": 0},
@@ -124,7 +124,6 @@ func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 		"{t}:job:2":  jobHash(map[string]string{"id": "2", "rmember": "0000000000000002:2"}),
 	}
 	st.seed(other.with(keyspace{
-		"{_}:idtype":   map[string]string{"1": "t", "2": "t"},
 		"{t}:jobs":     map[string]float64{"1": 1, "2": 2},
 		"{t}:ready":    map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
 		"{t}:unique":   map[string]string{"u": "1"},
@@ -143,13 +142,13 @@ func TestRemoveJobDeletesTheJobAndEveryTraceOfIt(t *testing.T) {
 }
 
 // TestAddLogKeepsTheNewestLines: the log keeps MaxLogLines lines, each
-// with its time; a job whose hash is gone (its id still indexed) stores no
-// line.
+// with its time; a job whose hash is gone (its id in a block of the type)
+// stores no line.
 func TestAddLogKeepsTheNewestLines(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{MaxLogLines: 2})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "9": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": 0},
@@ -196,7 +195,7 @@ func TestSetStateRunsAFailedJobAgain(t *testing.T) {
 	failed := jobHash(map[string]string{"state": "failed", "attempts": "3", "stalls": "1", "failed_at": "4000",
 		"error": "boom", "unique_key": "u", "lease": "", "lease_until": "", "last_lease": "fail:L"})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:failed": map[string]float64{"1": 4000},
@@ -235,7 +234,7 @@ func TestSetPriorityMovesAReadyJobAndKeepsItsMember(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": 0},

@@ -23,7 +23,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": -5},
@@ -112,36 +112,36 @@ func TestLeaseAcrossTypesTakesTheBestOfEach(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "u", "3": "u"}, // for Get
-		"{_}:types":  []string{"t", "u"},
-		"{t}:jobs":   map[string]float64{"1": 1},
-		"{t}:ready":  map[string]float64{"0000000000000001:1": 0},
-		"{t}:seq":    "1",
-		"{t}:job:1":  jobHash(nil),
-		"{u}:jobs":   map[string]float64{"2": 2, "3": 3},
-		"{u}:ready":  map[string]float64{"0000000000000001:2": -5, "0000000000000002:3": 10},
-		"{u}:seq":    "2",
-		"{u}:job:2":  jobHash(map[string]string{"id": "2", "type": "u", "priority": "-5", "rmember": "0000000000000001:2"}),
-		"{u}:job:3":  jobHash(map[string]string{"id": "3", "type": "u", "priority": "10", "rmember": "0000000000000002:3"}),
+		"{_}:blocks":   map[string]string{"0": "t", "1": "u"}, // ids 1..1000 are t's, 1001..2000 u's: for Get
+		"{_}:types":    []string{"t", "u"},
+		"{t}:jobs":     map[string]float64{"1": 1},
+		"{t}:ready":    map[string]float64{"0000000000000001:1": 0},
+		"{t}:seq":      "1",
+		"{t}:job:1":    jobHash(nil),
+		"{u}:jobs":     map[string]float64{"1001": 1001, "1002": 1002},
+		"{u}:ready":    map[string]float64{"0000000000000001:1001": -5, "0000000000000002:1002": 10},
+		"{u}:seq":      "2",
+		"{u}:job:1001": jobHash(map[string]string{"id": "1001", "type": "u", "priority": "-5", "rmember": "0000000000000001:1001"}),
+		"{u}:job:1002": jobHash(map[string]string{"id": "1002", "type": "u", "priority": "10", "rmember": "0000000000000002:1002"}),
 	}
 	st.seed(before)
 	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 2, "w", "L", 0)
 	require.NoError(t, err)
 	require.Empty(t, paused)
 	require.Len(t, jobs, 2)
-	require.Equal(t, int64(2), jobs[0].ID, "u's priority -5 first")
+	require.Equal(t, int64(1001), jobs[0].ID, "u's priority -5 first")
 	require.Equal(t, int64(1), jobs[1].ID, "then t's priority 0, before u's 10")
 	requireStoredAsReplied(t, st, jobs)
 	leased := map[string]string{"state": "active", "lease": "L", "lease_until": "3000", "lease_ttl": "1000",
 		"started_at": "2000", "updated_at": "2000", "worker_id": "w", "progress": "0"}
 	st.requireKeys(before.with(keyspace{
-		"{t}:ready":  nil,
-		"{t}:leases": map[string]float64{"1": 3000},
-		"{t}:job:1":  fields(before["{t}:job:1"].(map[string]string), leased),
-		"{u}:ready":  map[string]float64{"0000000000000002:3": 10},
-		"{u}:leases": map[string]float64{"2": 3000},
-		"{u}:job:2":  fields(before["{u}:job:2"].(map[string]string), leased),
-	}), "jobs 2 and 1 leased")
+		"{t}:ready":    nil,
+		"{t}:leases":   map[string]float64{"1": 3000},
+		"{t}:job:1":    fields(before["{t}:job:1"].(map[string]string), leased),
+		"{u}:ready":    map[string]float64{"0000000000000002:1002": 10},
+		"{u}:leases":   map[string]float64{"1001": 3000},
+		"{u}:job:1001": fields(before["{u}:job:1001"].(map[string]string), leased),
+	}), "jobs 1001 and 1 leased")
 
 	_, err = st.Pause(ctx, "u", true)
 	require.NoError(t, err)
@@ -228,7 +228,7 @@ func TestABareCompleteStoresTheSameAndRepliesNoRow(t *testing.T) {
 }
 
 // TestCompleteRemovesARemoveOnCompleteJob: its hash, log, error history
-// and ids go; only the work time stays.
+// and index entries go; only the work time stays (and the type's id block).
 func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -238,9 +238,10 @@ func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
 	require.NoError(t, res.Err)
 	require.True(t, res.Removed)
 	st.requireKeys(keyspace{
-		"{_}:types": []string{"t"},
-		"{t}:seq":   "1",
-		"{t}:stats": map[string]string{"work_time": "500"},
+		"{_}:blocks": map[string]string{"0": "t"},
+		"{_}:types":  []string{"t"},
+		"{t}:seq":    "1",
+		"{t}:stats":  map[string]string{"work_time": "500"},
 	}, "gone but for its work time")
 }
 
@@ -260,16 +261,17 @@ func TestACompleteTwiceInOneCallRemovesOnce(t *testing.T) {
 		require.True(t, res[0].Removed)
 		require.ErrorIs(t, res[1].Err, core.ErrNotFound, "bare %v", bare)
 		st.requireKeys(keyspace{
-			"{_}:types": []string{"t"},
-			"{t}:seq":   "1",
-			"{t}:stats": map[string]string{"work_time": "500"},
+			"{_}:blocks": map[string]string{"0": "t"},
+			"{_}:types":  []string{"t"},
+			"{t}:seq":    "1",
+			"{t}:stats":  map[string]string{"work_time": "500"},
 		}, fmt.Sprintf("bare %v: gone once, its work time counted once", bare))
 	}
 }
 
 // TestFailRemovesARemoveOnFailJobOnlyForGood: a failed attempt with
 // attempts left keeps the job (it retries); the last one deletes its hash,
-// log, ids and unique key, and Removed says so.
+// log, index entries and unique key, and Removed says so.
 func TestFailRemovesARemoveOnFailJobOnlyForGood(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -289,9 +291,10 @@ func TestFailRemovesARemoveOnFailJobOnlyForGood(t *testing.T) {
 	require.Equal(t, core.StateFailed, res.Job.State, "the reply is the job as it failed")
 	require.True(t, res.Job.RemoveOnFail.AtOnce)
 	st.requireKeys(keyspace{
-		"{_}:types": []string{"t"},
-		"{t}:seq":   "1",
-	}, "gone, with its id, log and unique key")
+		"{_}:blocks": map[string]string{"0": "t"},
+		"{_}:types":  []string{"t"},
+		"{t}:seq":    "1",
+	}, "gone, with its log and unique key")
 }
 
 // TestFailWaitsTheBackoffCappedByMaxDelay: a failed attempt with attempts
@@ -367,7 +370,6 @@ func TestFailTakesEachJobsOwnRetryDelay(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	two := activeJob(map[string]string{"backoff": "fixed:1000", "max_attempts": "5"})
-	two["{_}:idtype"] = map[string]string{"1": "t", "2": "t"}
 	two["{t}:jobs"] = map[string]float64{"1": 1, "2": 2}
 	two["{t}:leases"] = map[string]float64{"1": 3000, "2": 3000}
 	two["{t}:job:2"] = fields(two["{t}:job:1"].(map[string]string), map[string]string{"id": "2", "lease": "M"})
@@ -479,7 +481,7 @@ func TestRescueExpiredJudgesEachStall(t *testing.T) {
 		return fields(active, fields(map[string]string{"id": id}, more))
 	}
 	before := keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "t", "3": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2, "3": 3},
 		"{t}:leases": map[string]float64{"1": 3000, "2": 3000, "3": 9000},

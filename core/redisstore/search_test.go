@@ -14,7 +14,6 @@ import (
 // its id holds "12"; job 4 is failed.
 func searchSeed() keyspace {
 	return keyspace{
-		"{_}:idtype": map[string]string{"1": "t", "2": "t", "3": "t", "4": "t", "12": "u"},
 		"{_}:types":  []string{"t", "u"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2, "3": 3, "4": 4},
 		"{t}:job:1":  jobHash(map[string]string{"data": `{"to":"bob"}`}),

@@ -155,7 +155,7 @@ func jobHash(more map[string]string) map[string]string {
 // at 2000 until 3000.
 func activeJob(more map[string]string) keyspace {
 	return keyspace{
-		"{_}:idtype": map[string]string{"1": "t"},
+		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1},
 		"{t}:leases": map[string]float64{"1": 3000},

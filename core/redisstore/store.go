@@ -284,9 +284,6 @@ func (s *Store) Remove(ctx context.Context, id int64) (*core.Job, error) {
 	if j == nil {
 		return nil, core.JobNotFound(id)
 	}
-	if err := s.forgetLegacyIDs(ctx, strconv.FormatInt(id, 10)); err != nil {
-		return nil, s.fail("remove job id", err)
-	}
 	return j, nil
 }
 

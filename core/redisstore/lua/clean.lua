@@ -36,8 +36,7 @@
 -- ARGV[5]    at_end  1 when the candidates reach the newest job
 -- ARGV[5+i]  id_i    a candidate's id, oldest first
 --
--- Reply: the ids of the jobs removed (the caller drops them from the id
--- index, which lives in another slot).
+-- Reply: the ids of the jobs removed.
 -- Events: the service publishes queue.cleaned {type, state, removed} when
 -- it removed some.
 --@include type_keys.lua

@@ -1,6 +1,5 @@
 -- remove_job: delete a job, its log, its error history and every index
--- entry of its type; a unique key it holds becomes free. (Its id → type
--- entry lives in another slot: the store deletes it after this script.)
+-- entry of its type; a unique key it holds becomes free.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats

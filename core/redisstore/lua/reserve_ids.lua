@@ -5,9 +5,8 @@
 -- {<type>} (create_jobs). Ids of a block not used (a duplicate, a core that
 -- stopped) read as "not found".
 --
--- The counter may stand anywhere (ids reserved before blocks were aligned,
--- as by kuebus before 2.0): the first block starts at the next multiple of
--- size, and the counter is left at the end of the last block reserved.
+-- The counter is left at the end of the last block reserved; the first
+-- block taken is the first whole block after the counter.
 --
 -- KEYS[1] ids     STRING  the last job id reserved (global slot {_})
 -- KEYS[2] blocks  HASH    block number → job type (global slot {_})

@@ -1,7 +1,6 @@
 -- Deleting a job: what remove_job, bulk's remove, clean, and complete and
 -- fail (for a job whose retention is true) share, so that a job goes the
--- same way whoever removes it. Its id → type entry lives in another slot:
--- the store deletes it after the script, from the ids the script replies.
+-- same way whoever removes it.
 --@include type_keys.lua
 --@include row_gen.lua
 --@include indexes.lua
