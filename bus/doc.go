@@ -36,8 +36,6 @@
 //	                  requests): errors naming the field
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
-//	runners.go        Runners: the goroutines a Server's requests (and a worker's
-//	                  handlers) run on, kept for the next
 //	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
 //	batch.go          Batcher: concurrent calls joined into batches, no timer
