@@ -38,7 +38,6 @@
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
 //	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
-//	batch.go          Batcher: concurrent calls joined into batches, no timer
 //	conn.go           Connect and its defaults, URLDefault; LoopbackHost
 //	denied.go         ErrPermissionDenied: a call the server refused ends at
 //	                  once instead of at its timeout

@@ -37,6 +37,7 @@ var client = []string{"core/service", "core/redisstore", goRedis}
 var rooms = map[string]room{
 	"bus":               {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}},
 	"bus/bustest":       {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
+	"bus/batch":         {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}},
 	"bus/runner":        {never: []string{"bus", "core", "worker", "promoter", "httpapi", "node", goRedis, otel}},
 	"core":              {never: append([]string{"worker", "promoter", "httpapi", "node", otel}, client...)},
 	"core/coreotel":     {never: append([]string{"worker", "promoter", "httpapi", "node"}, client...)},

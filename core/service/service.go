@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -99,7 +100,7 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
-	creates  *bus.Batcher[core.Spec, stored]
+	creates  *batch.Joiner[core.Spec, stored]
 	waits    *waitRoom
 	errs     *errorReporter       // queue.error
 	history  *history             // per-minute counts not yet in Redis
