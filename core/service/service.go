@@ -61,8 +61,8 @@ type Config struct {
 	// now would reach anyone; core then neither encodes nor publishes the
 	// events nobody would receive (every job's start and complete in a
 	// deployment where nothing listens to them). A node whose core runs
-	// beside the embedded NATS server asks that server (bus.Embedded.
-	// Interest). Events are at most once: skipping one that nobody
+	// beside the embedded NATS server asks that server (embedded.Server.
+	// Interest, bus/embedded). Events are at most once: skipping one that nobody
 	// listens to is what publishing it would have done. Default nil:
 	// every event is published.
 	Listening func(subject string) bool
