@@ -59,7 +59,8 @@ var rooms = map[string]room{
 	"httpapi":           {never: append([]string{"worker", "promoter", "node"}, client...)},
 	"node":              {},
 	"bench":             {},
-	"cluster-config":    {never: append([]string{"core/redisstore", "core/service", "node", "worker", "promoter", goRedis}, noServer...)},
+	"cluster-config":    {never: append([]string{"core/redisstore", "core/service", "node", "worker", "promoter", "httpapi", goRedis}, noServer...)},
+	"internal/httprule": {never: append([]string{"core", "worker", "promoter", "httpapi", "node", "cluster-config", goRedis, otel}, noServer...)},
 	"cmd":               {},
 	"examples":          {never: append([]string{"node", "worker", "promoter", "httpapi"}, client...)},
 }
@@ -67,8 +68,9 @@ var rooms = map[string]room{
 // TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only
 // core/redisstore imports go-redis; a client (core, worker, promoter,
 // httpapi) compiles neither the service nor the store nor go-redis nor a
-// NATS server; only a node compiles the NATS server (bus/embedded); bus
-// knows nothing of the queue; nothing imports cmd.
+// NATS server; only a node compiles the NATS server (bus/embedded);
+// checking a config (cluster-config) compiles neither the HTTP API nor a
+// NATS server; bus knows nothing of the queue; nothing imports cmd.
 func TestImportRules(t *testing.T) {
 	for _, pkg := range modulePackages(t) {
 		rel := pkg.rel()
@@ -120,16 +122,24 @@ func under(path, pkg string) bool {
 
 // TestAClientCompilesNoServer is the issues' check, as a user would run it:
 // go list -deps of a client holds neither the service nor go-redis nor a
-// NATS server.
+// NATS server, and that of cluster-config neither the HTTP API nor a NATS
+// server.
 func TestAClientCompilesNoServer(t *testing.T) {
-	for _, pkg := range []string{"worker", "core", "promoter", "httpapi"} {
+	clientBad := []string{module + "/core/service", module + "/core/redisstore", goRedis, natsServer}
+	for pkg, bad := range map[string][]string{
+		"worker":         clientBad,
+		"core":           clientBad,
+		"promoter":       clientBad,
+		"httpapi":        clientBad,
+		"cluster-config": {module + "/httpapi", natsServer},
+	} {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
 		for dep := range strings.FieldsSeq(string(out)) {
-			for _, bad := range []string{module + "/core/service", module + "/core/redisstore", goRedis, natsServer} {
-				if under(dep, bad) {
+			for _, b := range bad {
+				if under(dep, b) {
 					t.Errorf("go list -deps ./%s holds %s", pkg, dep)
 				}
 			}
