@@ -23,7 +23,7 @@ func BenchmarkRPCRoundTrip(b *testing.B) {
 			ns := bustest.NewServer(b)
 			serverConn := ns.Conn
 			if inProcess {
-				serverConn = bustest.ConnectInProcess(b, ns.Embedded)
+				serverConn = bustest.ConnectInProcess(b, ns.Server)
 			}
 			srv, err := bus.NewServer(serverConn, bus.ServerConfig{Name: "echo"})
 			if err != nil {

@@ -12,16 +12,22 @@
 //   - connection options with reconnects (conn.go), and Auth, which turns
 //     a client's credentials and TLS files into options with the user's
 //     inbox prefix (auth.go);
-//   - the embedded NATS server used by `kuebus dev`, `kuebus node` and the
-//     tests (embedded.go), locked with a token or with users
-//     (embedded_auth.go) whose roles are NATS permissions built from the
-//     subjects (permissions.go), and the test helper bustest.
+//   - the roles a locked server's users have (role.go): their names only.
 //
 // A locked server's users each get an inbox prefix of their own
 // (Subjects.Inbox) and may subscribe only under it, so a reply reaches the
-// asker alone; core and the promoter answer through allow_responses. The
-// node's own parts log in through in-process-only users of their roles
-// (InProcessAs), whose random passwords never leave the process.
+// asker alone; core and the promoter answer through allow_responses.
+//
+// bus is what every client compiles, so it holds no server and no queue
+// helper. Beside it, each in a package of its own:
+//
+//   - bus/embedded: the NATS server a node runs in its own process, its
+//     users, routes and TLS, and each role's NATS permissions; the only
+//     package that imports nats-server, for node, the commands and tests;
+//   - bus/bustest: a real embedded server for tests, and a throwaway CA;
+//   - bus/batch: concurrent calls joined into batches, no timer;
+//   - bus/runner: goroutines kept for the next call (a Server's requests
+//     run on them).
 //
 // The types of the requests and replies themselves live in core, which owns
 // what they mean; bus only moves bytes and error codes.
@@ -36,19 +42,14 @@
 //	                  requests): errors naming the field
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
-//	runners.go        Runners: the goroutines a Server's requests (and a worker's
-//	                  handlers) run on, kept for the next
 //	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
-//	batch.go          Batcher: concurrent calls joined into batches, no timer
 //	conn.go           Connect and its defaults, URLDefault; LoopbackHost
 //	denied.go         ErrPermissionDenied: a call the server refused ends at
 //	                  once instead of at its timeout
 //	auth.go           Auth: a client's credentials and TLS files as options
-//	embedded.go       EmbeddedConfig, StartEmbedded, Embedded, in-process URLs
-//	embedded_auth.go  a locked server's users, token, routes and TLS; the
-//	                  in-process users of the node's own parts
-//	permissions.go    Role and the NATS permissions of each role
+//	role.go           Role, Roles, ParseRole; LocalUserPrefix, the names an
+//	                  embedded server keeps for its in-process users
 //	stream.go         durable events: EnsureEventStream (the JetStream
 //	                  stream on job.> and queue.>, waiting while a
 //	                  clustered JetStream has no quorum) and ReplayEvents

@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/nats-io/nuid"
+
+	"github.com/kuebus/kuebus/bus/runner"
 )
 
 // ServerConfig configures an RPC server.
@@ -42,7 +44,7 @@ type ServerConfig struct {
 
 // Server serves RPC methods as endpoints of one micro service. Unlike a plain
 // micro handler, each request runs in a goroutine of its own (one that
-// served an earlier request, runners.go), so a slow method (a lease that
+// served an earlier request: a runner.Pool), so a slow method (a lease that
 // waits for work) never holds up the others; the Server answers
 // micro's discovery requests itself (discovery.go), counting each request
 // when it is answered.
@@ -57,7 +59,7 @@ type Server struct {
 	ctx     context.Context // cancelled when Stop gives up waiting
 	cancel  context.CancelFunc
 	slots   chan struct{} // one per request in flight
-	runners *Runners      // the goroutines requests run on (runners.go)
+	runners *runner.Pool  // the goroutines requests run on
 
 	// mu orders adding to wg against Stop's wait: draining subscriptions
 	// is asynchronous, so a request can still arrive after Stop has begun.
@@ -68,6 +70,10 @@ type Server struct {
 	endpoints []*endpoint
 	subs      []*nats.Subscription // endpoints' and discovery's
 }
+
+// runnersMaxIdle bounds the runners that wait for requests: enough for
+// the requests of a busy core at once, at a few KiB of stack each.
+const runnersMaxIdle = 128
 
 // NewServer registers a micro service on nc. Endpoints are added with Handle.
 func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
@@ -90,7 +96,7 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		slots:    make(chan struct{}, cmp.Or(cfg.MaxInFlight, 4096)),
-		runners:  NewRunners(runnersMaxIdle),
+		runners:  runner.NewPool(runnersMaxIdle),
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = int(nc.MaxPayload())

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -170,27 +169,6 @@ func TestNoRespondersKeepsItsCause(t *testing.T) {
 	err := bus.NewClient(ns.Conn, time.Second).Call(context.Background(), "nobody.home", struct{}{}, nil)
 	require.ErrorIs(t, err, bus.ErrUnavailable)
 	require.ErrorIs(t, err, nats.ErrNoResponders)
-}
-
-func TestEmbeddedPortInUseFailsAtOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	start := time.Now()
-	_, err = bus.StartEmbedded(bus.EmbeddedConfig{Listen: ln.Addr().String()})
-	require.ErrorContains(t, err, "cannot listen on")
-	require.Less(t, time.Since(start), 5*time.Second, "not after the ready timeout")
-}
-
-// TestEmbeddedClusterPortInUseFailsByName: a cluster port in use is an
-// error naming it, not a server without routes (which the server would
-// only log, and its clustered JetStream would wait for a quorum forever).
-func TestEmbeddedClusterPortInUseFailsByName(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	_, err = bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: ln.Addr().String()})
-	require.ErrorContains(t, err, "cannot listen for its cluster on "+ln.Addr().String())
 }
 
 // TestWaitingRequestsTakeNoInFlightSlot: with one slot, a request held by

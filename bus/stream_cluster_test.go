@@ -2,8 +2,6 @@ package bus_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/bus/embedded"
 )
 
 // TestEnsureEventStreamWaitsForAJetStreamClusterWithoutQuorum: the first
@@ -20,7 +19,7 @@ import (
 // error says JetStream is not ready, not that there is none.
 func TestEnsureEventStreamWaitsForAJetStreamClusterWithoutQuorum(t *testing.T) {
 	t.Parallel()
-	e, err := bus.StartEmbedded(bus.EmbeddedConfig{
+	e, err := embedded.Start(embedded.Config{
 		Listen: "127.0.0.1:-1", ServerName: "first", ClusterListen: "127.0.0.1:-1",
 		Routes:       []string{"nats-route://" + bustest.FreeAddr(t), "nats-route://" + bustest.FreeAddr(t)},
 		JetStreamDir: t.TempDir(),
@@ -40,31 +39,4 @@ func TestEnsureEventStreamWaitsForAJetStreamClusterWithoutQuorum(t *testing.T) {
 	require.ErrorContains(t, err, "no meta leader yet? (a clustered JetStream has none until a quorum, more than half of its servers, is up and routed: 2 of 3)")
 	require.NotEmpty(t, waits, "it said it waits")
 	require.ErrorIs(t, waits[0], bus.ErrJetStreamNotReady)
-}
-
-// TestEmbeddedJetStreamThatCannotStartFailsTheStart: NATS does not start
-// when its JetStream cannot, and logs why only to the logs kuebus turns
-// off; the error names the likely causes.
-func TestEmbeddedJetStreamThatCannotStartFailsTheStart(t *testing.T) {
-	t.Parallel()
-	t.Run("a cluster without routes", func(t *testing.T) {
-		t.Parallel()
-		e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ServerName: "alone",
-			ClusterListen: "127.0.0.1:-1", JetStreamDir: t.TempDir(), ReadyTimeout: 2 * time.Second})
-		if e != nil {
-			e.Shutdown()
-		}
-		require.ErrorContains(t, err, "not ready after 2s (is the port in use? Can JetStream write its store folder")
-		require.ErrorContains(t, err, "In a cluster, JetStream also needs routes to the other servers.")
-	})
-	t.Run("a store folder that is a file", func(t *testing.T) {
-		t.Parallel()
-		file := filepath.Join(t.TempDir(), "file")
-		require.NoError(t, os.WriteFile(file, nil, 0o600))
-		e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", JetStreamDir: file, ReadyTimeout: time.Second})
-		if e != nil {
-			e.Shutdown()
-		}
-		require.ErrorContains(t, err, "Can JetStream write its store folder "+file+"?")
-	})
 }

@@ -14,16 +14,17 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/bus/embedded"
 )
 
 // startJetStream starts an embedded server with JetStream on, its files in
 // the test's folder, under the prefix "t" and locked with users when some
 // are given.
-func startJetStream(t *testing.T, users ...bus.User) (*bus.Embedded, bus.Subjects) {
+func startJetStream(t *testing.T, users ...embedded.User) (*embedded.Server, bus.Subjects) {
 	t.Helper()
 	subj, err := bus.NewSubjects("t")
 	require.NoError(t, err)
-	e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", Users: users, Subjects: subj, JetStreamDir: t.TempDir()})
+	e, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", Users: users, Subjects: subj, JetStreamDir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(e.Shutdown)
 	return e, subj
@@ -212,7 +213,7 @@ func TestReplayEndsWithTheErrorOfItsCallback(t *testing.T) {
 // none of them, core included, may delete or purge it.
 func TestRolesReadTheStreamAndOnlyAdminDeletesIt(t *testing.T) {
 	t.Parallel()
-	users := []bus.User{
+	users := []embedded.User{
 		{Name: "w1", Password: "pw", Role: bus.RoleWorker},
 		{Name: "p1", Password: "pw", Role: bus.RoleProducer},
 		{Name: "v1", Password: "pw", Role: bus.RoleViewer},

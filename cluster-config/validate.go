@@ -17,7 +17,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
-	"github.com/kuebus/kuebus/httpapi"
+	"github.com/kuebus/kuebus/internal/httprule"
 )
 
 // Validate checks the config as Load leaves it (with defaults) and
@@ -358,8 +358,9 @@ func (v *validator) http() {
 
 // Check applies the rules of an HTTP section, the one place they are
 // written: Validate calls it for the http role, and `kuebus dev` for its
-// --http-* flags, which fill an HTTP section. The bind rule itself is the
-// HTTP API's (httpapi.CheckBind); Check names the fields it involves.
+// --http-* flags, which fill an HTTP section. The bind rule and the form of
+// a base path are the HTTP API's (internal/httprule, which httpapi.New
+// applies too); Check names the fields they involve.
 //
 // name turns a field's YAML name ("basic") into the caller's word for it
 // ("http.basic", "--http-basic"); fail gets each problem, with the field
@@ -403,14 +404,14 @@ func (h HTTP) Check(name func(field string) string, fail func(field, msg string)
 	if h.SessionTTL < time.Second {
 		fail("session_ttl", fmt.Sprintf("%v: must be at least 1s", h.SessionTTL))
 	}
-	if err := httpapi.CheckBasePath(h.BasePath); err != nil {
+	if err := httprule.BasePath(h.BasePath); err != nil {
 		fail("base_path", err.Error())
 	}
 	if h.Listen == "" {
 		return
 	}
 	auth := h.Token != "" || h.Basic != ""
-	if err := httpapi.CheckBind(h.Listen, auth, h.InsecureBind); errors.Is(err, httpapi.ErrInsecureBind) {
+	if err := httprule.Bind(h.Listen, auth, h.InsecureBind); errors.Is(err, httprule.ErrInsecureBind) {
 		fail("listen", fmt.Sprintf("%q reaches other machines and there is no auth: set %s or %s, or allow it with %s",
 			h.Listen, name("token"), name("basic"), name("insecure_bind")))
 	}

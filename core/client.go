@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 )
 
 // ClientOptions configures a Client. The zero value is fine.
@@ -56,8 +57,8 @@ type Client struct {
 	nc      *nats.Conn
 	subj    bus.Subjects
 	onCall  func(method string, took time.Duration, err error)
-	creates *bus.Batcher[Spec, createOutcome] // create.go
-	send    CallFunc                          // send, wrapped in the options' middleware
+	creates *batch.Joiner[Spec, createOutcome] // create.go
+	send    CallFunc                           // send, wrapped in the options' middleware
 }
 
 // NewClient returns a client on an open NATS connection (see bus.Connect;

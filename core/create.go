@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 )
 
 // Creates of concurrent goroutines of one process share one message to
@@ -46,14 +47,14 @@ const (
 
 // newCreateBatcher batches creates for flush (c.sendCreates), with up to
 // senders messages on their way at once.
-func (c *Client) newCreateBatcher(senders int, flush func(context.Context, []Spec) ([]createOutcome, error)) *bus.Batcher[Spec, createOutcome] {
+func (c *Client) newCreateBatcher(senders int, flush func(context.Context, []Spec) ([]createOutcome, error)) *batch.Joiner[Spec, createOutcome] {
 	// Half the server's limit leaves room for the fields beside data and
 	// for headers; a spec larger than that alone goes alone.
 	maxSize := int(c.nc.MaxPayload() / 2)
 	if maxSize <= 0 {
 		maxSize = 512 << 10
 	}
-	return bus.NewBatcher(bus.BatcherConfig[Spec, createOutcome]{
+	return batch.New(batch.Config[Spec, createOutcome]{
 		Senders:  senders,
 		MaxItems: createMaxSpecs,
 		Size:     func(sp Spec) int { return len(sp.Data) + len(sp.UniqueKey) + createSpecOverhead },

@@ -13,6 +13,11 @@ const (
 	// (core/coreotel, worker/workerotel) import it, so that a producer or
 	// worker that does not trace compiles none of it.
 	otel = "go.opentelemetry.io"
+	// natsServer is the NATS server: only bus/embedded imports it, and
+	// only a node (node, the commands, the test helpers) imports
+	// bus/embedded, so that a producer, a worker or core's service
+	// compiles no NATS server.
+	natsServer = "github.com/nats-io/nats-server"
 )
 
 // room is what one package of the module may not depend on, directly or
@@ -27,20 +32,26 @@ type room struct {
 	redis bool
 }
 
+// noServer is what only a node may compile: the embedded NATS server.
+var noServer = []string{"bus/embedded", natsServer}
+
 // client is what every package that speaks to core over the bus may not
-// reach: the service, the store, Redis.
-var client = []string{"core/service", "core/redisstore", goRedis}
+// reach: the service, the store, Redis, the embedded NATS server.
+var client = append([]string{"core/service", "core/redisstore", goRedis}, noServer...)
 
 // rooms gives every package of the module its rule, by path or by the
 // nearest parent path. A package with no rule fails the test: whoever adds
 // a package decides what it may import.
 var rooms = map[string]room{
-	"bus":               {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}},
+	"bus":               {never: append([]string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}, noServer...)},
+	"bus/embedded":      {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}},
 	"bus/bustest":       {never: []string{"core", "worker", "promoter", "httpapi", "node", goRedis}},
+	"bus/batch":         {never: append([]string{"core", "worker", "promoter", "httpapi", "node", goRedis, otel}, noServer...)},
+	"bus/runner":        {never: []string{"bus", "core", "worker", "promoter", "httpapi", "node", goRedis, otel, natsServer}},
 	"core":              {never: append([]string{"worker", "promoter", "httpapi", "node", otel}, client...)},
 	"core/coreotel":     {never: append([]string{"worker", "promoter", "httpapi", "node"}, client...)},
-	"core/service":      {never: []string{"core/redisstore", "worker", "promoter", "httpapi", "node", goRedis}},
-	"core/redisstore":   {never: []string{"worker", "promoter", "httpapi", "node"}, redis: true},
+	"core/service":      {never: append([]string{"core/redisstore", "worker", "promoter", "httpapi", "node", goRedis}, noServer...)},
+	"core/redisstore":   {never: append([]string{"worker", "promoter", "httpapi", "node"}, noServer...), redis: true},
 	"node/nodetest":     {redis: true},
 	"worker":            {never: append([]string{"promoter", "httpapi", "node", otel}, client...)},
 	"worker/workerotel": {never: append([]string{"promoter", "httpapi", "node"}, client...)},
@@ -48,15 +59,18 @@ var rooms = map[string]room{
 	"httpapi":           {never: append([]string{"worker", "promoter", "node"}, client...)},
 	"node":              {},
 	"bench":             {},
-	"cluster-config":    {never: []string{"core/redisstore", "core/service", "node", "worker", "promoter", goRedis}},
+	"cluster-config":    {never: append([]string{"core/redisstore", "core/service", "node", "worker", "promoter", "httpapi", goRedis}, noServer...)},
+	"internal/httprule": {never: append([]string{"core", "worker", "promoter", "httpapi", "node", "cluster-config", goRedis, otel}, noServer...)},
 	"cmd":               {},
 	"examples":          {never: append([]string{"node", "worker", "promoter", "httpapi"}, client...)},
 }
 
 // TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only
 // core/redisstore imports go-redis; a client (core, worker, promoter,
-// httpapi) compiles neither the service nor the store nor go-redis; bus
-// knows nothing of the queue; nothing imports cmd.
+// httpapi) compiles neither the service nor the store nor go-redis nor a
+// NATS server; only a node compiles the NATS server (bus/embedded);
+// checking a config (cluster-config) compiles neither the HTTP API nor a
+// NATS server; bus knows nothing of the queue; nothing imports cmd.
 func TestImportRules(t *testing.T) {
 	for _, pkg := range modulePackages(t) {
 		rel := pkg.rel()
@@ -106,18 +120,26 @@ func under(path, pkg string) bool {
 	return path == pkg || strings.HasPrefix(path, pkg+"/")
 }
 
-// TestAClientCompilesNeitherServiceNorRedis is the check, as a user
-// would run it: go list -deps of the worker holds neither the service nor
-// go-redis.
-func TestAClientCompilesNeitherServiceNorRedis(t *testing.T) {
-	for _, pkg := range []string{"worker", "core", "promoter", "httpapi"} {
+// TestAClientCompilesNoServer is the issues' check, as a user would run it:
+// go list -deps of a client holds neither the service nor go-redis nor a
+// NATS server, and that of cluster-config neither the HTTP API nor a NATS
+// server.
+func TestAClientCompilesNoServer(t *testing.T) {
+	clientBad := []string{module + "/core/service", module + "/core/redisstore", goRedis, natsServer}
+	for pkg, bad := range map[string][]string{
+		"worker":         clientBad,
+		"core":           clientBad,
+		"promoter":       clientBad,
+		"httpapi":        clientBad,
+		"cluster-config": {module + "/httpapi", natsServer},
+	} {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
 		for dep := range strings.FieldsSeq(string(out)) {
-			for _, bad := range []string{module + "/core/service", module + "/core/redisstore", goRedis} {
-				if under(dep, bad) {
+			for _, b := range bad {
+				if under(dep, b) {
 					t.Errorf("go list -deps ./%s holds %s", pkg, dep)
 				}
 			}

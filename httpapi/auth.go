@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/internal/httprule"
 )
 
 // Auth is who may use the server: a bearer token, a basic-auth user and
@@ -46,20 +46,14 @@ func (a *Auth) validate() error {
 }
 
 // ErrInsecureBind is returned by New for a non-loopback address without auth.
-var ErrInsecureBind = errors.New("httpapi: refusing to serve a non-loopback address without auth")
+var ErrInsecureBind = httprule.ErrInsecureBind
 
 // CheckBind enforces the bind rule: an address others can reach needs auth,
 // unless insecure is set. Only literal loopback IPs and "localhost" count as
 // loopback; an empty host, 0.0.0.0, :: and other names listen for everyone.
+// The rule is internal/httprule's, which a node's config applies too.
 func CheckBind(addr string, auth, insecure bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("httpapi: address %q is not HOST:PORT: %w", addr, err)
-	}
-	if auth || insecure || bus.LoopbackHost(host) {
-		return nil
-	}
-	return fmt.Errorf("%w: %s can be reached from other machines, and anyone who reaches it could read, change and remove jobs: configure a token or basic auth, or allow it explicitly", ErrInsecureBind, addr)
+	return httprule.Bind(addr, auth, insecure)
 }
 
 // verdict is what checking a request's credentials found.

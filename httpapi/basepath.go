@@ -1,35 +1,16 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
+
+	"github.com/kuebus/kuebus/internal/httprule"
 )
 
 // CheckBasePath says what is wrong with a base path (Config.BasePath), or
 // nil: "" (none) or "/" followed by segments of letters, digits and
-// - _ . ~, without a trailing slash, "." or ".." segments or "//".
-func CheckBasePath(p string) error {
-	p = strings.TrimSuffix(p, "/")
-	if p == "" {
-		return nil
-	}
-	if !strings.HasPrefix(p, "/") {
-		return fmt.Errorf("%q must start with /", p)
-	}
-	for _, seg := range strings.Split(p[1:], "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("%q: empty, . and .. segments are not allowed", p)
-		}
-		for _, c := range seg {
-			ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.~", c)
-			if !ok {
-				return fmt.Errorf("%q: character %q is not a letter, digit, or one of - _ . ~", p, c)
-			}
-		}
-	}
-	return nil
-}
+// - _ . ~, without a trailing slash, "." or ".." segments or "//". The
+// rule is internal/httprule's, which a node's config applies too.
+func CheckBasePath(p string) error { return httprule.BasePath(p) }
 
 // path is a server path under the base path: path("/login") is
 // "/admin/queues/login" under /admin/queues.

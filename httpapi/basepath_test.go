@@ -54,24 +54,6 @@ func TestBasePathLogin(t *testing.T) {
 	require.Contains(t, r.header.Get("Set-Cookie"), "Path=/ops/")
 }
 
-func TestBasePathIsChecked(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ path, want string }{
-		{"admin", `"admin" must start with /`},
-		{"/a//b", "empty, . and .. segments are not allowed"},
-		{"/a/../b", "empty, . and .. segments are not allowed"},
-		{"/a b", `character ' ' is not a letter, digit, or one of - _ . ~`},
-		{"/a?x", `character '?'`},
-	} {
-		err := httpapi.CheckBasePath(tc.path)
-		require.Error(t, err, tc.path)
-		require.Contains(t, err.Error(), tc.want, tc.path)
-	}
-	for _, ok := range []string{"", "/", "/admin/queues", "/admin/queues/", "/a-b_c.d~e"} {
-		require.NoError(t, httpapi.CheckBasePath(ok), ok)
-	}
-}
-
 // TestDashboardUnderABasePath opens the dashboard at /admin/queues/ in
 // headless Chromium: its script and styles load, it goes live, a job
 // created through the API appears, and the last hour's chart is drawn.

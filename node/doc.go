@@ -6,9 +6,9 @@
 // A node runs the roles its config gives (cluster-config's Config, as a
 // file or a command builds it):
 //
-//   - nats: an embedded NATS server (bus.StartEmbedded), routed to the
-//     others; without it, the node reaches external NATS with the
-//     config's credentials;
+//   - nats: an embedded NATS server (bus/embedded), routed to the others;
+//     without it, the node reaches external NATS with the config's
+//     credentials;
 //   - core: the core service (core/service) on a store (core/redisstore)
 //     on the Redis the config names (a URL, Sentinel or Cluster), or on a
 //     redis-server child the node manages (node/redisproc);

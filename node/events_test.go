@@ -8,8 +8,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/bus/embedded"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/node"
 	"github.com/kuebus/kuebus/node/nodetest"
@@ -37,7 +37,7 @@ func TestDurableEventsOnAnExternalNATSWithoutJetStreamFailTheStart(t *testing.T)
 
 func TestDurableEventsOnAnExternalNATSMakeTheStreamWithTheLimits(t *testing.T) {
 	t.Parallel()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", JetStreamDir: t.TempDir()})
+	srv, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", JetStreamDir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	events := clusterconfig.Events{Durable: true, MaxAge: time.Hour, MaxBytes: 8 << 20, Storage: clusterconfig.EventStorageMemory}

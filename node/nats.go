@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/embedded"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 )
 
@@ -20,7 +21,7 @@ func (n *Node) startNATS() error {
 		if n.cfg.Events.Durable {
 			ec.JetStreamDir = n.cfg.Events.StoreDir
 		}
-		n.nats, err = bus.StartEmbedded(ec)
+		n.nats, err = embedded.Start(ec)
 		if err != nil {
 			return fmt.Errorf("node: nats.embedded: %w", err)
 		}
@@ -47,8 +48,8 @@ func (n *Node) startNATS() error {
 }
 
 // embeddedConfig is the embedded server's config from the node's.
-func embeddedConfig(name string, e *clusterconfig.EmbeddedNATS, subj bus.Subjects) bus.EmbeddedConfig {
-	cfg := bus.EmbeddedConfig{
+func embeddedConfig(name string, e *clusterconfig.EmbeddedNATS, subj bus.Subjects) embedded.Config {
+	cfg := embedded.Config{
 		Listen:        e.Listen,
 		ServerName:    name,
 		ClusterName:   e.ClusterName,
@@ -62,16 +63,16 @@ func embeddedConfig(name string, e *clusterconfig.EmbeddedNATS, subj bus.Subject
 		ClusterTLS:    serverTLS(e.ClusterTLS),
 	}
 	for _, u := range e.Users {
-		cfg.Users = append(cfg.Users, bus.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Role: bus.Role(u.Role)})
+		cfg.Users = append(cfg.Users, embedded.User{Name: u.Name, Password: u.Password, Nkey: u.Nkey, Role: bus.Role(u.Role)})
 	}
 	return cfg
 }
 
-func serverTLS(t *clusterconfig.ServerTLS) *bus.TLSFiles {
+func serverTLS(t *clusterconfig.ServerTLS) *embedded.TLSFiles {
 	if t == nil {
 		return nil
 	}
-	return &bus.TLSFiles{Cert: t.Cert, Key: t.Key, CA: t.CA, Verify: t.Verify}
+	return &embedded.TLSFiles{Cert: t.Cert, Key: t.Key, CA: t.CA, Verify: t.Verify}
 }
 
 // connect opens one of the node's connections; each part has its own, as

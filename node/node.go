@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/embedded"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
@@ -40,7 +41,7 @@ type Node struct {
 	info Info
 
 	redisChild *redisproc.Server
-	nats       *bus.Embedded
+	nats       *embedded.Server
 	connOpts   []nats.Option // credentials for external NATS; nil with nats embedded
 	redis      *redisstore.Redis
 	store      *redisstore.Store
@@ -153,7 +154,7 @@ func (n *Node) fail(err error) {
 }
 
 // NATS is the embedded NATS server; nil without the nats role.
-func (n *Node) NATS() *bus.Embedded { return n.nats }
+func (n *Node) NATS() *embedded.Server { return n.nats }
 
 // Service is the core service; nil without the core role.
 func (n *Node) Service() *service.Service { return n.svc }

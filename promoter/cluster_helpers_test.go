@@ -14,6 +14,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/bus/embedded"
 	clusterconfig "github.com/kuebus/kuebus/cluster-config"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/node"
@@ -50,7 +51,7 @@ type clusterNode struct {
 }
 
 // nats is the node's embedded NATS server.
-func (n *clusterNode) nats() *bus.Embedded { return n.node.NATS() }
+func (n *clusterNode) nats() *embedded.Server { return n.node.NATS() }
 
 // conn is the core's own connection, for publish barriers.
 func (n *clusterNode) conn() *nats.Conn { return n.node.CoreConn() }

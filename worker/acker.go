@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -129,9 +130,9 @@ func (a *acker) loop(ctx context.Context) {
 
 // collect takes x and whatever else is queued, up to a batch, once the
 // handlers that are finishing at the same moment have queued theirs
-// (bus.Gather).
+// (batch.Gather).
 func (a *acker) collect(x ack) []ack {
-	bus.Gather(func() int { return len(a.in) })
+	batch.Gather(func() int { return len(a.in) })
 	// room for what is queued now, so the batch is not grown and copied
 	// (an ack is ~100 bytes) as it fills
 	batch := append(make([]ack, 0, min(1+len(a.in), ackBatchMax)), x)

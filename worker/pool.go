@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -103,7 +103,7 @@ func (p *pool) fetch(ctx, jobsCtx context.Context) {
 
 // acquire waits for one free slot, then takes every other free one,
 // once the handlers finishing at the same moment have freed theirs
-// (bus.Gather: a yield while the free slots grow, no timer): one lease
+// (batch.Gather: a yield while the free slots grow, no timer): one lease
 // for many jobs costs the same round trip as a lease for one. An idle pool
 // has every slot free and leases at once.
 func (p *pool) acquire(ctx context.Context) int {
@@ -112,7 +112,7 @@ func (p *pool) acquire(ctx context.Context) int {
 	case <-ctx.Done():
 		return 0
 	}
-	bus.Gather(func() int { return len(p.slots) })
+	batch.Gather(func() int { return len(p.slots) })
 	n := 1
 	for n < p.concurrency {
 		select {

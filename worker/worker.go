@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/runner"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -128,7 +129,7 @@ type Worker struct {
 	// handlers run on goroutines kept for the next job (set by Run): a
 	// goroutine made per job grew its stack again every time, 7% of a
 	// busy worker's CPU.
-	handlers *bus.Runners
+	handlers *runner.Pool
 }
 
 // New returns a worker. It does not lease anything until Run.
@@ -249,7 +250,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for _, p := range pools {
 		slots += p.concurrency
 	}
-	w.handlers = bus.NewRunners(int32(min(slots, math.MaxInt32)))
+	w.handlers = runner.NewPool(int32(min(slots, math.MaxInt32)))
 	var fetchers sync.WaitGroup
 	for _, p := range pools {
 		p.fillSlots()

@@ -11,11 +11,12 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/embedded"
 )
 
 // Server is an embedded NATS server owned by one test.
 type Server struct {
-	*bus.Embedded
+	*embedded.Server
 	// Conn is a connection to it, closed by the test's cleanup.
 	Conn *nats.Conn
 }
@@ -24,12 +25,12 @@ type Server struct {
 // connects to it. Both are stopped when the test ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1"})
+	srv, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1"})
 	if err != nil {
 		t.Fatalf("bustest: %v", err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &Server{Embedded: srv, Conn: Connect(t, srv.ClientURL())}
+	return &Server{Server: srv, Conn: Connect(t, srv.ClientURL())}
 }
 
 // Connect opens a connection that the test's cleanup closes.
@@ -45,7 +46,7 @@ func Connect(t testing.TB, url string) *nats.Conn {
 
 // ConnectInProcess opens an in-process connection to an embedded server,
 // closed by the test's cleanup.
-func ConnectInProcess(t testing.TB, srv *bus.Embedded) *nats.Conn {
+func ConnectInProcess(t testing.TB, srv *embedded.Server) *nats.Conn {
 	t.Helper()
 	nc, err := bus.Connect(srv.InProcessURL(), t.Name(), srv.InProcess())
 	if err != nil {

@@ -4,10 +4,11 @@ import (
 	"context"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 	"github.com/kuebus/kuebus/core"
 )
 
-// Creates of concurrent requests are stored together (bus.Batcher): what
+// Creates of concurrent requests are stored together (batch.Joiner): what
 // arrives while a batch is on its way to Redis goes in the next one.
 // Sixteen producers then cost Redis a few round trips and script calls
 // instead of sixteen, and a lone create pays only a channel hand-off, no
@@ -32,8 +33,8 @@ const (
 	createMaxSpecs = 1000
 )
 
-func newCreateBatcher(s *Service) *bus.Batcher[core.Spec, stored] {
-	return bus.NewBatcher(bus.BatcherConfig[core.Spec, stored]{
+func newCreateBatcher(s *Service) *batch.Joiner[core.Spec, stored] {
+	return batch.New(batch.Config[core.Spec, stored]{
 		Senders:     createSenders,
 		MaxItems:    createMaxSpecs,
 		Stopped:     errStopping,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/bus/embedded"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
@@ -92,7 +93,7 @@ func TestIDsRefusesBadPagesAndNamesTheField(t *testing.T) {
 func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 	t.Parallel()
 	const maxPayload = 16 << 10
-	ns, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", MaxPayload: maxPayload})
+	ns, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", MaxPayload: maxPayload})
 	require.NoError(t, err)
 	t.Cleanup(ns.Shutdown)
 	st, _ := nodetest.NewStore(t)

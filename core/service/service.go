@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -60,8 +61,8 @@ type Config struct {
 	// now would reach anyone; core then neither encodes nor publishes the
 	// events nobody would receive (every job's start and complete in a
 	// deployment where nothing listens to them). A node whose core runs
-	// beside the embedded NATS server asks that server (bus.Embedded.
-	// Interest). Events are at most once: skipping one that nobody
+	// beside the embedded NATS server asks that server (embedded.Server.
+	// Interest, bus/embedded). Events are at most once: skipping one that nobody
 	// listens to is what publishing it would have done. Default nil:
 	// every event is published.
 	Listening func(subject string) bool
@@ -99,7 +100,7 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
-	creates  *bus.Batcher[core.Spec, stored]
+	creates  *batch.Joiner[core.Spec, stored]
 	waits    *waitRoom
 	errs     *errorReporter       // queue.error
 	history  *history             // per-minute counts not yet in Redis

@@ -41,7 +41,7 @@ func TestNodeTour(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, "tour.mjs")
-	cmd.Env = append(os.Environ(), "KUEBUS_NATS_URL="+c.NATS.Embedded.ClientURL(), "KUEBUS_TOUR_TYPE=tour")
+	cmd.Env = append(os.Environ(), "KUEBUS_NATS_URL="+c.NATS.ClientURL(), "KUEBUS_TOUR_TYPE=tour")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node tour.mjs:\n%s", out)
 	require.True(t, strings.HasSuffix(string(out), "tour complete\n"), "node tour.mjs:\n%s", out)
@@ -95,7 +95,7 @@ func TestNodeWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, "worker.mjs", "nodework")
-	cmd.Env = append(os.Environ(), "KUEBUS_NATS_URL="+c.NATS.Embedded.ClientURL(), "KUEBUS_GRACE_MS=300")
+	cmd.Env = append(os.Environ(), "KUEBUS_NATS_URL="+c.NATS.ClientURL(), "KUEBUS_GRACE_MS=300")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())

@@ -199,7 +199,7 @@ func startCore(t testing.TB, cfg service.Config, prefix string, r clusterconfig.
 		Redis:       r,
 		Events:      events,
 	}, cfg)
-	ns := &bustest.Server{Embedded: n.NATS(), Conn: bustest.Connect(t, n.NATS().ClientURL())}
+	ns := &bustest.Server{Server: n.NATS(), Conn: bustest.Connect(t, n.NATS().ClientURL())}
 	client, err := core.NewClient(bustest.Connect(t, ns.ClientURL()), &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
 	if err != nil {
 		t.Fatalf("nodetest: %v", err)

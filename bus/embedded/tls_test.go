@@ -1,4 +1,4 @@
-package bus_test
+package embedded_test
 
 import (
 	"strings"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/bustest"
+	"github.com/kuebus/kuebus/bus/embedded"
 )
 
 func TestClientTLS(t *testing.T) {
 	t.Parallel()
 	pki := bustest.NewPKI(t)
-	e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", Token: "t",
-		TLS: &bus.TLSFiles{Cert: pki.Cert, Key: pki.Key}})
+	e, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", Token: "t",
+		TLS: &embedded.TLSFiles{Cert: pki.Cert, Key: pki.Key}})
 	require.NoError(t, err)
 	t.Cleanup(e.Shutdown)
 
@@ -40,8 +41,8 @@ func TestClientTLS(t *testing.T) {
 func TestClientCertificatesWhenVerifying(t *testing.T) {
 	t.Parallel()
 	pki := bustest.NewPKI(t)
-	e, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", Token: "t",
-		TLS: &bus.TLSFiles{Cert: pki.Cert, Key: pki.Key, CA: pki.CA, Verify: true}})
+	e, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", Token: "t",
+		TLS: &embedded.TLSFiles{Cert: pki.Cert, Key: pki.Key, CA: pki.CA, Verify: true}})
 	require.NoError(t, err)
 	t.Cleanup(e.Shutdown)
 
@@ -60,11 +61,11 @@ func TestClientCertificatesWhenVerifying(t *testing.T) {
 func TestRoutesOverTLS(t *testing.T) {
 	t.Parallel()
 	pki := bustest.NewPKI(t)
-	tlsFiles := &bus.TLSFiles{Cert: pki.Cert, Key: pki.Key, CA: pki.CA}
-	a, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1", ClusterTLS: tlsFiles})
+	tlsFiles := &embedded.TLSFiles{Cert: pki.Cert, Key: pki.Key, CA: pki.CA}
+	a, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1", ClusterTLS: tlsFiles})
 	require.NoError(t, err)
 	t.Cleanup(a.Shutdown)
-	b, err := bus.StartEmbedded(bus.EmbeddedConfig{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1", ClusterTLS: tlsFiles,
+	b, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", ClusterListen: "127.0.0.1:-1", ClusterTLS: tlsFiles,
 		Routes: []string{"nats-route://" + a.ClusterAddr().String()}})
 	require.NoError(t, err)
 	t.Cleanup(b.Shutdown)

@@ -1,4 +1,4 @@
-package bus
+package embedded
 
 import (
 	"cmp"
@@ -12,10 +12,12 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
-// EmbeddedConfig configures a NATS server run inside the kuebus process.
-type EmbeddedConfig struct {
+// Config configures a NATS server run inside the kuebus process.
+type Config struct {
 	// Listen is the client address HOST:PORT. Port 0 or -1 picks a free one.
 	// Default "127.0.0.1:-1".
 	Listen string
@@ -42,12 +44,12 @@ type EmbeddedConfig struct {
 	// is an admin. It excludes Users. Default: none.
 	Token string
 	// Users lock the server with named users, each with a role (see
-	// Subjects.Permissions). Default: none; with neither Token nor Users
-	// the server takes anonymous clients.
+	// Permissions). Default: none; with neither Token nor Users the
+	// server takes anonymous clients.
 	Users []User
 	// Subjects carries the deployment prefix the users' permissions and
 	// inboxes are under. Default: none.
-	Subjects Subjects
+	Subjects bus.Subjects
 	// TLS serves clients over TLS. Default: none (plain TCP).
 	TLS *TLSFiles
 	// ClusterTLS serves and dials routes over TLS. Default: none.
@@ -58,20 +60,20 @@ type EmbeddedConfig struct {
 	RouteUser     string
 	RoutePassword string
 	// JetStreamDir, when set, turns JetStream on, with this folder for the
-	// streams kept on file (the durable event stream: EnsureEventStream).
-	// Default: "", JetStream off.
+	// streams kept on file (the durable event stream:
+	// bus.EnsureEventStream). Default: "", JetStream off.
 	JetStreamDir string
 }
 
 // User is one user of a locked embedded server: a Name with a Password,
 // or an Nkey (a public user key, U...) with no password; its Role fixes
-// its permissions, its inbox prefix is Subjects.Inbox of its name (of its
-// public key for an nkey user).
+// its permissions, its inbox prefix is bus.Subjects.Inbox of its name (of
+// its public key for an nkey user).
 type User struct {
 	Name     string
 	Password string
 	Nkey     string
-	Role     Role
+	Role     bus.Role
 }
 
 // TLSFiles are PEM files: the server's certificate and key, and the CA
@@ -85,13 +87,13 @@ type TLSFiles struct {
 	Verify bool
 }
 
-// Embedded is a running embedded NATS server.
-type Embedded struct {
+// Server is a running embedded NATS server.
+type Server struct {
 	srv *server.Server
 	// token, or local, is what this process's own connections present:
 	// the server's token, or one in-process-only user per role.
 	token string
-	local map[Role]localUser
+	local map[bus.Role]localUser
 }
 
 // localUser is a user only in-process connections may log in as; its
@@ -100,13 +102,9 @@ type localUser struct {
 	name, password, inbox string
 }
 
-// LocalUserPrefix starts the names of the in-process users; configured
-// users may not use it.
-const LocalUserPrefix = "_local_"
-
-// StartEmbedded starts a NATS server in this process and waits until it
-// accepts clients. It installs no signal handlers: the process owns those.
-func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
+// Start starts a NATS server in this process and waits until it accepts
+// clients. It installs no signal handlers: the process owns those.
+func Start(cfg Config) (*Server, error) {
 	host, port, err := splitHostPort(cmp.Or(cfg.Listen, "127.0.0.1:-1"), "listen")
 	if err != nil {
 		return nil, err
@@ -138,7 +136,7 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	} else if len(cfg.Routes) > 0 {
 		return nil, errors.New("bus: embedded NATS: routes need a cluster listen address")
 	}
-	e := &Embedded{}
+	e := &Server{}
 	if err := e.configureAuth(cfg, opts); err != nil {
 		return nil, err
 	}
@@ -197,26 +195,26 @@ func canListen(host string, port int) error {
 
 // ClientURL is the URL clients connect to: nats://, or tls:// when the
 // server serves TLS.
-func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+func (e *Server) ClientURL() string { return e.srv.ClientURL() }
 
 // InProcessURL is the URL to give bus.Connect with InProcess or
 // InProcessAs: always nats://, since an in-process pipe needs no TLS and
 // a tls:// URL would make the client insist on it.
-func (e *Embedded) InProcessURL() string {
+func (e *Server) InProcessURL() string {
 	return "nats://" + strings.TrimPrefix(strings.TrimPrefix(e.srv.ClientURL(), "nats://"), "tls://")
 }
 
 // ClusterAddr is the address routes listen on, or nil for a single server.
-func (e *Embedded) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }
+func (e *Server) ClusterAddr() net.Addr { return e.srv.ClusterAddr() }
 
 // NumRoutes reports how many routes to other servers are up.
-func (e *Embedded) NumRoutes() int { return e.srv.NumRoutes() }
+func (e *Server) NumRoutes() int { return e.srv.NumRoutes() }
 
 // Interest says whether a message published on subject now would reach
 // anyone: a subscription of a client of this server, of a server routed
 // to it, or of a JetStream stream (durable events). kuebus's users all
 // live in the server's one account.
-func (e *Embedded) Interest(subject string) bool {
+func (e *Server) Interest(subject string) bool {
 	return e.srv.GlobalAccount().SubscriptionInterest(subject)
 }
 
@@ -224,14 +222,14 @@ func (e *Embedded) Interest(subject string) bool {
 // in-memory pipe instead of TCP: for a client in the same process (core
 // beside its embedded NATS), it saves the loopback's system calls on every
 // message. On a locked server it logs in as an admin.
-func (e *Embedded) InProcess() Option { return e.InProcessAs(RoleAdmin) }
+func (e *Server) InProcess() bus.Option { return e.InProcessAs(bus.RoleAdmin) }
 
 // InProcessAs is InProcess for a connection with role's permissions when
 // the server is locked with users (an admin's when locked with a token,
 // which knows no roles): it logs in as the server's in-process-only user
 // of that role, with that user's inbox prefix.
-func (e *Embedded) InProcessAs(role Role) Option {
-	opts := []Option{nats.InProcessServer(e.srv)}
+func (e *Server) InProcessAs(role bus.Role) bus.Option {
+	opts := []bus.Option{nats.InProcessServer(e.srv)}
 	switch u, ok := e.local[role]; {
 	case ok:
 		opts = append(opts, nats.UserInfo(u.name, u.password), nats.CustomInboxPrefix(u.inbox))
@@ -249,7 +247,7 @@ func (e *Embedded) InProcessAs(role Role) Option {
 }
 
 // Shutdown stops the server and waits until it has stopped. Idempotent.
-func (e *Embedded) Shutdown() {
+func (e *Server) Shutdown() {
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }

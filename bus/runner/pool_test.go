@@ -1,4 +1,4 @@
-package bus
+package runner
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ func goid() uint64 {
 	return id
 }
 
-func TestRunnersReuseAWaitingGoroutineAndEndOnClose(t *testing.T) {
-	r := NewRunners(2)
+func TestPoolReusesAWaitingGoroutineAndEndsOnClose(t *testing.T) {
+	r := NewPool(2)
 	ids := make(chan uint64, 2)
 	r.Run(func() { ids <- goid() })
 	first := <-ids

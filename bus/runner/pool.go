@@ -1,19 +1,19 @@
-package bus
+package runner
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// Runners run functions (a Server's requests, a worker's handlers) on
-// goroutines that stay for the next one. A goroutine made per request
-// starts with the smallest stack, which decoding, the handler, go-redis
-// and encoding grow again every time: stack growth was 8-9% of core's CPU
-// in a profile of creates. A runner keeps its grown stack from one request
+// Pool runs functions (bus.Server's requests, a worker's handlers) on
+// goroutines, its runners, that stay for the next one. A goroutine made
+// per request starts with the smallest stack, which decoding, the handler,
+// go-redis and encoding grow again every time: stack growth was 8-9% of
+// core's CPU in a profile of creates. A runner keeps its grown stack from one request
 // to the next (until a GC finds it idle and shrinks it). Runners beyond
 // maxIdle end when they finish instead of waiting, so a burst leaves no
 // crowd behind.
-type Runners struct {
+type Pool struct {
 	work    chan func() // unbuffered: a send succeeds only when a runner waits
 	idle    atomic.Int32
 	maxIdle int32
@@ -22,18 +22,14 @@ type Runners struct {
 	wg      sync.WaitGroup
 }
 
-// runnersMaxIdle bounds the runners that wait for work: enough for the
-// requests of a busy core at once, at a few KiB of stack each.
-const runnersMaxIdle = 128
-
-// NewRunners returns runners of which at most maxIdle wait for work.
-func NewRunners(maxIdle int32) *Runners {
-	return &Runners{work: make(chan func()), maxIdle: maxIdle, quit: make(chan struct{})}
+// NewPool returns a pool of which at most maxIdle runners wait for work.
+func NewPool(maxIdle int32) *Pool {
+	return &Pool{work: make(chan func()), maxIdle: maxIdle, quit: make(chan struct{})}
 }
 
 // Run runs fn on a waiting runner, or on a new one when none waits. It
 // never blocks.
-func (r *Runners) Run(fn func()) {
+func (r *Pool) Run(fn func()) {
 	select {
 	case r.work <- fn:
 	default:
@@ -42,7 +38,7 @@ func (r *Runners) Run(fn func()) {
 	}
 }
 
-func (r *Runners) loop(fn func()) {
+func (r *Pool) loop(fn func()) {
 	defer r.wg.Done()
 	for {
 		fn()
@@ -61,9 +57,9 @@ func (r *Runners) loop(fn func()) {
 }
 
 // Close ends the waiting runners and waits until every runner has ended.
-// Nothing may be run after it: the Server calls it once its requests are
+// Nothing may be run after it: bus.Server calls it once its requests are
 // done and no new one can arrive.
-func (r *Runners) Close() {
+func (r *Pool) Close() {
 	r.Stop()
 	r.wg.Wait()
 }
@@ -72,4 +68,4 @@ func (r *Runners) Close() {
 // returns, without waiting for them: for an owner that may leave functions
 // running it no longer waits for (a worker's handlers past the grace
 // period). Nothing may be run after it.
-func (r *Runners) Stop() { r.stop.Do(func() { close(r.quit) }) }
+func (r *Pool) Stop() { r.stop.Do(func() { close(r.quit) }) }

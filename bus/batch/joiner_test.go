@@ -1,4 +1,4 @@
-package bus_test
+package batch_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/batch"
 )
 
 var errClosed = errors.New("closed")
@@ -55,7 +55,7 @@ const (
 )
 
 // runCalls makes the calls concurrently and returns each one's outcome.
-func runCalls(t *testing.T, b *bus.Batcher[int, string], items [][]int) ([][]string, []error) {
+func runCalls(t *testing.T, b *batch.Joiner[int, string], items [][]int) ([][]string, []error) {
 	t.Helper()
 	out, errs := make([][]string, len(items)), make([]error, len(items))
 	var wg sync.WaitGroup
@@ -66,22 +66,22 @@ func runCalls(t *testing.T, b *bus.Batcher[int, string], items [][]int) ([][]str
 	return out, errs
 }
 
-// TestBatcherJoinsWhatArrivesWhileABatchIsOut: a lone call is flushed at
+// TestJoinerJoinsWhatArrivesWhileABatchIsOut: a lone call is flushed at
 // once, alone; the calls made while it is out go together in the next
 // batch, within MaxItems, each getting its own results in order. The same
 // holds when callers send their own batches (CallerSends), and when a
 // lone caller sends itself (SendsAlone).
-func TestBatcherJoinsWhatArrivesWhileABatchIsOut(t *testing.T) {
+func TestJoinerJoinsWhatArrivesWhileABatchIsOut(t *testing.T) {
 	for _, mode := range []string{"", "CallerSends", "SendsAlone"} {
 		t.Run("mode="+mode, func(t *testing.T) {
-			testBatcherJoins(t, mode)
+			testJoinerJoins(t, mode)
 		})
 	}
 }
 
-func testBatcherJoins(t *testing.T, mode string) {
+func testJoinerJoins(t *testing.T, mode string) {
 	g := newGate()
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed,
+	b := batch.New(batch.Config[int, string]{Flush: g.flush, MaxItems: 4, Stopped: errClosed,
 		CallerSends: mode == "CallerSends", SendsAlone: mode == "SendsAlone"})
 	defer b.Stop()
 
@@ -114,9 +114,9 @@ func testBatcherJoins(t *testing.T, mode string) {
 	defer g.mu.Unlock()
 	require.Equal(t, []int{0}, g.batches[0], "the lone call went alone")
 	total := 0
-	for _, batch := range g.batches[1:] {
-		require.LessOrEqual(t, len(batch), 4, "MaxItems holds")
-		total += len(batch)
+	for _, items := range g.batches[1:] {
+		require.LessOrEqual(t, len(items), 4, "MaxItems holds")
+		total += len(items)
 	}
 	require.Equal(t, 6, total)
 	require.Less(t, len(g.batches)-1, 5, "the waiting calls shared batches")
@@ -131,13 +131,13 @@ func goroutineID() string {
 	return id
 }
 
-// TestBatcherCallerSendsALoneCallItself: with CallerSends, a lone call's
+// TestJoinerCallerSendsALoneCallItself: with CallerSends, a lone call's
 // batch is flushed in the caller's own goroutine (no hand-off); without
 // it, in a sender goroutine.
-func TestBatcherCallerSendsALoneCallItself(t *testing.T) {
+func TestJoinerCallerSendsALoneCallItself(t *testing.T) {
 	for _, callerSends := range []bool{false, true} {
 		var flushedIn string
-		b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed, CallerSends: callerSends,
+		b := batch.New(batch.Config[int, string]{Stopped: errClosed, CallerSends: callerSends,
 			Flush: func(_ context.Context, items []int) ([]string, error) {
 				flushedIn = goroutineID()
 				return make([]string, len(items)), nil
@@ -152,13 +152,13 @@ func TestBatcherCallerSendsALoneCallItself(t *testing.T) {
 
 type ctxKey struct{}
 
-// TestBatcherSendsALoneCallUnderItsOwnContext: with SendsAlone, a lone
+// TestJoinerSendsALoneCallUnderItsOwnContext: with SendsAlone, a lone
 // call is flushed in its caller's goroutine with its caller's context, so
-// a context that ends ends the call as it would without a batcher.
-func TestBatcherSendsALoneCallUnderItsOwnContext(t *testing.T) {
+// a context that ends ends the call as it would without a joiner.
+func TestJoinerSendsALoneCallUnderItsOwnContext(t *testing.T) {
 	var flushedIn string
 	var got any
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed, SendsAlone: true,
+	b := batch.New(batch.Config[int, string]{Stopped: errClosed, SendsAlone: true,
 		Flush: func(ctx context.Context, items []int) ([]string, error) {
 			flushedIn, got = goroutineID(), ctx.Value(ctxKey{})
 			if items[0] == 2 {
@@ -183,17 +183,17 @@ func TestBatcherSendsALoneCallUnderItsOwnContext(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	out, err = b.Do(context.Background(), 3)
-	require.NoError(t, err, "the batcher serves on after a call its context ended")
+	require.NoError(t, err, "the joiner serves on after a call its context ended")
 	require.Len(t, out, 1)
 }
 
-// TestBatcherFailsEveryCallOfAFailedBatch and keeps the calls of other
+// TestJoinerFailsEveryCallOfAFailedBatch and keeps the calls of other
 // batches apart; after Stop, a call is refused with Stopped.
-func TestBatcherFailsEveryCallOfAFailedBatch(t *testing.T) {
+func TestJoinerFailsEveryCallOfAFailedBatch(t *testing.T) {
 	g := newGate()
 	boom := errors.New("boom")
 	g.fail = boom
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, Stopped: errClosed})
+	b := batch.New(batch.Config[int, string]{Flush: g.flush, Stopped: errClosed})
 
 	first := make(chan error)
 	go func() {
@@ -218,11 +218,11 @@ func TestBatcherFailsEveryCallOfAFailedBatch(t *testing.T) {
 	require.ErrorIs(t, err, errClosed)
 }
 
-// TestBatcherBoundsABatchBySize: a call that would take the batch past
+// TestJoinerBoundsABatchBySize: a call that would take the batch past
 // MaxSize waits for the next one; a call heavier than MaxSize goes alone.
-func TestBatcherBoundsABatchBySize(t *testing.T) {
+func TestJoinerBoundsABatchBySize(t *testing.T) {
 	g := newGate()
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Flush: g.flush, Stopped: errClosed,
+	b := batch.New(batch.Config[int, string]{Flush: g.flush, Stopped: errClosed,
 		Size: func(it int) int { return it }, MaxSize: 10})
 	defer b.Stop()
 	go func() { _, _ = b.Do(context.Background(), 0) }()
@@ -237,21 +237,21 @@ func TestBatcherBoundsABatchBySize(t *testing.T) {
 	<-done
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, batch := range g.batches[1:] {
+	for _, items := range g.batches[1:] {
 		sum := 0
-		for _, it := range batch {
+		for _, it := range items {
 			sum += it
 		}
-		if len(batch) > 1 {
-			require.LessOrEqual(t, sum, 10, "batch %v stays within MaxSize", batch)
+		if len(items) > 1 {
+			require.LessOrEqual(t, sum, 10, "batch %v stays within MaxSize", items)
 		}
 	}
 }
 
-// TestBatcherRunsNoGoroutineWhileIdle: senders end when no call waits, so
-// a batcher nobody stops leaks nothing (the suite's leak check sees it).
-func TestBatcherRunsNoGoroutineWhileIdle(t *testing.T) {
-	b := bus.NewBatcher(bus.BatcherConfig[int, string]{Stopped: errClosed,
+// TestJoinerRunsNoGoroutineWhileIdle: senders end when no call waits, so
+// a joiner nobody stops leaks nothing (the suite's leak check sees it).
+func TestJoinerRunsNoGoroutineWhileIdle(t *testing.T) {
+	b := batch.New(batch.Config[int, string]{Stopped: errClosed,
 		Flush: func(_ context.Context, items []int) ([]string, error) { return make([]string, len(items)), nil }})
 	_, err := b.Do(context.Background(), 1)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package bus
+package embedded
 
 import (
 	"crypto/rand"
@@ -12,14 +12,16 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
 // Locked reports whether cfg authenticates clients (a token or users).
-func (cfg EmbeddedConfig) Locked() bool { return cfg.Token != "" || len(cfg.Users) > 0 }
+func (cfg Config) Locked() bool { return cfg.Token != "" || len(cfg.Users) > 0 }
 
 // configureAuth sets the server's users (or token), its route
 // credentials, and this process's own in-process users.
-func (e *Embedded) configureAuth(cfg EmbeddedConfig, opts *server.Options) error {
+func (e *Server) configureAuth(cfg Config, opts *server.Options) error {
 	if cfg.RouteUser != "" || cfg.RoutePassword != "" {
 		if cfg.RouteUser == "" || cfg.RoutePassword == "" {
 			return errors.New("bus: embedded NATS: route user and route password go together")
@@ -54,7 +56,7 @@ func (e *Embedded) configureAuth(cfg EmbeddedConfig, opts *server.Options) error
 		if err != nil {
 			return fmt.Errorf("bus: embedded NATS: user %d (%q): %w", i+1, u.Name, err)
 		}
-		perms := cfg.Subjects.Permissions(u.Role, inbox)
+		perms := Permissions(cfg.Subjects, u.Role, inbox)
 		if u.Nkey != "" {
 			opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u.Nkey, Permissions: perms})
 		} else {
@@ -67,7 +69,7 @@ func (e *Embedded) configureAuth(cfg EmbeddedConfig, opts *server.Options) error
 // checkUser checks one configured user and returns the id its inbox is
 // named by: its name, or its public key.
 func checkUser(u User) (string, error) {
-	if _, err := ParseRole(string(u.Role)); err != nil {
+	if _, err := bus.ParseRole(string(u.Role)); err != nil {
 		return "", fmt.Errorf("role: %w", err)
 	}
 	if u.Nkey != "" {
@@ -79,11 +81,11 @@ func checkUser(u User) (string, error) {
 		}
 		return u.Nkey, nil
 	}
-	if err := ValidToken(u.Name); err != nil {
+	if err := bus.ValidToken(u.Name); err != nil {
 		return "", fmt.Errorf("name: %v", err)
 	}
-	if strings.HasPrefix(u.Name, LocalUserPrefix) {
-		return "", fmt.Errorf("name: %s is reserved for the server's own in-process users", LocalUserPrefix)
+	if strings.HasPrefix(u.Name, bus.LocalUserPrefix) {
+		return "", fmt.Errorf("name: %s is reserved for the server's own in-process users", bus.LocalUserPrefix)
 	}
 	if u.Password == "" {
 		return "", errors.New("needs a password or an nkey")
@@ -95,14 +97,14 @@ func checkUser(u User) (string, error) {
 // may log in as, with a random password: the node's own parts (core,
 // promoter, HTTP) then authenticate without a configured secret, each
 // with its role's permissions.
-func (e *Embedded) addLocalUsers(subj Subjects, opts *server.Options) error {
-	e.local = make(map[Role]localUser, len(Roles))
-	for _, role := range Roles {
+func (e *Server) addLocalUsers(subj bus.Subjects, opts *server.Options) error {
+	e.local = make(map[bus.Role]localUser, len(bus.Roles))
+	for _, role := range bus.Roles {
 		var b [24]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return fmt.Errorf("bus: embedded NATS: in-process user: %w", err)
 		}
-		name := LocalUserPrefix + string(role)
+		name := bus.LocalUserPrefix + string(role)
 		inbox, err := subj.Inbox(name)
 		if err != nil {
 			return fmt.Errorf("bus: embedded NATS: in-process user: %w", err)
@@ -112,7 +114,7 @@ func (e *Embedded) addLocalUsers(subj Subjects, opts *server.Options) error {
 		opts.Users = append(opts.Users, &server.User{
 			Username:               u.name,
 			Password:               u.password,
-			Permissions:            subj.Permissions(role, inbox),
+			Permissions:            Permissions(subj, role, inbox),
 			AllowedConnectionTypes: map[string]struct{}{jwt.ConnectionTypeInProcess: {}},
 		})
 	}
@@ -120,7 +122,7 @@ func (e *Embedded) addLocalUsers(subj Subjects, opts *server.Options) error {
 }
 
 // configureTLS loads the client and route certificates.
-func configureTLS(cfg EmbeddedConfig, opts *server.Options) error {
+func configureTLS(cfg Config, opts *server.Options) error {
 	if t := cfg.TLS; t != nil {
 		tc, err := tlsConfig(t, t.Verify)
 		if err != nil {

@@ -1,20 +1,21 @@
-package bus
+package batch
 
 import (
 	"context"
-	"runtime"
 	"sync"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
-// Batcher joins concurrent calls into batches: what arrives while a batch
+// Joiner joins concurrent calls into batches: what arrives while a batch
 // is on its way goes in the next one. A lone call is its own batch and
 // waits for nothing (no timer); n concurrent calls cost about n / batch
 // size round trips instead of n. Each call gets its own results back, in
 // the order of its items. core's client sends concurrent creates as one
 // create_bulk through it, and core's service stores concurrent creates
 // with one script call.
-type Batcher[T, R any] struct {
-	cfg     BatcherConfig[T, R]
+type Joiner[T, R any] struct {
+	cfg     Config[T, R]
 	mu      sync.Mutex
 	waiting []*batchCall[T, R] // handed over, not yet in a batch
 	sending int                // senders running
@@ -22,8 +23,8 @@ type Batcher[T, R any] struct {
 	senders sync.WaitGroup
 }
 
-// BatcherConfig configures a Batcher.
-type BatcherConfig[T, R any] struct {
+// Config configures a Joiner.
+type Config[T, R any] struct {
 	// Flush runs one batch: one result per item, in order, or an error for
 	// the whole batch (every call in it gets that error). ctx is the
 	// caller's when the batch is one caller's alone (SendsAlone), else
@@ -54,7 +55,7 @@ type BatcherConfig[T, R any] struct {
 	// waiting, once the calls about to join have had their chance
 	// (Gather), send itself as its own batch, in its own goroutine and
 	// under its own ctx: a lone call then pays no goroutine hand-off each
-	// way, and its ctx bounds it as if there were no batcher. When others
+	// way, and its ctx bounds it as if there were no joiner. When others
 	// joined meanwhile, the batch goes to a sender goroutine as usual and
 	// the call waits for it as any call does. For a client's calls, whose
 	// ctx may end early (core's client creates); see CallerSends for a
@@ -69,17 +70,17 @@ type batchCall[T, R any] struct {
 	done  chan struct{}
 }
 
-// NewBatcher returns a batcher. It runs no goroutine while idle: a sender
+// New returns a joiner. It runs no goroutine while idle: a sender
 // starts when calls wait and none is free, and ends when none waits.
-func NewBatcher[T, R any](cfg BatcherConfig[T, R]) *Batcher[T, R] {
+func New[T, R any](cfg Config[T, R]) *Joiner[T, R] {
 	if cfg.Flush == nil || cfg.Stopped == nil {
-		panic("bus: NewBatcher needs Flush and Stopped")
+		panic("batch: New needs Flush and Stopped")
 	}
 	cfg.Senders = max(cfg.Senders, 1)
 	if cfg.MaxItems <= 0 {
 		cfg.MaxItems = 1000
 	}
-	return &Batcher[T, R]{cfg: cfg}
+	return &Joiner[T, R]{cfg: cfg}
 }
 
 // Do hands items over and waits for their results. ctx bounds the wait;
@@ -87,8 +88,8 @@ func NewBatcher[T, R any](cfg BatcherConfig[T, R]) *Batcher[T, R] {
 // that needs to know the outcome (a create must not be reported failed
 // after it was stored) passes a context that does not end early. (A call
 // that SendsAlone sends as a batch of its own is flushed under ctx: it is
-// then what the call would be without a batcher.)
-func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
+// then what the call would be without a joiner.)
+func (b *Joiner[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 	call := &batchCall[T, R]{items: items, done: make(chan struct{})}
 	b.mu.Lock()
 	if b.stopped {
@@ -119,7 +120,7 @@ func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 }
 
 // wait waits for call's batch, or for ctx.
-func (b *Batcher[T, R]) wait(ctx context.Context, call *batchCall[T, R]) ([]R, error) {
+func (b *Joiner[T, R]) wait(ctx context.Context, call *batchCall[T, R]) ([]R, error) {
 	select {
 	case <-call.done:
 		return call.out, call.err
@@ -129,7 +130,7 @@ func (b *Batcher[T, R]) wait(ctx context.Context, call *batchCall[T, R]) ([]R, e
 }
 
 // send flushes batches while calls wait, then ends.
-func (b *Batcher[T, R]) send() {
+func (b *Joiner[T, R]) send() {
 	for {
 		Gather(b.Waiting)
 		b.mu.Lock()
@@ -148,7 +149,7 @@ func (b *Batcher[T, R]) send() {
 // call waits once Gather has let the arriving ones in, and says so; else it
 // hands the waiting calls, call among them, to a sender goroutine, which
 // keeps the caller's place among the senders, and says false.
-func (b *Batcher[T, R]) sendAlone(ctx context.Context, call *batchCall[T, R]) bool {
+func (b *Joiner[T, R]) sendAlone(ctx context.Context, call *batchCall[T, R]) bool {
 	defer b.senders.Done()
 	Gather(b.Waiting)
 	b.mu.Lock()
@@ -168,7 +169,7 @@ func (b *Batcher[T, R]) sendAlone(ctx context.Context, call *batchCall[T, R]) bo
 
 // passOn hands a caller's place among the senders to a sender goroutine
 // when calls wait, and gives it up when none does. b.mu is held.
-func (b *Batcher[T, R]) passOn() {
+func (b *Joiner[T, R]) passOn() {
 	if len(b.waiting) > 0 {
 		b.senders.Go(b.send)
 	} else {
@@ -180,7 +181,7 @@ func (b *Batcher[T, R]) passOn() {
 // done; what still waits then goes to a sender goroutine, which keeps the
 // caller's place among the senders. When another sender took call, it
 // leaves and waits for it like any call.
-func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
+func (b *Joiner[T, R]) sendUntil(call *batchCall[T, R]) {
 	defer b.senders.Done()
 	for {
 		Gather(b.Waiting)
@@ -204,35 +205,10 @@ func (b *Batcher[T, R]) sendUntil(call *batchCall[T, R]) {
 	}
 }
 
-// Gather lets the calls that are about to join a batch join it before it
-// leaves: while queued (how many wait) grew during the last scheduler
-// round, it yields once more, up to gatherRounds. Callers woken together
-// by the previous batch's answer (sixteen producers whose creates came
-// back in one reply) are runnable but not yet queued when a sender comes
-// free; without a yield the first of them would leave alone and the rest
-// in the next batch, twice the messages. No timer: a lone call yields once
-// to a scheduler with nothing else to run, which returns at once.
-// Measured on 16 producers through kuebus dev (docs/benchmarks-log.md,
-// issue 12 step 4): core CPU per create -25%, throughput +25%.
-func Gather(queued func() int) {
-	n := queued()
-	for range gatherRounds {
-		runtime.Gosched()
-		m := queued()
-		if m == n {
-			return
-		}
-		n = m
-	}
-}
-
-// gatherRounds bounds the yields of one Gather.
-const gatherRounds = 4
-
 // take removes the next batch from the waiting calls: the first call, and
 // those after it while the batch stays within MaxItems and MaxSize. b.mu
 // is held.
-func (b *Batcher[T, R]) take() []*batchCall[T, R] {
+func (b *Joiner[T, R]) take() []*batchCall[T, R] {
 	if len(b.waiting) == 0 {
 		return nil
 	}
@@ -252,7 +228,7 @@ func (b *Batcher[T, R]) take() []*batchCall[T, R] {
 	return batch
 }
 
-func (b *Batcher[T, R]) size(c *batchCall[T, R]) int {
+func (b *Joiner[T, R]) size(c *batchCall[T, R]) int {
 	if b.cfg.Size == nil {
 		return 0
 	}
@@ -263,7 +239,7 @@ func (b *Batcher[T, R]) size(c *batchCall[T, R]) int {
 	return s
 }
 
-func (b *Batcher[T, R]) flush(ctx context.Context, batch []*batchCall[T, R]) {
+func (b *Joiner[T, R]) flush(ctx context.Context, batch []*batchCall[T, R]) {
 	var items []T
 	if len(batch) == 1 {
 		items = batch[0].items
@@ -274,7 +250,7 @@ func (b *Batcher[T, R]) flush(ctx context.Context, batch []*batchCall[T, R]) {
 	}
 	out, err := b.cfg.Flush(ctx, items)
 	if err == nil && len(out) != len(items) {
-		err = Errorf(CodeInternal, "batch: %d results for %d items", len(out), len(items))
+		err = bus.Errorf(bus.CodeInternal, "batch: %d results for %d items", len(out), len(items))
 	}
 	at := 0
 	for _, c := range batch {
@@ -290,7 +266,7 @@ func (b *Batcher[T, R]) flush(ctx context.Context, batch []*batchCall[T, R]) {
 
 // Stop refuses new calls, and returns once the calls handed over are
 // flushed.
-func (b *Batcher[T, R]) Stop() {
+func (b *Joiner[T, R]) Stop() {
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
@@ -299,14 +275,14 @@ func (b *Batcher[T, R]) Stop() {
 
 // Waiting is how many calls wait for a batch (a gauge, and what tests wait
 // on).
-func (b *Batcher[T, R]) Waiting() int {
+func (b *Joiner[T, R]) Waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.waiting)
 }
 
 // Senders is how many senders run: 0 while idle.
-func (b *Batcher[T, R]) Senders() int {
+func (b *Joiner[T, R]) Senders() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.sending
