@@ -203,14 +203,14 @@ func (s *Store) runRescueExpired(ctx context.Context, tk typeKeys, now int64, st
 type opScript struct {
 	script *redis.Script
 	head   []any
-	args   func(dst []any, o *service.LeaseOp) []any
+	args   func(dst []any, o *service.StoreOp) []any
 }
 
 var opScripts = map[core.Op]opScript{
-	core.OpComplete: {script: completeJobs, args: func(dst []any, o *service.LeaseOp) []any {
+	core.OpComplete: {script: completeJobs, args: func(dst []any, o *service.StoreOp) []any {
 		return append(dst, string(o.Result), flag(o.Bare))
 	}},
-	core.OpFail: {script: failJobs, head: []any{int64(core.MaxDelay)}, args: func(dst []any, o *service.LeaseOp) []any {
+	core.OpFail: {script: failJobs, head: []any{int64(core.MaxDelay)}, args: func(dst []any, o *service.StoreOp) []any {
 		delay := "" // the job's backoff
 		if o.Delay != nil {
 			delay = strconv.FormatInt(*o.Delay, 10)
@@ -219,14 +219,14 @@ var opScripts = map[core.Op]opScript{
 	}},
 	core.OpTouch:   {script: touchJobs},
 	core.OpRelease: {script: releaseJobs},
-	core.OpRejoin: {script: rejoinJobs, args: func(dst []any, o *service.LeaseOp) []any {
+	core.OpRejoin: {script: rejoinJobs, args: func(dst []any, o *service.StoreOp) []any {
 		var delay int64
 		if o.Delay != nil {
 			delay = *o.Delay
 		}
 		return append(dst, delay)
 	}},
-	core.OpProgress: {script: progressJobs, args: func(dst []any, o *service.LeaseOp) []any {
+	core.OpProgress: {script: progressJobs, args: func(dst []any, o *service.StoreOp) []any {
 		return append(dst, o.Percent)
 	}},
 }
@@ -242,7 +242,7 @@ type opOutcome struct {
 }
 
 // runOps runs one kind of lease holder's operation over jobs of one type.
-func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int64, ops []*service.LeaseOp) ([]opOutcome, error) {
+func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int64, ops []*service.StoreOp) ([]opOutcome, error) {
 	// each job's keys are built in the script from these (lease_holder.lua)
 	keys := append(tk.fixed(), tk.job(0), tk.log(0), tk.errors(0))
 	args := make([]any, 0, 1+len(call.head)+3*len(ops))

@@ -93,11 +93,11 @@ func TestACancelledJobIsNeverLeasedAndItsWorkerGetsConflict(t *testing.T) {
 	require.NoError(t, err)
 	after := st.dump()
 	for _, op := range []core.Op{core.OpComplete, core.OpFail, core.OpTouch, core.OpRelease, core.OpRejoin, core.OpProgress} {
-		res := apply(t, st, 5100, op, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "e"})
+		res := apply(t, st, 5100, op, service.StoreOp{ID: 1, Lease: "L", Type: "t", Error: "e"})
 		require.ErrorIs(t, res.Err, core.ErrConflict, "%s", op)
 		st.requireKeys(after, string(op)+" changes nothing")
 	}
-	jobs, _, err := st.Lease(ctx, 5200, []string{"t"}, 10, "w", "M", 0)
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 5200, Types: []string{"t"}, Max: 10, Worker: "w", Token: "M", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, jobs)
 	st.requireKeys(after, "nothing leased")

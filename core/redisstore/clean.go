@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // ownRetentionField is the field of a type's stats hash that is "1" once a
@@ -29,7 +30,8 @@ func cursorField(state core.State) string { return "clean_" + string(state) }
 // type with no default and no job with a retention of its own is not read
 // at all, so that kept jobs cost the cleaner nothing; nor are the cancelled
 // jobs of a type with no default for them.
-func (s *Store) Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error) {
+func (s *Store) Clean(ctx context.Context, p *service.CleanParams) (removed int, more bool, err error) {
+	now, jobType, state, rule, limit := p.Now, p.Type, p.State, p.Rule, p.Limit
 	if state != core.StateComplete && state != core.StateFailed && state != core.StateCancelled {
 		return 0, false, core.Invalidf("state", "%q is not complete, failed or cancelled", state)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // finished is a keyspace of jobs of type t in state (complete, failed or
@@ -60,14 +61,14 @@ func TestCleanKeepsTheNewestCountByDefault(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := finished(core.StateComplete, 5, nil)
 	st.seed(before)
-	n, more, err := st.Clean(ctx, 1000, "t", core.StateComplete, core.Retention{Count: 2}, 10)
+	n, more, err := st.Clean(ctx, &service.CleanParams{Now: 1000, Type: "t", State: core.StateComplete, Rule: core.Retention{Count: 2}, Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 	require.False(t, more, "the read reached the newest job")
 	after := without(before, "1", "2", "3")
 	st.requireKeys(after, "the two newest are kept")
 
-	n, _, err = st.Clean(ctx, 1000, "t", core.StateComplete, core.Retention{Count: 2}, 10)
+	n, _, err = st.Clean(ctx, &service.CleanParams{Now: 1000, Type: "t", State: core.StateComplete, Rule: core.Retention{Count: 2}, Limit: 10})
 	require.NoError(t, err)
 	require.Zero(t, n)
 	st.requireKeys(after, "nothing more")
@@ -83,11 +84,11 @@ func TestCleanRemovesPastTheAgeInBoundedBatches(t *testing.T) {
 	before := finished(core.StateFailed, 4, nil)
 	st.seed(before)
 	rule := core.Retention{Age: 250}
-	n, more, err := st.Clean(ctx, 500, "t", core.StateFailed, rule, 1)
+	n, more, err := st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateFailed, Rule: rule, Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.True(t, more, "one removed, the read stopped short of the newest")
-	n, more, err = st.Clean(ctx, 500, "t", core.StateFailed, rule, 1)
+	n, more, err = st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateFailed, Rule: rule, Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.True(t, more)
@@ -95,16 +96,16 @@ func TestCleanRemovesPastTheAgeInBoundedBatches(t *testing.T) {
 	st.requireKeys(after, "jobs 1 and 2 (finished at 100 and 200) gone")
 
 	// job 3 (300) is kept: the cursor moves past it; job 4 is read next
-	n, more, err = st.Clean(ctx, 500, "t", core.StateFailed, rule, 1)
+	n, more, err = st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateFailed, Rule: rule, Limit: 1})
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.False(t, more, "nothing removed: the leader waits")
 	st.requireKeys(after.with(keyspace{"{t}:stats": map[string]string{"clean_failed": "1"}}), "the cursor past the kept job")
-	n, _, err = st.Clean(ctx, 500, "t", core.StateFailed, rule, 1)
+	n, _, err = st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateFailed, Rule: rule, Limit: 1})
 	require.NoError(t, err)
 	require.Zero(t, n)
 	st.requireKeys(after, "the round ended at the newest: the cursor is back at 0")
-	n, _, err = st.Clean(ctx, 800, "t", core.StateFailed, rule, 5)
+	n, _, err = st.Clean(ctx, &service.CleanParams{Now: 800, Type: "t", State: core.StateFailed, Rule: rule, Limit: 5})
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "later, both are past their age")
 }
@@ -121,18 +122,18 @@ func TestCleanLetsAJobsOwnRuleWin(t *testing.T) {
 		3: {"roc": "1"},            // true: goes (moved here by hand)
 	})
 	st.seed(before)
-	n, _, err := st.Clean(ctx, 500, "t", core.StateComplete, core.Retention{Count: 1}, 10)
+	n, _, err := st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateComplete, Rule: core.Retention{Count: 1}, Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "only job 3: 1 and 2 keep by their own rule, 4 is the newest")
 	after := without(before, "3")
 	st.requireKeys(after, "job 3 gone")
 
-	n, _, err = st.Clean(ctx, 500, "t", core.StateComplete, core.Retention{}, 10)
+	n, _, err = st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateComplete, Rule: core.Retention{}, Limit: 10})
 	require.NoError(t, err)
 	require.Zero(t, n, "no default, and no job of t was created with a rule: t is not read")
 
 	st.seed(keyspace{"{t}:stats": map[string]string{"own_retention": "1"}})
-	n, _, err = st.Clean(ctx, 1300, "t", core.StateComplete, core.Retention{}, 10)
+	n, _, err = st.Clean(ctx, &service.CleanParams{Now: 1300, Type: "t", State: core.StateComplete, Rule: core.Retention{}, Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "job 2 past its own age; 1 and 4 kept (4 has no rule)")
 	st.requireKeys(without(after, "2").with(keyspace{"{t}:stats": map[string]string{"own_retention": "1"}}), "job 2 gone")
@@ -174,24 +175,24 @@ func TestCleanRemovesCancelledJobsByTheTypesDefaultAlone(t *testing.T) {
 	}).with(keyspace{"{t}:stats": map[string]string{"own_retention": "1"}})
 	st.seed(before)
 
-	n, more, err := st.Clean(ctx, 10_000, "t", core.StateCancelled, core.Retention{}, 10)
+	n, more, err := st.Clean(ctx, &service.CleanParams{Now: 10_000, Type: "t", State: core.StateCancelled, Rule: core.Retention{}, Limit: 10})
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.False(t, more)
 	st.requireKeys(before, "no default for cancelled: all kept, whatever their own rules say")
 
-	n, more, err = st.Clean(ctx, 350, "t", core.StateCancelled, core.Retention{Age: 100}, 10)
+	n, more, err = st.Clean(ctx, &service.CleanParams{Now: 350, Type: "t", State: core.StateCancelled, Rule: core.Retention{Age: 100}, Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "jobs 1 and 2, cancelled at 100 and 200, are past 100 ms at 350")
 	require.False(t, more)
 	after := without(before, "1", "2")
 	st.requireKeys(after, "the older two gone")
 
-	n, _, err = st.Clean(ctx, 350, "t", core.StateCancelled, core.Retention{Count: 1}, 10)
+	n, _, err = st.Clean(ctx, &service.CleanParams{Now: 350, Type: "t", State: core.StateCancelled, Rule: core.Retention{Count: 1}, Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	st.requireKeys(without(after, "3", "4"), "only the newest kept")
 
-	_, _, err = st.Clean(ctx, 350, "t", core.StateActive, core.Retention{Count: 1}, 10)
+	_, _, err = st.Clean(ctx, &service.CleanParams{Now: 350, Type: "t", State: core.StateActive, Rule: core.Retention{Count: 1}, Limit: 10})
 	require.ErrorIs(t, err, core.ErrInvalid)
 }

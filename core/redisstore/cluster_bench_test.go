@@ -75,16 +75,16 @@ func jobLife(b *testing.B, st *redisstore.Store, types []string, usec func() map
 	}
 	total := per * len(types)
 	for done := 0; done < total; {
-		jobs, _, err := st.Lease(ctx, 2, types, 64, "w", "tok", 0)
+		jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2, Types: types, Max: 64, Worker: "w", Token: "tok", TTL: 0})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(jobs) == 0 {
 			b.Fatalf("lease: nothing ready after %d of %d", done, total)
 		}
-		ops := make([]service.LeaseOp, len(jobs))
+		ops := make([]service.StoreOp, len(jobs))
 		for k, j := range jobs {
-			ops[k] = service.LeaseOp{ID: j.ID, Lease: "tok", Type: j.Type}
+			ops[k] = service.StoreOp{ID: j.ID, Lease: "tok", Type: j.Type}
 		}
 		if _, err := st.Apply(ctx, 3, core.OpComplete, ops); err != nil {
 			b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 	"github.com/kuebus/kuebus/node/redisproc"
 )
@@ -134,7 +135,7 @@ func TestClusterWaitReplicas(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n, "the replica has job %d once the create is acknowledged", j.ID)
 	}
-	leased, _, err := st.Lease(ctx, 1001, []string{"wait-a"}, 3, "w", "tok", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{"wait-a"}, Max: 3, Worker: "w", Token: "tok", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 3)
 
@@ -526,7 +527,7 @@ func count(t *testing.T, prefix string, types []string, acked map[int64]string, 
 		// Every job runs once: lease them all.
 		leased := map[int64]bool{}
 		for {
-			jobs, _, err := st.Lease(ctx, time.Now().UnixMilli(), []string{jobType}, 500, "w", "tok", 0)
+			jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: time.Now().UnixMilli(), Types: []string{jobType}, Max: 500, Worker: "w", Token: "tok", TTL: 0})
 			require.NoError(t, err)
 			if len(jobs) == 0 {
 				break

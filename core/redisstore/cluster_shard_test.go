@@ -120,7 +120,7 @@ func seededShardStore(t *testing.T, c *redisproc.Cluster, all []string) *redisst
 		specs[3].Delay, specs[4].Delay = 1000, 1000
 		_, _, err := st.Create(t.Context(), 1000, specs)
 		require.NoError(t, err)
-		leased, _, err := st.Lease(t.Context(), 1000, []string{jt}, 1, "w", "early", 500)
+		leased, _, err := st.Lease(t.Context(), &service.LeaseParams{Now: 1000, Types: []string{jt}, Max: 1, Worker: "w", Token: "early", TTL: 500})
 		require.NoError(t, err)
 		require.Len(t, leased, 1)
 		_, err = st.SetSchedule(t.Context(), 1000, &core.Schedule{Name: "every-" + jt, Every: 1000, Spec: scheduleSpec(jt), NextAt: 2000})
@@ -152,14 +152,14 @@ func TestClusterDeadMasterStopsOnlyItsTypes(t *testing.T) {
 
 	// Lease over every type: the healthy types' 2 ready jobs each, and an
 	// error that names the dead types.
-	leased, _, err := st.Lease(ctx, 3000, all, 100, "w", "tok", 60_000)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3000, Types: all, Max: 100, Worker: "w", Token: "tok", TTL: 60_000})
 	requireTypesError(t, err, dead)
 	require.Len(t, leased, 2*len(healthy))
 	for _, j := range leased {
 		require.Contains(t, healthy, j.Type)
 	}
 	// A lease of the dead types alone fails whole, and names them.
-	none, _, err := st.Lease(ctx, 3000, dead, 10, "w", "tok", 0)
+	none, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3000, Types: dead, Max: 10, Worker: "w", Token: "tok", TTL: 0})
 	require.Empty(t, none)
 	require.Equal(t, bus.CodeUnavailable, bus.CodeOf(err))
 	var te *service.TypesError
@@ -362,7 +362,7 @@ func TestClusterHungMasterStopsOnlyItsTypes(t *testing.T) {
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) // before the cluster's Stop
 
-	leased, _, err := st.Lease(ctx, 3000, all, 100, "w", "tok", 60_000)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3000, Types: all, Max: 100, Worker: "w", Token: "tok", TTL: 60_000})
 	requireTypesError(t, err, dead)
 	require.Len(t, leased, 2*len(healthy))
 
@@ -386,7 +386,7 @@ func TestClusterHungMasterStopsOnlyItsTypes(t *testing.T) {
 	requireTypesError(t, err, dead)
 	requireDueSchedulesOf(t, schedules, healthy)
 	lctx, cancel := bounded()
-	again, _, err := st.Lease(lctx, 3300, all, 100, "w", "tok2", 60_000)
+	again, _, err := st.Lease(lctx, &service.LeaseParams{Now: 3300, Types: all, Max: 100, Worker: "w", Token: "tok2", TTL: 60_000})
 	cancel()
 	requireTypesError(t, err, dead)
 	require.Len(t, again, 3*len(healthy), "the promoted and the rescued jobs")
@@ -398,7 +398,7 @@ func TestClusterHungMasterStopsOnlyItsTypes(t *testing.T) {
 	var back []core.Job
 	require.Eventually(t, func() bool {
 		now += 20_000 // past any window
-		jobs, _, err := st.Lease(ctx, now, dead, 100, "w", "tok3", 60_000)
+		jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: dead, Max: 100, Worker: "w", Token: "tok3", TTL: 60_000})
 		back = append(back, jobs...)
 		return err == nil && len(back) == 2*len(dead)
 	}, 30*time.Second, 50*time.Millisecond, "the hung master's types are not served again")

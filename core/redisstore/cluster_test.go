@@ -128,7 +128,7 @@ func TestClusterCreateFailsWhole(t *testing.T) {
 	n, err := st.Count(ctx, core.StateInactive, jobType)
 	require.NoError(t, err)
 	require.Equal(t, int64(4), n)
-	leased, _, err := st.Lease(ctx, 2000, []string{jobType}, 10, "w", "tok", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{jobType}, Max: 10, Worker: "w", Token: "tok", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 4, "only the acknowledged jobs run")
 }
@@ -178,10 +178,10 @@ func TestClusterScriptFlushQueuesOnce(t *testing.T) {
 			ids[id] = true
 		}
 		require.Len(t, ids, want, jobType)
-		leased, _, err := st.Lease(ctx, 2000, []string{jobType}, 10, "w", "tok", 0)
+		leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{jobType}, Max: 10, Worker: "w", Token: "tok", TTL: 0})
 		require.NoError(t, err)
 		require.Len(t, leased, want, "each job leased once")
-		again, _, err := st.Lease(ctx, 2001, []string{jobType}, 10, "w", "tok", 0)
+		again, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2001, Types: []string{jobType}, Max: 10, Worker: "w", Token: "tok", TTL: 0})
 		require.NoError(t, err)
 		require.Empty(t, again)
 	}

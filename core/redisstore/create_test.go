@@ -9,6 +9,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 )
 
@@ -28,7 +29,7 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	}
 	first, _, err := newStore().Create(ctx, 1000, specs)
 	require.NoError(t, err)
-	leased, _, err := newStore().Lease(ctx, 1001, []string{"again"}, 1, "w", "tok", 0)
+	leased, _, err := newStore().Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{"again"}, Max: 1, Worker: "w", Token: "tok", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 1)
 
@@ -137,7 +138,7 @@ func TestACreateOfManyJobsIndexesEachOnceInOrder(t *testing.T) {
 	want = append(want, second[0].ID)
 	var got []int64
 	for len(got) < len(want) {
-		jobs, _, err := st.Lease(ctx, 1001, []string{"many"}, 1000, "w", "tok", 0)
+		jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{"many"}, Max: 1000, Worker: "w", Token: "tok", TTL: 0})
 		require.NoError(t, err)
 		require.NotEmpty(t, jobs, "ready ran out after %d of %d", len(got), len(want))
 		for _, j := range jobs {

@@ -24,7 +24,7 @@ func TestFailKeepsTheLastAttemptsWithTheirStacks(t *testing.T) {
 	before := activeJob(map[string]string{"attempts": "25", "max_attempts": "100"}).with(keyspace{"{t}:errors:1": old})
 	st.seed(before)
 	stack := "goroutine 1 [running]:\nmain.handler()\n\t/src/\"quoted\"/main.go:12"
-	res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom ☃", Stack: stack})
+	res := apply(t, st, 2500, core.OpFail, service.StoreOp{ID: 1, Lease: "L", Type: "t", Error: "boom ☃", Stack: stack})
 	require.NoError(t, res.Err)
 	require.Empty(t, res.Job.Errors, "a script's row carries no history")
 
@@ -52,7 +52,7 @@ func TestRescueRecordsTheStallThatFailsAnAttempt(t *testing.T) {
 	require.Empty(t, job.Errors, "a stall within the limit is no failed attempt")
 	require.Nil(t, st.dump()["{t}:errors:1"])
 
-	leased, _, err := st.Lease(ctx, 3000, []string{"t"}, 1, "w", "M", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3000, Types: []string{"t"}, Max: 1, Worker: "w", Token: "M", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 1)
 	_, _, err = st.Rescue(ctx, 5000, 10, 1)

@@ -26,7 +26,8 @@ import (
 // and so is a type that failed a moment ago (downTypes, shards.go); the
 // error is then a *service.TypesError naming the failed types, beside what
 // was leased. When every type failed, it is the plain coded error.
-func (s *Store) Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error) {
+func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []core.Job, paused []string, err error) {
+	now, types, max, worker, token, ttl := p.Now, p.Types, p.Max, p.Worker, p.Token, p.TTL
 	failed := typeErrs{}
 	tried, started := s.down.skip(now, types, failed) // shards.go: not those down a moment ago
 	if distinct(tried) == 1 {
@@ -144,7 +145,7 @@ func groupEntries(entries []entry) []entryGroup {
 }
 
 // Apply runs lease holders' operations of one kind: one script per job type.
-func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.LeaseOp) ([]service.Applied, error) {
+func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.StoreOp) ([]service.Applied, error) {
 	call, ok := opScripts[op]
 	if !ok {
 		return nil, bus.Errorf(bus.CodeInvalid, "op: %q is not an operation", op)
@@ -168,7 +169,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 	}
 	for _, t := range order {
 		idx := groups[t]
-		group := make([]*service.LeaseOp, len(idx))
+		group := make([]*service.StoreOp, len(idx))
 		for n, i := range idx {
 			group[n] = &ops[i]
 		}
@@ -199,7 +200,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 
 // typesOf returns each op's job type: the one given, or the one on record
 // ("" when the id is unknown), looked up for all in one call.
-func (s *Store) typesOf(ctx context.Context, ops []service.LeaseOp) ([]string, error) {
+func (s *Store) typesOf(ctx context.Context, ops []service.StoreOp) ([]string, error) {
 	types := make([]string, len(ops))
 	var lookup []int
 	for i, o := range ops {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkLeaseOne(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				jobs, _, err := st.Lease(ctx, 2, types, 1, "w", "tok", 0)
+				jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2, Types: types, Max: 1, Worker: "w", Token: "tok", TTL: 0})
 				if err != nil || len(jobs) != 1 {
 					b.Fatalf("lease: %d jobs, %v", len(jobs), err)
 				}

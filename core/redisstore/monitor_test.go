@@ -104,16 +104,16 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	jobs2, _, err := st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 5, TTL: 1000}, {Type: "mon", MaxAttempts: 5, TTL: 1000}})
 	must(err)
 
-	leased, _, err := st.Lease(ctx, now, []string{"mon"}, 4, "w1", "L1", 0) // one type: lease_head.lua
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 4, Worker: "w1", Token: "L1", TTL: 0}) // one type: lease_head.lua
 	must(err)
 	require.Len(t, leased, 4)
-	more, _, err := st.Lease(ctx, now, []string{"mon", "other"}, 1, "w1", "L2", 0) // several: lease.lua
+	more, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon", "other"}, Max: 1, Worker: "w1", Token: "L2", TTL: 0}) // several: lease.lua
 	must(err)
 	require.Len(t, more, 1)
-	op := func(j core.Job, lease string) service.LeaseOp {
-		return service.LeaseOp{ID: j.ID, Lease: lease, Type: j.Type}
+	op := func(j core.Job, lease string) service.StoreOp {
+		return service.StoreOp{ID: j.ID, Lease: lease, Type: j.Type}
 	}
-	apply := func(o core.Op, ops ...service.LeaseOp) {
+	apply := func(o core.Op, ops ...service.StoreOp) {
 		t.Helper()
 		_, err := st.Apply(ctx, now, o, ops)
 		must(err)
@@ -133,7 +133,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	apply(core.OpRejoin, r)
 
 	// the one left in ready runs past its ttl, and the leader rescues it
-	stray, _, err := st.Lease(ctx, now, []string{"mon"}, 1, "w2", "L3", 1)
+	stray, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w2", Token: "L3", TTL: 1})
 	must(err)
 	require.NotEmpty(t, stray)
 	_, _, err = st.Rescue(ctx, now+100, 100, 1)
@@ -155,9 +155,9 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.Bulk(ctx, now, &service.BulkQuery{Action: core.BulkRetry, State: core.StateFailed, Type: "mon", Limit: 10})
 	must(err)
-	_, _, err = st.Search(ctx, "n", "mon", "", core.IDsCursor{}, 10, 100)
+	_, _, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", From: core.IDsCursor{}, Limit: 10, Budget: 100})
 	must(err)
-	_, _, err = st.Clean(ctx, now+time.Hour.Milliseconds(), "mon", core.StateComplete, core.Retention{Age: 1}, 100)
+	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: 1}, Limit: 100})
 	must(err)
 	_, err = st.Remove(ctx, jobs2[1].ID) // cancelled, not cleaned
 	must(err)
@@ -168,7 +168,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	name := "s" + strconv.FormatInt(now, 10)
 	sc, err := st.SetSchedule(ctx, now, &core.Schedule{Name: name, Every: 1000, Spec: core.Spec{Type: "mon", MaxAttempts: 1, TTL: 1000}})
 	must(err)
-	_, _, err = st.FireSchedule(ctx, now+1000, sc, sc.NextAt, sc.NextAt+1000, sc.Spec)
+	_, _, err = st.FireSchedule(ctx, &service.FireParams{Now: now + 1000, Schedule: sc, Tick: sc.NextAt, Next: sc.NextAt + 1000, Spec: sc.Spec})
 	must(err)
 	_, err = st.RemoveSchedule(ctx, name)
 	must(err)

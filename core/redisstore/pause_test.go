@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // TestPauseSetsTheFlagOnceAndListsTheType: pausing a type with no jobs
@@ -73,13 +74,13 @@ func TestLeaseSkipsAPausedType(t *testing.T) {
 		"{u}:job:2": jobHash(map[string]string{"id": "2", "type": "u"}),
 	}
 	st.seed(before)
-	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 1, "w", "L", 0)
+	jobs, paused, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t", "u"}, Max: 1, Worker: "w", Token: "L", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2), jobs[0].ID, "u's job; t is paused")
 	require.Equal(t, []string{"t"}, paused, "the lease says which types it found paused")
 
-	jobs, _, err = st.Lease(ctx, 2000, []string{"t"}, 5, "w", "M", 0)
+	jobs, _, err = st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t"}, Max: 5, Worker: "w", Token: "M", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, jobs, "t is paused")
 	stats, err := st.Stats(ctx)
@@ -89,7 +90,7 @@ func TestLeaseSkipsAPausedType(t *testing.T) {
 
 	_, err = st.Pause(ctx, "t", false)
 	require.NoError(t, err)
-	jobs, paused, err = st.Lease(ctx, 2000, []string{"t"}, 5, "w", "N", 0)
+	jobs, paused, err = st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t"}, Max: 5, Worker: "w", Token: "N", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, paused)
 	require.Len(t, jobs, 1, "t resumed")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 )
 
@@ -124,7 +125,7 @@ func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 	}
 	require.Equal(t, created, promoted, "promoted in creation order")
 
-	leased, _, err := st.Lease(ctx, 1200, []string{"same-ms"}, 20, "w", "token", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1200, Types: []string{"same-ms"}, Max: 20, Worker: "w", Token: "token", TTL: 0})
 	require.NoError(t, err)
 	var order []int64
 	for _, j := range leased {

@@ -51,7 +51,7 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 	u1 := evalUsec(rdb)
 	var leased []core.Job
 	for len(leased) < n {
-		jobs, _, err := st.Lease(ctx, 2, []string{"c"}, 64, "w", "tok", 0)
+		jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2, Types: []string{"c"}, Max: 64, Worker: "w", Token: "tok", TTL: 0})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,9 +65,9 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 		if i == half {
 			u3 = evalUsec(rdb)
 		}
-		ops := make([]service.LeaseOp, 64)
+		ops := make([]service.StoreOp, 64)
 		for k := range ops {
-			ops[k] = service.LeaseOp{ID: leased[i+k].ID, Lease: "tok", Type: "c", Bare: i >= half}
+			ops[k] = service.StoreOp{ID: leased[i+k].ID, Lease: "tok", Type: "c", Bare: i >= half}
 		}
 		if _, err := st.Apply(ctx, 3, core.OpComplete, ops); err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 )
 
@@ -34,7 +35,7 @@ func TestRescueJudgesEachJobByItsStallLimit(t *testing.T) {
 
 	leaseAndExpire := func(now int64) map[int64]core.Job {
 		t.Helper()
-		_, _, err := st.Lease(ctx, now, []string{"r"}, 10, "w", "tok", 0)
+		_, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"r"}, Max: 10, Worker: "w", Token: "tok", TTL: 0})
 		require.NoError(t, err)
 		moved, _, err := st.Rescue(ctx, now+100, 100, 2)
 		require.NoError(t, err)

@@ -70,12 +70,12 @@ func TestAMillionShortJobsKeepRedisMemoryFlat(t *testing.T) {
 		require.NoError(t, err)
 		phase[0] += time.Since(t0)
 		t0 = time.Now()
-		leased, _, err := st.Lease(ctx, now, []string{"short"}, batch, "w", "L"+strconv.Itoa(b), 0)
+		leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"short"}, Max: batch, Worker: "w", Token: "L" + strconv.Itoa(b), TTL: 0})
 		require.NoError(t, err)
 		require.Len(t, leased, batch)
-		ops := make([]service.LeaseOp, len(leased))
+		ops := make([]service.StoreOp, len(leased))
 		for i, j := range leased {
-			ops[i] = service.LeaseOp{ID: j.ID, Lease: "L" + strconv.Itoa(b), Type: "short"}
+			ops[i] = service.StoreOp{ID: j.ID, Lease: "L" + strconv.Itoa(b), Type: "short"}
 		}
 		phase[1] += time.Since(t0)
 		t0 = time.Now()
@@ -88,7 +88,7 @@ func TestAMillionShortJobsKeepRedisMemoryFlat(t *testing.T) {
 		t0 = time.Now()
 		// The leader's cleaner: again at once while a call says more.
 		for more := true; more; cleans++ {
-			_, more, err = st.Clean(ctx, now, "short", core.StateComplete, core.Retention{}, core.CleanLimitDefault)
+			_, more, err = st.Clean(ctx, &service.CleanParams{Now: now, Type: "short", State: core.StateComplete, Rule: core.Retention{}, Limit: core.CleanLimitDefault})
 			require.NoError(t, err)
 		}
 		phase[3] += time.Since(t0)

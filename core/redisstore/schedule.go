@@ -286,7 +286,8 @@ func (s *Store) DueSchedules(ctx context.Context, now int64, limit int) ([]servi
 // FireSchedule fires one tick (lua/fire_schedule.lua) as a job with a
 // fresh id of the type's blocks (ids.go); an id the tick does not use stays
 // unused.
-func (s *Store) FireSchedule(ctx context.Context, now int64, sc *service.StoredSchedule, tick, next int64, sp core.Spec) (*core.Job, bool, error) {
+func (s *Store) FireSchedule(ctx context.Context, p *service.FireParams) (*core.Job, bool, error) {
+	now, sc, tick, next, sp := p.Now, p.Schedule, p.Tick, p.Next, p.Spec
 	ids, err := s.reserveIDs(ctx, sp.Type, 1)
 	if err != nil {
 		return nil, false, s.fail("reserve ids", err)

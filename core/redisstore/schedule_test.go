@@ -133,7 +133,7 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 	require.Len(t, due, 1, "due at its tick")
 	require.Zero(t, next)
 
-	job, fired, err := st.FireSchedule(ctx, 2500, &due[0], 2000, 3000, scheduleSpec("t"))
+	job, fired, err := st.FireSchedule(ctx, &service.FireParams{Now: 2500, Schedule: &due[0], Tick: 2000, Next: 3000, Spec: scheduleSpec("t")})
 	require.NoError(t, err)
 	require.True(t, fired)
 	require.Equal(t, int64(1), job.ID)
@@ -158,7 +158,7 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 	require.Equal(t, job, stored, "the job returned is the job stored")
 
 	for _, tick := range []int64{2000, 1000} {
-		job, fired, err = st.FireSchedule(ctx, 2600, &due[0], tick, 3000, scheduleSpec("t"))
+		job, fired, err = st.FireSchedule(ctx, &service.FireParams{Now: 2600, Schedule: &due[0], Tick: tick, Next: 3000, Spec: scheduleSpec("t")})
 		require.NoError(t, err)
 		require.False(t, fired, "tick %d: fired already", tick)
 		require.Nil(t, job)
@@ -167,7 +167,7 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 
 	_, err = st.SetSchedule(ctx, 2700, everySecond())
 	require.NoError(t, err)
-	_, fired, err = st.FireSchedule(ctx, 3100, &due[0], 3000, 4000, scheduleSpec("t"))
+	_, fired, err = st.FireSchedule(ctx, &service.FireParams{Now: 3100, Schedule: &due[0], Tick: 3000, Next: 4000, Spec: scheduleSpec("t")})
 	require.NoError(t, err)
 	require.False(t, fired, "read before a set")
 
@@ -180,7 +180,7 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 	again, err := st.SetSchedule(ctx, 1000, everySecond())
 	require.NoError(t, err)
 	require.NotEqual(t, due[0].Rev, again.Rev)
-	_, fired, err = st.FireSchedule(ctx, 3100, &due[0], 3000, 4000, scheduleSpec("t"))
+	_, fired, err = st.FireSchedule(ctx, &service.FireParams{Now: 3100, Schedule: &due[0], Tick: 3000, Next: 4000, Spec: scheduleSpec("t")})
 	require.NoError(t, err)
 	require.False(t, fired, "read before a remove and a set")
 }
@@ -200,7 +200,7 @@ func TestTwoLeadersFireATickOnce(t *testing.T) {
 	fired := make([]bool, 2)
 	for i, s := range []*redisstore.Store{st.Store, other} {
 		wg.Go(func() {
-			_, f, err := s.FireSchedule(ctx, 2000, &due[0], 2000, 3000, scheduleSpec("t"))
+			_, f, err := s.FireSchedule(ctx, &service.FireParams{Now: 2000, Schedule: &due[0], Tick: 2000, Next: 3000, Spec: scheduleSpec("t")})
 			require.NoError(t, err)
 			fired[i] = f
 		})
@@ -226,7 +226,7 @@ func TestFireSchedulePausedOrGoneFiresNothing(t *testing.T) {
 	paused.Paused, paused.NextAt = true, 0
 	sc, err := st.SetSchedule(ctx, 1500, paused)
 	require.NoError(t, err)
-	_, fired, err := st.FireSchedule(ctx, 2000, sc, 2000, 3000, scheduleSpec("t"))
+	_, fired, err := st.FireSchedule(ctx, &service.FireParams{Now: 2000, Schedule: sc, Tick: 2000, Next: 3000, Spec: scheduleSpec("t")})
 	require.NoError(t, err)
 	require.False(t, fired, "paused")
 
@@ -235,7 +235,7 @@ func TestFireSchedulePausedOrGoneFiresNothing(t *testing.T) {
 	require.True(t, removed)
 	st.requireKeys(keyspace{"{_}:types": []string{"t"}, "{_}:ids": "1000", "{_}:blocks": map[string]string{"0": "t"}, "{t}:schedule_rev": "2"},
 		"gone; the rev counter stays")
-	_, fired, err = st.FireSchedule(ctx, 2000, &due[0], 2000, 3000, scheduleSpec("t"))
+	_, fired, err = st.FireSchedule(ctx, &service.FireParams{Now: 2000, Schedule: &due[0], Tick: 2000, Next: 3000, Spec: scheduleSpec("t")})
 	require.NoError(t, err)
 	require.False(t, fired, "gone")
 	removed, err = st.RemoveSchedule(ctx, "s")
@@ -254,7 +254,7 @@ func TestFireScheduleIsNeverEarly(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	sc, err := st.SetSchedule(ctx, 1000, everySecond())
 	require.NoError(t, err)
-	job, fired, err := st.FireSchedule(ctx, 1999, sc, 2000, 3000, scheduleSpec("t"))
+	job, fired, err := st.FireSchedule(ctx, &service.FireParams{Now: 1999, Schedule: sc, Tick: 2000, Next: 3000, Spec: scheduleSpec("t")})
 	require.NoError(t, err)
 	require.False(t, fired)
 	require.Nil(t, job)

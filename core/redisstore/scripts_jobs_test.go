@@ -9,6 +9,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
 )
 
@@ -258,7 +259,7 @@ func TestALeasedJobIsTheStoredJobWithItsToken(t *testing.T) {
 	st, _ := nodetest.NewStore(t)
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Data: json.RawMessage(`[1]`), MaxAttempts: 2, TTL: 5}})
 	require.NoError(t, err)
-	leased, _, err := st.Lease(ctx, 1100, []string{"t"}, 1, "w", "tok", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1100, Types: []string{"t"}, Max: 1, Worker: "w", Token: "tok", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 1)
 	require.Equal(t, "tok", leased[0].Lease, "lease hands out its token")

@@ -32,7 +32,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 		"{t}:job:2":  jobHash(map[string]string{"id": "2", "priority": "-5", "rmember": "0000000000000002:2", "progress": "7"}),
 	}
 	st.seed(before)
-	jobs, _, err := st.Lease(ctx, 2000, []string{"t"}, 1, "w", "L", 0)
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t"}, Max: 1, Worker: "w", Token: "L", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2), jobs[0].ID, "priority -5 before 0")
@@ -49,7 +49,7 @@ func TestLeaseTakesTheBestReadyJob(t *testing.T) {
 	})
 	st.requireKeys(after, "job 2 leased")
 
-	jobs, _, err = st.Lease(ctx, 2500, []string{"t"}, 5, "w2", "M", 400)
+	jobs, _, err = st.Lease(ctx, &service.LeaseParams{Now: 2500, Types: []string{"t"}, Max: 5, Worker: "w2", Token: "M", TTL: 400})
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	require.Equal(t, int64(2900), jobs[0].LeaseUntil, "the lease's own ttl")
@@ -76,9 +76,9 @@ func requireStoredAsReplied(t *testing.T, st *scriptStore, jobs []core.Job) {
 	}
 }
 
-func apply(t *testing.T, st *scriptStore, now int64, op core.Op, o service.LeaseOp) service.Applied {
+func apply(t *testing.T, st *scriptStore, now int64, op core.Op, o service.StoreOp) service.Applied {
 	t.Helper()
-	res, err := st.Apply(ctx, now, op, []service.LeaseOp{o})
+	res, err := st.Apply(ctx, now, op, []service.StoreOp{o})
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 	return res[0]
@@ -98,7 +98,7 @@ func TestLeaseHeadOfAPausedTypeLeasesNothing(t *testing.T) {
 		"{t}:job:1": jobHash(nil),
 	}
 	st.seed(before)
-	jobs, paused, err := st.Lease(ctx, 2000, []string{"t"}, 5, "w", "L", 0)
+	jobs, paused, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t"}, Max: 5, Worker: "w", Token: "L", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, jobs)
 	require.Equal(t, []string{"t"}, paused)
@@ -125,7 +125,7 @@ func TestLeaseAcrossTypesTakesTheBestOfEach(t *testing.T) {
 		"{u}:job:1002": jobHash(map[string]string{"id": "1002", "type": "u", "priority": "10", "rmember": "0000000000000002:1002"}),
 	}
 	st.seed(before)
-	jobs, paused, err := st.Lease(ctx, 2000, []string{"t", "u"}, 2, "w", "L", 0)
+	jobs, paused, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t", "u"}, Max: 2, Worker: "w", Token: "L", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, paused)
 	require.Len(t, jobs, 2)
@@ -145,7 +145,7 @@ func TestLeaseAcrossTypesTakesTheBestOfEach(t *testing.T) {
 
 	_, err = st.Pause(ctx, "u", true)
 	require.NoError(t, err)
-	jobs, paused, err = st.Lease(ctx, 2100, []string{"t", "u"}, 2, "w", "M", 0)
+	jobs, paused, err = st.Lease(ctx, &service.LeaseParams{Now: 2100, Types: []string{"t", "u"}, Max: 2, Worker: "w", Token: "M", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, jobs, "t has none left, u is paused")
 	require.Equal(t, []string{"u"}, paused)
@@ -159,7 +159,7 @@ func TestCompleteEndsTheLeaseOnce(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := activeJob(map[string]string{"unique_key": "u"}).with(keyspace{"{t}:unique": map[string]string{"u": "1"}})
 	st.seed(before)
-	res := apply(t, st, 2600, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)})
+	res := apply(t, st, 2600, core.OpComplete, service.StoreOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)})
 	require.NoError(t, res.Err)
 	require.False(t, res.Repeated)
 	require.Equal(t, core.StateComplete, res.Job.State)
@@ -177,15 +177,15 @@ func TestCompleteEndsTheLeaseOnce(t *testing.T) {
 	})
 	st.requireKeys(after, "complete")
 
-	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)})
+	res = apply(t, st, 2700, core.OpComplete, service.StoreOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)})
 	require.NoError(t, res.Err)
 	require.True(t, res.Repeated)
 	require.Equal(t, core.StateComplete, res.Job.State)
 	st.requireKeys(after, "a repeat changes nothing")
 
-	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 1, Lease: "X", Type: "t"})
+	res = apply(t, st, 2700, core.OpComplete, service.StoreOp{ID: 1, Lease: "X", Type: "t"})
 	require.ErrorIs(t, res.Err, core.ErrConflict)
-	res = apply(t, st, 2700, core.OpComplete, service.LeaseOp{ID: 5, Lease: "L"})
+	res = apply(t, st, 2700, core.OpComplete, service.StoreOp{ID: 5, Lease: "L"})
 	require.ErrorIs(t, res.Err, core.ErrNotFound)
 	st.requireKeys(after, "a conflict and a not found change nothing")
 }
@@ -201,7 +201,7 @@ func TestABareCompleteStoresTheSameAndRepliesNoRow(t *testing.T) {
 		before := activeJob(map[string]string{"roc": roc, "created_at": "1000"})
 		withRow.seed(before)
 		bare.seed(before)
-		o := service.LeaseOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)}
+		o := service.StoreOp{ID: 1, Lease: "L", Type: "t", Result: json.RawMessage(`{"ok":1}`)}
 		full := apply(t, withRow, 2600, core.OpComplete, o)
 		o.Bare = true
 		res := apply(t, bare, 2600, core.OpComplete, o)
@@ -221,8 +221,8 @@ func TestABareCompleteStoresTheSameAndRepliesNoRow(t *testing.T) {
 			require.Equal(t, core.Job{ID: 1, Type: "t", State: core.StateComplete, Progress: 100}, *again.Job,
 				"a bare repeat reads no row either")
 			bare.requireKeys(withRow.dump(), "a repeat changes nothing")
-			require.ErrorIs(t, apply(t, bare, 2700, core.OpComplete, service.LeaseOp{ID: 1, Lease: "X", Type: "t", Bare: true}).Err, core.ErrConflict)
-			require.ErrorIs(t, apply(t, bare, 2700, core.OpComplete, service.LeaseOp{ID: 7, Lease: "L", Type: "t", Bare: true}).Err, core.ErrNotFound)
+			require.ErrorIs(t, apply(t, bare, 2700, core.OpComplete, service.StoreOp{ID: 1, Lease: "X", Type: "t", Bare: true}).Err, core.ErrConflict)
+			require.ErrorIs(t, apply(t, bare, 2700, core.OpComplete, service.StoreOp{ID: 7, Lease: "L", Type: "t", Bare: true}).Err, core.ErrNotFound)
 		}
 	}
 }
@@ -234,7 +234,7 @@ func TestCompleteRemovesARemoveOnCompleteJob(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	st.seed(activeJob(map[string]string{"roc": "1"}).with(keyspace{"{t}:log:1": []string{"working"},
 		"{t}:errors:1": []string{`{"attempt":1,"at":1500,"error":"boom"}`}}))
-	res := apply(t, st, 2500, core.OpComplete, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	res := apply(t, st, 2500, core.OpComplete, service.StoreOp{ID: 1, Lease: "L", Type: "t"})
 	require.NoError(t, res.Err)
 	require.True(t, res.Removed)
 	st.requireKeys(keyspace{
@@ -254,8 +254,8 @@ func TestACompleteTwiceInOneCallRemovesOnce(t *testing.T) {
 	for _, bare := range []bool{false, true} {
 		st := newScriptStore(t, redisstore.Config{})
 		st.seed(activeJob(map[string]string{"roc": "1"}))
-		o := service.LeaseOp{ID: 1, Lease: "L", Type: "t", Bare: bare}
-		res, err := st.Apply(ctx, 2500, core.OpComplete, []service.LeaseOp{o, o})
+		o := service.StoreOp{ID: 1, Lease: "L", Type: "t", Bare: bare}
+		res, err := st.Apply(ctx, 2500, core.OpComplete, []service.StoreOp{o, o})
 		require.NoError(t, err)
 		require.NoError(t, res[0].Err)
 		require.True(t, res[0].Removed)
@@ -278,14 +278,14 @@ func TestFailRemovesARemoveOnFailJobOnlyForGood(t *testing.T) {
 	seed := activeJob(map[string]string{"rof": "1", "unique_key": "u", "max_attempts": "2"}).
 		with(keyspace{"{t}:log:1": []string{"working"}, "{t}:unique": map[string]string{"u": "1"}})
 	st.seed(seed)
-	res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom"})
+	res := apply(t, st, 2500, core.OpFail, service.StoreOp{ID: 1, Lease: "L", Type: "t", Error: "boom"})
 	require.NoError(t, res.Err)
 	require.False(t, res.Removed, "an attempt remains")
 	require.Equal(t, core.StateInactive, res.Job.State)
 
 	st = newScriptStore(t, redisstore.Config{})
 	st.seed(seed)
-	res = apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: true})
+	res = apply(t, st, 2500, core.OpFail, service.StoreOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: true})
 	require.NoError(t, res.Err)
 	require.True(t, res.Removed)
 	require.Equal(t, core.StateFailed, res.Job.State, "the reply is the job as it failed")
@@ -335,7 +335,7 @@ func TestFailWaitsTheBackoffCappedByMaxDelay(t *testing.T) {
 			attempts := strconv.Itoa(tc.attempts)
 			before := activeJob(map[string]string{"backoff": tc.backoff, "attempts": attempts, "max_attempts": "10000"})
 			st.seed(before)
-			res := apply(t, st, 2500, core.OpFail, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: tc.final, Delay: tc.delay})
+			res := apply(t, st, 2500, core.OpFail, service.StoreOp{ID: 1, Lease: "L", Type: "t", Error: "boom", Final: tc.final, Delay: tc.delay})
 			require.NoError(t, res.Err)
 			require.Equal(t, tc.state, res.Job.State)
 			require.Equal(t, tc.attempts+1, res.Job.Attempts)
@@ -374,7 +374,7 @@ func TestFailTakesEachJobsOwnRetryDelay(t *testing.T) {
 	two["{t}:leases"] = map[string]float64{"1": 3000, "2": 3000}
 	two["{t}:job:2"] = fields(two["{t}:job:1"].(map[string]string), map[string]string{"id": "2", "lease": "M"})
 	st.seed(two)
-	res, err := st.Apply(ctx, 2500, core.OpFail, []service.LeaseOp{
+	res, err := st.Apply(ctx, 2500, core.OpFail, []service.StoreOp{
 		{ID: 1, Lease: "L", Type: "t", Error: "boom", Delay: new(int64(40))},
 		{ID: 2, Lease: "M", Type: "t", Error: "bang"},
 	})
@@ -404,7 +404,7 @@ func TestTouchExtendsByTheLeaseTTL(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := activeJob(map[string]string{"lease_ttl": "400"})
 	st.seed(before)
-	res := apply(t, st, 2800, core.OpTouch, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	res := apply(t, st, 2800, core.OpTouch, service.StoreOp{ID: 1, Lease: "L", Type: "t"})
 	require.NoError(t, res.Err)
 	require.Equal(t, int64(3200), res.Job.LeaseUntil)
 	st.requireKeys(before.with(keyspace{
@@ -413,7 +413,7 @@ func TestTouchExtendsByTheLeaseTTL(t *testing.T) {
 	}), "extended by 400 ms")
 
 	st.rdb.HDel(ctx, st.prefix+":{t}:job:1", "lease_ttl")
-	res = apply(t, st, 2900, core.OpTouch, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	res = apply(t, st, 2900, core.OpTouch, service.StoreOp{ID: 1, Lease: "L", Type: "t"})
 	require.NoError(t, res.Err)
 	require.Equal(t, int64(3900), res.Job.LeaseUntil, "the job's ttl, 1000 ms")
 }
@@ -424,7 +424,7 @@ func TestReleaseRequeuesWithoutUsingAnAttempt(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := activeJob(nil)
 	st.seed(before)
-	res := apply(t, st, 2500, core.OpRelease, service.LeaseOp{ID: 1, Lease: "L", Type: "t"})
+	res := apply(t, st, 2500, core.OpRelease, service.StoreOp{ID: 1, Lease: "L", Type: "t"})
 	require.NoError(t, res.Err)
 	require.Equal(t, core.StateInactive, res.Job.State)
 	require.Zero(t, res.Job.Attempts)
@@ -443,7 +443,7 @@ func TestRejoinDelaysWithoutUsingAnAttempt(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := activeJob(nil)
 	st.seed(before)
-	res := apply(t, st, 2500, core.OpRejoin, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Delay: new(int64(700))})
+	res := apply(t, st, 2500, core.OpRejoin, service.StoreOp{ID: 1, Lease: "L", Type: "t", Delay: new(int64(700))})
 	require.NoError(t, res.Err)
 	require.Equal(t, core.StateDelayed, res.Job.State)
 	require.Equal(t, int64(3200), res.Job.PromoteAt)
@@ -461,7 +461,7 @@ func TestProgressStoresThePercent(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := activeJob(nil)
 	st.seed(before)
-	res := apply(t, st, 2500, core.OpProgress, service.LeaseOp{ID: 1, Lease: "L", Type: "t", Percent: 42})
+	res := apply(t, st, 2500, core.OpProgress, service.StoreOp{ID: 1, Lease: "L", Type: "t", Percent: 42})
 	require.NoError(t, res.Err)
 	require.Equal(t, 42, res.Job.Progress)
 	st.requireKeys(before.with(keyspace{

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // Search looks, type by type (sorted by name) and within a type in id
@@ -16,7 +17,8 @@ import (
 // more than budget jobs and stops at limit matches; next is where to go on
 // (after the last job looked at), nil when every type has been searched.
 // Jobs come without their data.
-func (s *Store) Search(ctx context.Context, q, jobType string, state core.State, from core.IDsCursor, limit, budget int) ([]core.Job, *core.IDsCursor, error) {
+func (s *Store) Search(ctx context.Context, p *service.SearchParams) ([]core.Job, *core.IDsCursor, error) {
+	q, jobType, state, from, limit, budget := p.Query, p.Type, p.State, p.From, p.Limit, p.Budget
 	types := []string{jobType}
 	if jobType == "" {
 		var err error

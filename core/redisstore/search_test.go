@@ -7,6 +7,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // searchSeed holds jobs 1..4 of type t and 5 of type u: job 2's data and
@@ -53,7 +54,7 @@ func TestSearchMatchesIDKeyAndDataWithoutCase(t *testing.T) {
 		{"a text in no job", "zebra", "", "", []int64{}},
 		{"a type with no jobs", "acme", "v", "", []int64{}},
 	} {
-		jobs, next, err := st.Search(ctx, tc.q, tc.jobType, tc.state, core.IDsCursor{}, 10, 100)
+		jobs, next, err := st.Search(ctx, &service.SearchParams{Query: tc.q, Type: tc.jobType, State: tc.state, From: core.IDsCursor{}, Limit: 10, Budget: 100})
 		require.NoError(t, err, tc.name)
 		require.Nil(t, next, tc.name)
 		require.Equal(t, tc.want, ids(jobs), tc.name)
@@ -79,7 +80,7 @@ func TestSearchLooksAtNoMoreThanItsBudget(t *testing.T) {
 		var pages []page
 		var from core.IDsCursor
 		for range 20 {
-			jobs, next, err := st.Search(ctx, "acme", "", "", from, limit, budget)
+			jobs, next, err := st.Search(ctx, &service.SearchParams{Query: "acme", Type: "", State: "", From: from, Limit: limit, Budget: budget})
 			require.NoError(t, err)
 			if next == nil {
 				return append(pages, page{ids(jobs), ""})

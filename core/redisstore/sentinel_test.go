@@ -171,7 +171,7 @@ func TestSentinelStoreScriptFlush(t *testing.T) {
 	_, _, err = st.Create(ctx, 1001, specs(2))
 	require.NoError(t, err)
 
-	leased, _, err := st.Lease(ctx, 2000, []string{"flush"}, 10, "w", "tok", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"flush"}, Max: 10, Worker: "w", Token: "tok", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 4, "each job once")
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/redisproc"
 )
 
@@ -60,10 +61,10 @@ func TestARedisStallCannotDoubleACreate(t *testing.T) {
 	require.Len(t, ready, 2, "the first create, and the stalled one once, not once per client attempt: %v", ready)
 
 	now := time.Now().UnixMilli()
-	first, _, err := st.Lease(ctx, now, []string{"email"}, 10, "w1", "token-1", 0)
+	first, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"email"}, Max: 10, Worker: "w1", Token: "token-1", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, first, 2)
-	second, _, err := st.Lease(ctx, now, []string{"email"}, 10, "w2", "token-2", 0)
+	second, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"email"}, Max: 10, Worker: "w2", Token: "token-2", TTL: 0})
 	require.NoError(t, err)
 	require.Empty(t, second, "nobody else gets the job: %v", second)
 }

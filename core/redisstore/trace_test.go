@@ -7,6 +7,7 @@ import (
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // traceparent is a W3C traceparent as a create brings it.
@@ -40,7 +41,7 @@ func TestCreateJobsKeepsATraceAndLeaseHandsItOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, jobs[0], *got, "get reads the trace")
 
-	leased, _, err := st.Lease(ctx, 2000, []string{"t"}, 2, "w", "L", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"t"}, Max: 2, Worker: "w", Token: "L", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 2)
 	require.Equal(t, traceparent, leased[0].Trace, "the lease reply carries each job's trace")

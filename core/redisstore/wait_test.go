@@ -12,6 +12,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/redisproc"
 )
 
@@ -114,7 +115,7 @@ func TestWaitReplicasOnAStandaloneMaster(t *testing.T) {
 	require.Contains(t, errs, "errorstat_NOSCRIPT:count=1", "the path after NOSCRIPT was taken")
 
 	// Leases, completions and every other change wait too.
-	leased, _, err := st.Lease(ctx, 1001, []string{"w"}, 2, "wk", "tok", 0)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{"w"}, Max: 2, Worker: "wk", Token: "tok", TTL: 0})
 	require.NoError(t, err)
 	require.Len(t, leased, 2)
 

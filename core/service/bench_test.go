@@ -66,7 +66,7 @@ func BenchmarkLeaseOneParallel(b *testing.B) {
 // batch, of jobs removed as they complete (as kuebus bench's process
 // phase makes them). heard: someone listens to complete events, so each
 // complete reads the job back for its event; unheard: nobody does, and
-// the complete is bare (service.LeaseOp.Bare).
+// the complete is bare (service.StoreOp.Bare).
 func BenchmarkCompleteBatch(b *testing.B) {
 	for _, heard := range []bool{true, false} {
 		name := map[bool]string{true: "heard", false: "unheard"}[heard]

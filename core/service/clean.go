@@ -67,7 +67,7 @@ func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.Clea
 	for _, t := range types {
 		defaults := s.retentionOf(t)
 		for _, state := range core.FinishedStates {
-			n, more, err := s.store.Clean(ctx, now, t, state, defaults.For(state), limit)
+			n, more, err := s.store.Clean(ctx, &CleanParams{Now: now, Type: t, State: state, Rule: defaults.For(state), Limit: limit})
 			if n > 0 {
 				reply.Removed += n
 				s.emit(s.subj.Queue(bus.QueueCleaned), &core.Event{Event: bus.QueueCleaned, Type: t, State: state, Removed: n, At: s.now()})

@@ -36,7 +36,7 @@
 //	trace.go           a create's traceparent header, kept by specs without their own
 //	waitroom.go        lease requests waiting for work, woken by events
 //	wakesubs.go        the wake events a core subscribes to: of the types its leases wait on
-//	store.go           Store, LeaseStore, LeaseOp and Applied: what the
+//	store.go           Store, LeaseStore, StoreOp and Applied: what the
 //	                   service needs of storage, and what it gets back
 //	types_error.go     TypesError: a store call that served some job types
 //	                   while others' Redis (a Cluster master) failed

@@ -187,7 +187,7 @@ func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int6
 	s.withNodeDefaults(&sp)
 	tick := latestTick(tm, sc.NextAt, now)
 	next := tm.after(now)
-	job, fired, err := s.store.FireSchedule(ctx, s.now(), sc, tick, next, sp)
+	job, fired, err := s.store.FireSchedule(ctx, &FireParams{Now: s.now(), Schedule: sc, Tick: tick, Next: next, Spec: sp})
 	if err != nil {
 		return 0, false, err
 	}

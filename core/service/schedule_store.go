@@ -23,14 +23,24 @@ type ScheduleStore interface {
 	// is at or before now, and the earliest next tick of the others (0:
 	// none).
 	DueSchedules(ctx context.Context, now int64, limit int) (due []StoredSchedule, next int64, err error)
-	// FireSchedule fires tick of sc, at most once ever: it creates the job
-	// of sp (stamped now, marked with the schedule and the tick) and moves
-	// the schedule's next tick to next, all in one step, unless tick is
-	// after now, or the schedule is gone, paused, set again since sc was
-	// read, or fired a tick at or after this one. fired says whether the tick fired; job is
-	// nil when it did not, or when it fired but an unfinished job held the
-	// spec's unique key.
-	FireSchedule(ctx context.Context, now int64, sc *StoredSchedule, tick, next int64, sp core.Spec) (job *core.Job, fired bool, err error)
+	// FireSchedule fires p.Tick of p.Schedule, at most once ever: it
+	// creates the job of p.Spec (stamped p.Now, marked with the schedule
+	// and the tick) and moves the schedule's next tick to p.Next, all in
+	// one step, unless the tick is after p.Now, or the schedule is gone,
+	// paused, set again since it was read, or fired a tick at or after
+	// this one. fired says whether the tick fired; job is nil when it did
+	// not, or when it fired but an unfinished job had the spec's unique
+	// key.
+	FireSchedule(ctx context.Context, p *FireParams) (job *core.Job, fired bool, err error)
+}
+
+// FireParams are a FireSchedule's arguments.
+type FireParams struct {
+	Now      int64           // unix ms
+	Schedule *StoredSchedule // as read, with its Rev
+	Tick     int64           // the tick to fire, unix ms
+	Next     int64           // the schedule's next tick after it, unix ms
+	Spec     core.Spec       // the tick's job, checked
 }
 
 // StoredSchedule is a schedule as the store holds it: Rev is new with each

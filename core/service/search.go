@@ -42,7 +42,7 @@ func (s *Service) search(ctx context.Context, req *core.SearchRequest) (*core.Se
 	if err != nil {
 		return nil, err
 	}
-	jobs, next, err := s.store.Search(ctx, req.Q, req.Type, req.State, from, limit, core.SearchBudget)
+	jobs, next, err := s.store.Search(ctx, &SearchParams{Query: req.Q, Type: req.Type, State: req.State, From: from, Limit: limit, Budget: core.SearchBudget})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 // Store is the queue's persistence: every read and every state change core
-// makes. It is the one wide interface in core, on purpose: core/redisstore is
+// makes. A method with more than four arguments takes them in a Params
+// struct by name (LeaseParams, SearchParams, CleanParams, FireParams). It is the one wide interface in core, on purpose: core/redisstore is
 // its implementation and the only package that imports go-redis, and this
 // interface is what keeps go-redis out of everything that imports core (the
 // worker, the CLI, outside producers).
@@ -31,12 +32,13 @@ type Store interface {
 	// one entry per minute, oldest first.
 	History(ctx context.Context, types []string, from, to int64) ([]core.MinuteCounts, error)
 	// Create stores jobs. For each spec it returns the stored job and whether
-	// it was an existing unfinished job holding the spec's unique key.
+	// it is an existing unfinished job that has the spec's unique key (then
+	// nothing was stored for the spec).
 	Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error)
 	// Get reads a job, its data, result and error history included.
 	Get(ctx context.Context, id int64) (*core.Job, error)
 	// GetByKey reads, as Get does, the unfinished job of jobType that
-	// holds uniqueKey; not_found when none does.
+	// has uniqueKey; not_found when none does.
 	GetByKey(ctx context.Context, jobType, uniqueKey string) (*core.Job, error)
 	// Remove deletes a job, its log and its error history, returning what
 	// it was.
@@ -44,22 +46,29 @@ type Store interface {
 	// Log reads a job's log, oldest first, each line with its time (0 for
 	// a line stored before lines had times).
 	Log(ctx context.Context, id int64) ([]core.LogEntry, error)
+	// AddLog appends a line to a job's log, stamped now, keeping its last
+	// lines; it returns the job, not_found when there is none.
 	AddLog(ctx context.Context, now, id int64, line string) (*core.Job, error)
+	// Range reads the jobs at positions From..To of a state's index (of
+	// one type, or of every type merged), in the request's order.
 	Range(ctx context.Context, req core.RangeRequest) ([]core.Job, error)
+	// Count counts the jobs of a state, of jobType ("" for every type).
 	Count(ctx context.Context, state core.State, jobType string) (int64, error)
+	// Types lists every job type the store has seen, sorted.
 	Types(ctx context.Context) ([]string, error)
 	// IDs returns up to limit ids of a state from a cursor on, and the
 	// cursor to go on from (nil when the listing is done).
 	IDs(ctx context.Context, state core.State, from core.IDsCursor, limit int) (ids []int64, next *core.IDsCursor, err error)
+	// Stats counts the jobs of every state, in all and per type, with each
+	// type's work time.
 	Stats(ctx context.Context) (*core.Stats, error)
-	// Search looks at no more than budget jobs, type by type (sorted) and
-	// in id order within a type, from a cursor on, for jobs of jobType and
-	// state (each "" for any) whose id, unique key or data contains q; it
-	// stops at limit matches. next is where to go on, nil when all was
-	// looked at. Jobs come without data.
-	Search(ctx context.Context, q, jobType string, state core.State, from core.IDsCursor, limit, budget int) (jobs []core.Job, next *core.IDsCursor, err error)
+	// Search looks for jobs as p says; next is where to go on, nil when
+	// all was looked at. Jobs come without data.
+	Search(ctx context.Context, p *SearchParams) (jobs []core.Job, next *core.IDsCursor, err error)
 	// SetState moves a job by hand; changed is false when it was already there.
 	SetState(ctx context.Context, now, id int64, state core.State) (job *core.Job, changed bool, err error)
+	// SetPriority changes a job's priority (an inactive job moves in
+	// ready); it returns the job, not_found when there is none.
 	SetPriority(ctx context.Context, now, id int64, p core.Priority) (*core.Job, error)
 	// Promote moves up to limit delayed jobs whose time has come to inactive,
 	// returning them and the next due time (0 when none waits).
@@ -77,12 +86,10 @@ type Store interface {
 	// Bulk applies q's action to the jobs of q's state that pass its
 	// filters, looking at no more than q.Limit jobs.
 	Bulk(ctx context.Context, now int64, q *BulkQuery) (*BulkResult, error)
-	// Clean removes up to limit finished jobs of one type in one state
-	// (complete, failed or cancelled) that their own retention (none for
-	// cancelled), or else rule (the type's default, zero or {age, count}),
-	// no longer keeps: how many it
-	// removed, and more when it stopped short having removed some.
-	Clean(ctx context.Context, now int64, jobType string, state core.State, rule core.Retention, limit int) (removed int, more bool, err error)
+	// Clean removes finished jobs as p says: how many it removed, and more
+	// when it stopped short having removed some.
+	Clean(ctx context.Context, p *CleanParams) (removed int, more bool, err error)
+	// Ping says whether the store answers: nil, or unavailable.
 	Ping(ctx context.Context) error
 	LeaseStore
 	ScheduleStore
@@ -90,15 +97,14 @@ type Store interface {
 
 // LeaseStore is the part of the Store a worker's requests use.
 type LeaseStore interface {
-	// Lease hands up to max ready jobs of the types to a worker under one
-	// token, best priority first across the types, for ttl ms each (0: each
-	// job's own ttl). A paused type hands out none; paused lists those of
-	// types the store found paused. It is called for many requests at
+	// Lease hands ready jobs to a worker as p says, best priority first
+	// across the types. A paused type hands out none; paused lists those
+	// of p.Types the store found paused. It is called for many requests at
 	// once, and never hands one job to two of them.
-	Lease(ctx context.Context, now int64, types []string, max int, worker, token string, ttl int64) (leased []core.Job, paused []string, err error)
+	Lease(ctx context.Context, p *LeaseParams) (leased []core.Job, paused []string, err error)
 	// Apply runs operations of one kind by lease holders; results are in the
 	// order of ops. Each op is already validated.
-	Apply(ctx context.Context, now int64, op core.Op, ops []LeaseOp) ([]Applied, error)
+	Apply(ctx context.Context, now int64, op core.Op, ops []StoreOp) ([]Applied, error)
 	// Rescue takes back active jobs whose lease ran out, at most limit; next
 	// is the next expiry. A job within its stall limit (its own, or
 	// stallLimit for a job stored without one) goes back to inactive; past
@@ -107,10 +113,45 @@ type LeaseStore interface {
 	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []core.Job, next int64, err error)
 }
 
-// LeaseOp is one lease holder's operation as the Store runs it: a
+// LeaseParams are a Lease's arguments.
+type LeaseParams struct {
+	Now    int64    // unix ms
+	Types  []string // the job types to lease from
+	Max    int      // how many jobs at most, >= 1
+	Worker string   // the worker's id, "" for none
+	Token  string   // the lease token the jobs are handed out under
+	TTL    int64    // ms each lease lasts; 0: each job's own ttl
+}
+
+// SearchParams are a Search's arguments: it looks at no more than Budget
+// jobs, type by type (sorted) and in id order within a type, from From
+// on, for jobs of Type and State (each "" for any) whose id, unique key
+// or data contains Query, and stops at Limit matches.
+type SearchParams struct {
+	Query  string
+	Type   string
+	State  core.State
+	From   core.IDsCursor
+	Limit  int
+	Budget int
+}
+
+// CleanParams are a Clean's arguments: it removes up to Limit finished
+// jobs of Type in State (complete, failed or cancelled) that their own
+// retention (none for cancelled), or else Rule (the type's default, zero
+// or {age, count}), no longer keeps, at Now.
+type CleanParams struct {
+	Now   int64 // unix ms
+	Type  string
+	State core.State
+	Rule  core.Retention
+	Limit int
+}
+
+// StoreOp is one lease holder's operation as the Store runs it: a
 // core.LeaseOp the Service has checked, with the arguments of its kind of
 // operation by name. Fields another kind uses are left zero.
-type LeaseOp struct {
+type StoreOp struct {
 	ID    int64
 	Lease string // the token the holder shows
 	// Type is the job's type when the holder said it (a worker does); ""
@@ -128,6 +169,8 @@ type LeaseOp struct {
 	// operation's event (service.Config.Listening): the Store may then
 	// answer with a Job of ID, Type, State and Progress alone, sparing
 	// Redis and core the job's other fields, which only the event carries.
+	// The Service decides it (Service.batch) and publishes accordingly
+	// (announceComplete), in worker_methods.go.
 	Bare bool
 }
 

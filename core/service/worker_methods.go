@@ -122,7 +122,7 @@ func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker 
 	}
 	token := newToken()
 	since := s.waits.resumes()
-	jobs, paused, err := s.store.Lease(ctx, s.now(), types, max, worker, token, ttl)
+	jobs, paused, err := s.store.Lease(ctx, &LeaseParams{Now: s.now(), Types: types, Max: max, Worker: worker, Token: token, TTL: ttl})
 	var te *TypesError
 	if errors.As(err, &te) {
 		// Some types' Redis failed (a Cluster master down), the others
@@ -183,9 +183,9 @@ func (s *Service) fitReply(ctx context.Context, jobs []core.Job) []core.Job {
 // attempt used, no stall counted). If Redis fails, they return when their
 // lease runs out.
 func (s *Service) giveBack(ctx context.Context, jobs []core.Job) {
-	ops := make([]LeaseOp, len(jobs))
+	ops := make([]StoreOp, len(jobs))
 	for n, j := range jobs {
-		ops[n] = LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
+		ops[n] = StoreOp{ID: j.ID, Lease: j.Lease, Type: j.Type}
 	}
 	res, err := s.store.Apply(ctx, s.now(), core.OpRelease, ops)
 	if err != nil {
@@ -282,8 +282,8 @@ func (s *Service) checkOp(op core.Op, o *core.LeaseOp) error {
 
 // storeOp is a checked operation as the Store runs it: the arguments of its
 // kind by name, a progress as its percent.
-func storeOp(op core.Op, o *core.LeaseOp) LeaseOp {
-	so := LeaseOp{ID: o.ID, Lease: o.Lease, Type: o.Type}
+func storeOp(op core.Op, o *core.LeaseOp) StoreOp {
+	so := StoreOp{ID: o.ID, Lease: o.Lease, Type: o.Type}
 	switch op {
 	case core.OpComplete:
 		so.Result = o.Result
@@ -323,7 +323,7 @@ func (s *Service) single(op core.Op, reply func(*Applied) any) func(context.Cont
 		if err := s.checkOp(op, o); err != nil {
 			return nil, err
 		}
-		ops := []LeaseOp{storeOp(op, o)}
+		ops := []StoreOp{storeOp(op, o)}
 		res, err := s.store.Apply(ctx, s.now(), op, ops)
 		if err != nil {
 			return nil, err
@@ -377,11 +377,11 @@ func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.Batc
 	}
 	for _, op := range kinds {
 		idx := byOp[op]
-		ops := make([]LeaseOp, len(idx))
+		ops := make([]StoreOp, len(idx))
 		for n, i := range idx {
 			ops[n] = storeOp(op, &req.Ops[i])
-			if op == core.OpComplete && ops[n].Type != "" {
-				ops[n].Bare = !s.listening(s.subj.Job(bus.EventComplete, ops[n].ID, ops[n].Type))
+			if op == core.OpComplete {
+				ops[n].Bare = s.bareComplete(&ops[n])
 			}
 		}
 		res, err := s.store.Apply(ctx, s.now(), op, ops)
@@ -416,27 +416,12 @@ func opError(err error) *core.OpError {
 // announceApplied publishes what a lease holder's operation changed. A
 // repeated operation publishes its event again, marked repeated (see
 // Applied.Repeated), with the job as it is now.
-func (s *Service) announceApplied(ctx context.Context, op core.Op, o *LeaseOp, a *Applied) {
+func (s *Service) announceApplied(ctx context.Context, op core.Op, o *StoreOp, a *Applied) {
 	job := a.Job
 	mark := func(ev *core.Event) { ev.Repeated = a.Repeated }
 	switch op {
 	case core.OpComplete:
-		fill := func(ev *core.Event) { mark(ev); ev.Result = o.Result }
-		if !o.Bare {
-			s.publish(bus.EventComplete, job, fill)
-			break
-		}
-		subject := s.subj.Job(bus.EventComplete, job.ID, job.Type)
-		heard := s.listening(subject)
-		if heard {
-			// Someone subscribed while the complete ran (a client's Await
-			// subscribes, then reads the job): the event goes, with the job
-			// read back, or, removed as it completed, as much as is known.
-			if stored, err := s.store.Get(ctx, job.ID); err == nil && stored != nil && stored.State == core.StateComplete {
-				job = stored
-			}
-		}
-		s.publishOn(subject, heard, bus.EventComplete, job, fill)
+		s.announceComplete(ctx, o, a)
 	case core.OpFail:
 		event := bus.EventFailedAttempt
 		if job.State == core.StateFailed {
@@ -457,6 +442,37 @@ func (s *Service) announceApplied(ctx context.Context, op core.Op, o *LeaseOp, a
 		p := job.Progress
 		s.publish(bus.EventProgress, job, func(ev *core.Event) { ev.Progress = &p })
 	}
+}
+
+// A bare complete (StoreOp.Bare) is decided and published here, and only
+// here: bareComplete decides it before the store runs it, announceComplete
+// publishes what it made.
+
+// bareComplete says whether a complete may go bare: its type is known and
+// nobody would receive its event now.
+func (s *Service) bareComplete(o *StoreOp) bool {
+	return o.Type != "" && !s.listening(s.subj.Job(bus.EventComplete, o.ID, o.Type))
+}
+
+// announceComplete publishes a complete's event. A bare one's job is only
+// what the complete made of it; when someone subscribed while it ran (a
+// client's Await subscribes, then reads the job), the event goes with the
+// job read back, or, removed as it completed, as much as is known.
+func (s *Service) announceComplete(ctx context.Context, o *StoreOp, a *Applied) {
+	job := a.Job
+	fill := func(ev *core.Event) { ev.Repeated = a.Repeated; ev.Result = o.Result }
+	if !o.Bare {
+		s.publish(bus.EventComplete, job, fill)
+		return
+	}
+	subject := s.subj.Job(bus.EventComplete, job.ID, job.Type)
+	heard := s.listening(subject)
+	if heard {
+		if stored, err := s.store.Get(ctx, job.ID); err == nil && stored != nil && stored.State == core.StateComplete {
+			job = stored
+		}
+	}
+	s.publishOn(subject, heard, bus.EventComplete, job, fill)
 }
 
 func checkRescue(req *core.RescueRequest) (limit int, err error) {

@@ -721,7 +721,7 @@ func TestConcurrentLeasesOfOneTypeHandEachJobOnce(t *testing.T) {
 }
 
 // A complete that nobody would hear is applied without reading the job
-// back (LeaseOp.Bare); when a subscriber turns up while it runs (Await
+// back (StoreOp.Bare); when a subscriber turns up while it runs (Await
 // subscribes, then reads the job), the event still goes, with the job read
 // back, or, for a job removed as it completed, as much as core knows.
 func TestACompleteNobodyHeardStillReachesWhoSubscribedMeanwhile(t *testing.T) {
