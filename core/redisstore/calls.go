@@ -49,22 +49,20 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	if err != nil {
 		return nil, err
 	}
-	if len(res) != len(ids) {
+	if len(res) < len(ids) {
 		return nil, fmt.Errorf("create_jobs: %d replies for %d jobs", len(res), len(ids))
 	}
-	for n, r := range res {
-		reply, _ := r.([]any)
-		if len(reply) == 0 {
-			return nil, fmt.Errorf("create_jobs: job %d: an empty reply", ids[n])
-		}
-		switch code := codeOf(reply[0]); code {
+	existing := res[len(ids):] // row, errors of each job not stored as built
+	for n, r := range res[:len(ids)] {
+		switch code := codeOf(r); code {
 		case codeDone: // stored as built
 		case codeDuplicate, codeRepeated:
 			var job core.Job
-			if len(reply) < 3 || !decodeRowInto(&job, reply[1]) {
+			if len(existing) < 2 || !decodeRowInto(&job, existing[0]) {
 				return nil, fmt.Errorf("create_jobs: job %d: no row", ids[n])
 			}
-			job.Errors = decodeErrors(strs(reply[2]))
+			job.Errors = decodeErrors(strs(existing[1]))
+			existing = existing[2:]
 			out[n] = createJobsOutcome{job: job, duplicate: code == codeDuplicate}
 		default:
 			return nil, fmt.Errorf("create_jobs: job %d: code %d", ids[n], code)

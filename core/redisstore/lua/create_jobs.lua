@@ -24,13 +24,17 @@
 -- how many of its SPARSE fields are not zero; and those k, each by name
 -- and value
 --
--- Reply, per job, one of (codes: includes/codes_gen.lua):
---   {DONE}                        stored as given
---   {DUPLICATE, row, errors}      not stored: the unfinished job of
---                                 another id that has its unique key
---   {REPEATED, row, errors}       stored by an earlier run of this create
--- where row is the job's row followed by its data and result
--- (snapshot_with_data, includes/row_gen.lua) and errors its error history.
+-- Reply: {code_1, ..., code_n, existing...}: per job, in the order of
+-- ARGV, a code (includes/codes_gen.lua):
+--   DONE        stored as given
+--   DUPLICATE   not stored: an unfinished job of another id has its
+--               unique key
+--   REPEATED    stored by an earlier run of this create
+-- then, for each job whose code is DUPLICATE or REPEATED, in that order,
+-- the job that stands for it (the one that has its unique key, or itself):
+-- its row followed by its data and result (snapshot_with_data,
+-- includes/row_gen.lua), and its error history. A code per job and no
+-- table spares Redis a reply array per job of a bulk.
 -- Events: the service publishes job.enqueue.<id>.<type> for each job
 -- stored, and queue.due with the earliest due time of the delayed ones.
 --@include new_job.lua
@@ -43,17 +47,16 @@ while own < #ARGV do
   own = next_own(own)
 end
 local base, errors_base = key_base(KEYS[11]), key_base(KEYS[12])
-local b, out = new_jobs(members), {}
+local b, out, existing = new_jobs(members), {}, {}
 for n = 1, b.n do
   local id = ARGV[owns[n] + OWN_ID]
   local code, owner = new_job(b, n, base .. id, 0, owns[n])
-  if code == DONE then
-    out[n] = {DONE}
-  else
-    -- the job that stands for this one: who has its unique key, or itself
-    local existing = owner or id
-    out[n] = {code, snapshot_with_data(base .. existing), redis.call('LRANGE', errors_base .. existing, 0, -1)}
-  end
+  out[n] = code
+  if code ~= DONE then existing[#existing + 1] = owner or id end
 end
 store_new_jobs(b)
+for _, id in ipairs(existing) do
+  out[#out + 1] = snapshot_with_data(base .. id)
+  out[#out + 1] = redis.call('LRANGE', errors_base .. id, 0, -1)
+end
 return out
