@@ -81,8 +81,7 @@
 // of one create_bulk, and of one core, rise with creation; jobs of different
 // cores due at the same millisecond follow the order of their ids (their
 // blocks), which is not their creation order, but is one order every reader
-// of the index shares. Members stored as bare ids (before this form) are
-// still found and removed.
+// of the index shares.
 //
 // A paused type's flag is a field of its own stats hash, so that lease.lua
 // checks it in the type's slot; Lease also leaves paused types out of the

@@ -67,9 +67,9 @@ func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 	st.requireKeys(want, "a duplicate stores nothing: its id stays unused")
 }
 
-// TestPromoteDueMovesWhatIsDueOnce: two due jobs (one stored with a bare id
-// member, as before due_member) move to ready in due order; one not yet due
-// stays, and is the next due time; a candidate moved already is skipped.
+// TestPromoteDueMovesWhatIsDueOnce: two due jobs move to ready in due
+// order; one not yet due stays, and is the next due time; a candidate moved
+// already is skipped.
 func TestPromoteDueMovesWhatIsDueOnce(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -80,7 +80,7 @@ func TestPromoteDueMovesWhatIsDueOnce(t *testing.T) {
 		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
 		"{t}:jobs":   map[string]float64{"1": 1, "2": 2, "3": 3},
-		"{t}:due":    map[string]float64{"0000000000000000001": 1500, "2": 1400, "0000000000000000003": 3000},
+		"{t}:due":    map[string]float64{"0000000000000000001": 1500, "0000000000000000002": 1400, "0000000000000000003": 3000},
 		"{t}:job:1":  delayed("1", "1500"),
 		"{t}:job:2":  delayed("2", "1400"),
 		"{t}:job:3":  delayed("3", "3000"),

@@ -25,10 +25,6 @@ for i = 2, #ARGV do
   local id = ARGV[i]
   local member = due_member(id)
   local due = redis.call('ZSCORE', K_DUE, member)
-  if not due then -- a member stored before due_member existed
-    member = id
-    due = redis.call('ZSCORE', K_DUE, member)
-  end
   if due and tonumber(due) <= now then
     local jobkey = KEYS[9 + i]
     redis.call('ZREM', K_DUE, member)

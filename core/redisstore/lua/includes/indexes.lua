@@ -35,8 +35,7 @@ local function leave(jobkey, id, state)
   if state == 'inactive' then
     redis.call('ZREM', K_READY, redis.call('HGET', jobkey, 'rmember'))
   elseif state == 'delayed' then
-    -- the bare id is the member stored before due_member existed
-    redis.call('ZREM', K_DUE, due_member(id), id)
+    redis.call('ZREM', K_DUE, due_member(id))
   elseif state == 'active' then
     redis.call('ZREM', K_LEASES, id)
   elseif state == 'complete' then
