@@ -23,11 +23,18 @@ type Heartbeat struct {
 	Gone bool `json:"gone,omitempty"`
 }
 
-// Heartbeat timing: workers beat every HeartbeatEvery; workers lists those
-// heard from within WorkerSeenWithin (three beats).
+// Heartbeat timing (DESIGN §10.5), in ms. Workers beat every
+// HeartbeatEvery. A worker not heard from for WorkerSilentAfter is silent
+// (killed, hung, cut off): the leader's rescue ends the leases of its
+// active jobs, whatever their ttl, and they run again elsewhere, within
+// about WorkerSilentAfter of its last beat. A worker paused for less than
+// WorkerSilentAfter - HeartbeatEvery (2.25 s) keeps its jobs; one that
+// comes back later finds its leases spent and cancels those handlers.
+// workers lists the workers heard from within WorkerSeenWithin.
 const (
-	HeartbeatEvery   = 5000  // ms
-	WorkerSeenWithin = 15000 // ms
+	HeartbeatEvery    = 250
+	WorkerSilentAfter = 2500
+	WorkerSeenWithin  = 15000
 )
 
 // WorkerInfo is a worker as workers lists it: its last heartbeat and when

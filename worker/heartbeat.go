@@ -11,20 +11,28 @@ import (
 
 // heartbeats tell core, every core.HeartbeatEvery while the worker runs,
 // that it is alive and what it does, so that core's workers method (the
-// dashboard's Workers page, `kuebus workers`) lists it; the last one says
-// it is gone. A heartbeat core does not answer is only logged: it changes
-// nothing about the jobs.
+// dashboard's Workers page, `kuebus workers`) lists it, and so that core
+// does not take its jobs back as a silent worker's (DESIGN §10.5); the
+// last one says it is gone. A heartbeat core does not answer is only
+// logged. When core last heard the worker longer ago than
+// core.WorkerSilentAfter (the process was stopped, or cut off), core may
+// have ended its leases: the next heartbeat that gets through makes every
+// running job's lease be touched at once, and a touch answered conflict
+// cancels that handler (registry.touchAllNow, Worker.touch).
 type heartbeats struct {
 	w     *Worker
 	base  core.Heartbeat
 	stop  context.CancelFunc
 	ended sync.WaitGroup
+	now   func() time.Time
+	heard time.Time // when core last answered a heartbeat (or the start)
 }
 
 func (w *Worker) startHeartbeats(pools []*pool) *heartbeats {
 	host, _ := os.Hostname()
 	hb := &heartbeats{w: w, base: core.Heartbeat{Worker: w.cfg.ID, Types: handledTypes(pools), Host: host, PID: os.Getpid(),
-		StartedAt: time.Now().UnixMilli()}}
+		StartedAt: time.Now().UnixMilli()}, now: time.Now}
+	hb.heard = hb.now()
 	for _, p := range pools {
 		hb.base.Concurrency += p.concurrency
 	}
@@ -59,7 +67,24 @@ func (hb *heartbeats) send(ctx context.Context, gone bool) {
 	beat.Running, beat.Gone = hb.w.jobs.count(), gone
 	callCtx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if err := hb.w.client.Heartbeat(callCtx, beat); err != nil && ctx.Err() == nil {
-		hb.w.log.Debug("heartbeat not delivered", "err", err)
+	if err := hb.w.client.Heartbeat(callCtx, beat); err != nil {
+		if ctx.Err() == nil {
+			hb.w.log.Debug("heartbeat not delivered", "err", err)
+		}
+		return
 	}
+	hb.delivered()
+}
+
+// delivered notes that core heard a heartbeat, and touches every running
+// job's lease at once when core may have found the worker silent since the
+// one before.
+func (hb *heartbeats) delivered() {
+	now := hb.now()
+	if now.Sub(hb.heard) >= core.WorkerSilentAfter*time.Millisecond-core.HeartbeatEvery*time.Millisecond {
+		hb.w.log.Warn("core did not hear this worker for a while; checking its leases",
+			"silent", now.Sub(hb.heard).Round(time.Millisecond))
+		hb.w.jobs.touchAllNow()
+	}
+	hb.heard = now
 }

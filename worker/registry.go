@@ -63,6 +63,22 @@ func (g *registry) add(job *core.Job, deadline time.Time, cancel context.CancelC
 	return r
 }
 
+// touchAllNow makes every running job's lease due for extension at once
+// and pokes the lease keeper: after the worker was silent long enough for
+// core to end its leases (core.WorkerSilentAfter), the touch finds out
+// which are spent (conflict) and cancels those handlers.
+func (g *registry) touchAllNow() {
+	g.mu.Lock()
+	for r := range g.running {
+		r.touched = time.Time{}
+	}
+	g.mu.Unlock()
+	select {
+	case g.added <- struct{}{}:
+	default:
+	}
+}
+
 // done removes a finished job and, unless a shutdown released it, runs ack
 // under the lock, so that no acknowledgement slips in after releaseAll.
 func (g *registry) done(r *running, ack func()) {

@@ -15,6 +15,10 @@ import (
 //	blocks  HASH    block number → job type: every id of block b,
 //	                b*1000+1 .. (b+1)*1000, belongs to one type (ids.go)
 //	types   SET     every job type ever created
+//	workers HASH    worker id → its last heartbeat (JSON; lua/heartbeat.lua)
+//	workers_seen ZSET worker id, score = when core last heard it (unix ms)
+//	workers_silent HASH worker id → the workers_seen score at which the
+//	                rescue found it silent and ended its leases (workers.go)
 //
 // Keys of type T, under <prefix>:{T}:
 //

@@ -75,7 +75,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 	for _, name := range []string{"create_jobs.lua", "lease_head.lua", "lease.lua", "complete.lua", "fail.lua",
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
-		"remove_job.lua", "clean.lua", "search.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua",
+		"remove_job.lua", "clean.lua", "search.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
@@ -131,6 +131,17 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	d := int64(5)
 	r.Delay = &d
 	apply(core.OpRejoin, r)
+
+	// a worker that went silent holding a job: the leader ends its lease
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: 60_000}})
+	must(err)
+	must(st.Heartbeat(ctx, now-10_000, &core.Heartbeat{Worker: "w3", Types: []string{"mon"}, Concurrency: 1, StartedAt: now}))
+	quiet, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w3", Token: "L4"})
+	must(err)
+	require.NotEmpty(t, quiet)
+	ended, _, err := st.ExpireSilent(ctx, now)
+	must(err)
+	require.Equal(t, 1, ended)
 
 	// the one left in ready runs past its ttl, and the leader rescues it
 	stray, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w2", Token: "L3", TTL: 1})

@@ -83,6 +83,7 @@ var (
 	searchJobs    = loadScript("search.lua")
 	addHistory    = loadScript("history_add.lua")
 	heartbeat     = loadScript("heartbeat.lua")
+	expireLeases  = loadScript("expire_leases.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

@@ -491,9 +491,23 @@ func (s *Service) rescue(ctx context.Context, req *core.RescueRequest) (*core.Mo
 	if stallLimit == 0 {
 		stallLimit = s.cfg.StallLimit
 	}
-	moved, next, err := s.store.Rescue(ctx, s.dueNow(), limit, stallLimit)
+	now := s.dueNow()
+	// A silent worker's leases end first, so that this very call takes its
+	// jobs back. Failing that is logged, not fatal: the leases still run
+	// out at their ttl.
+	ended, nextSilent, serr := s.store.ExpireSilent(ctx, now)
+	if serr != nil {
+		s.log.Warn("the leases of silent workers not all ended; tried again next rescue", "err", serr)
+	}
+	if ended > 0 {
+		s.log.Info("silent workers' leases ended", "jobs", ended)
+	}
+	moved, next, err := s.store.Rescue(ctx, now, limit, stallLimit)
 	for i := range moved {
 		s.announceRescued(&moved[i])
+	}
+	if nextSilent > 0 && (next == 0 || nextSilent < next) {
+		next = nextSilent // the loop comes back when a worker may turn silent
 	}
 	return s.moveReply(bus.MethodRescue, moved, next, err)
 }

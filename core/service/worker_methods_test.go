@@ -765,3 +765,58 @@ func TestACompleteNobodyHeardStillReachesWhoSubscribedMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// TestASilentWorkersJobsComeBackBeforeTheirTTL (DESIGN §10.5): the jobs of
+// a worker not heard from for core.WorkerSilentAfter come back with the
+// next rescue, whatever their ttl, as stalls, once per silence; a worker
+// still beating keeps its jobs; the silent one's stale acknowledgements
+// answer conflict.
+func TestASilentWorkersJobsComeBackBeforeTheirTTL(t *testing.T) {
+	c, clock := newCore(t)
+	evs := events(t, c, c.Client.Subjects().JobEventsOf("stalled", "long"))
+	for range 2 {
+		_, err := c.Client.Create(ctx, "long", nil, &core.CreateOpts{TTL: time.Minute})
+		require.NoError(t, err)
+	}
+	beat := func(worker string) {
+		require.NoError(t, c.Client.Heartbeat(ctx, core.Heartbeat{Worker: worker, Types: []string{"long"}, Concurrency: 1}))
+	}
+	beat("dies")
+	beat("lives")
+	dead := lease(t, c, core.LeaseRequest{Types: []string{"long"}, Worker: "dies"})[0]
+	alive := lease(t, c, core.LeaseRequest{Types: []string{"long"}, Worker: "lives"})[0]
+
+	clock.Advance(core.WorkerSilentAfter*time.Millisecond - time.Millisecond)
+	beat("lives")
+	mv, err := c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	require.Zero(t, mv.Moved, "not silent yet")
+	require.Equal(t, clock.Now().UnixMilli()+1, mv.NextDue, "the rescue comes back when the first worker may turn silent")
+
+	clock.Advance(time.Millisecond)
+	mv, err = c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, mv.Moved, "the silent worker's job, a minute before its ttl")
+	ev := next(t, evs)
+	require.Equal(t, dead.ID, ev.ID)
+	back, err := c.Client.Get(ctx, dead.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, back.State)
+	require.Equal(t, 1, back.Stalls, "counted as a stall")
+	require.Zero(t, back.Attempts)
+	kept, err := c.Client.Get(ctx, alive.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateActive, kept.State, "the worker that beats keeps its job")
+
+	again := lease(t, c, core.LeaseRequest{Types: []string{"long"}, Worker: "lives"})[0]
+	require.Equal(t, dead.ID, again.ID, "another worker runs it")
+	clock.Advance(core.WorkerSilentAfter * time.Millisecond)
+	beat("lives")
+	mv, err = c.Client.Rescue(ctx, nil)
+	require.NoError(t, err)
+	require.Zero(t, mv.Moved, "the worker found silent is not found so again, and its job is another's now")
+	for _, m := range []string{bus.MethodComplete, bus.MethodTouch} {
+		require.ErrorIs(t, op(t, c, m, core.LeaseOp{ID: dead.ID, Lease: dead.Lease}, nil), core.ErrConflict,
+			"%s of the worker that comes back", m)
+	}
+}
