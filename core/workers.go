@@ -28,12 +28,12 @@ type Heartbeat struct {
 // (killed, hung, cut off): the leader's rescue ends the leases of its
 // active jobs, whatever their ttl, and they run again elsewhere, within
 // about WorkerSilentAfter of its last beat. A worker paused for less than
-// WorkerSilentAfter - HeartbeatEvery (2.25 s) keeps its jobs; one that
+// WorkerSilentAfter - HeartbeatEvery (2.5 s) keeps its jobs; one that
 // comes back later finds its leases spent and cancels those handlers.
 // workers lists the workers heard from within WorkerSeenWithin.
 const (
-	HeartbeatEvery    = 250
-	WorkerSilentAfter = 2500
+	HeartbeatEvery    = 200
+	WorkerSilentAfter = 2700
 	WorkerSeenWithin  = 15000
 )
 
