@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The fault suite: builds kuebus and kuebus-chaos, then runs, on loopback,
-# each fault under load (kill -9 of a worker, of a core, of Redis; a Redis
+# each fault under load (kill -9 of a worker, once and twenty times; a
+# worker stopped for 2 s; kill -9 of a core, of Redis; a Redis
 # SIGSTOP; kill -9 of the promoter leader) and prints a table per scenario.
 # Exits non-zero when an acknowledged job was lost or a job was held by two
 # workers at once. docs/reliability.md explains the figures.

@@ -26,6 +26,9 @@ type config struct {
 	work, ttl, delay             time.Duration
 
 	warmup, after, stall, restartAfter, drain time.Duration
+
+	kills     int           // kill-workers: how many kills
+	killEvery time.Duration // kill-workers: the wait after each
 }
 
 func main() {
@@ -101,9 +104,11 @@ func parseFlags(args []string) (config, error) {
 		return cfg, err
 	}
 	cfg.warmup, cfg.after, cfg.stall, cfg.restartAfter, cfg.drain = 5*time.Second, 10*time.Second, 8*time.Second, 2*time.Second, 40*time.Second
+	cfg.kills, cfg.killEvery = 20, 4*time.Second
 	if *short {
 		// The stall still outlasts go-redis's 3 s read timeout.
 		cfg.warmup, cfg.after, cfg.stall, cfg.restartAfter, cfg.drain = 3*time.Second, 4*time.Second, 5*time.Second, time.Second, 30*time.Second
+		cfg.kills = 6
 	}
 	cfg.scenarios = strings.Split(cmp.Or(*names, scenarioNames()), ",")
 	return cfg, cfg.check()

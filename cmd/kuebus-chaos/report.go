@@ -25,6 +25,8 @@ type result struct {
 	workersBack           time.Duration // -1: a worker never started a job again
 	killedJobs            int           // jobs that died with a killed worker
 	rescue                time.Duration // the slowest of those to start again
+	rescueP50, rescueP99  time.Duration // of those that did, after the kill
+	rescueBound           time.Duration // the scenario's: a p99 past it fails (0: none)
 	stuck                 int           // those that never did
 	shortLeases           int           // leases granted with less than half the ttl left
 }
@@ -67,12 +69,18 @@ func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]co
 	r.twoHeld = holders(runs)
 	r.workersBack = workersBack(runs, f.at, f.killed)
 	r.killedJobs, r.rescue, r.stuck = rescued(runs)
+	waits, _ := rescueWaits(runs)
+	r.rescueP50, r.rescueP99 = quantile(waits, 0.5), quantile(waits, 0.99)
 	r.shortLeases = shortLeases(runs, ttl)
 }
 
 // bad says whether the scenario broke a promise: an acknowledged job lost,
-// or a job held by two workers at once.
-func (r *result) bad() bool { return len(r.out.lost) > 0 || len(r.twoHeld) > 0 }
+// a job held by two workers at once, or, where the scenario bounds it, a
+// killed worker's jobs that took too long to run again (p99) or never did.
+func (r *result) bad() bool {
+	slow := r.rescueBound > 0 && (r.rescueP99 > r.rescueBound || r.stuck > 0)
+	return len(r.out.lost) > 0 || len(r.twoHeld) > 0 || slow
+}
 
 // print writes the scenario's own table.
 func (r *result) print(w io.Writer) {
@@ -106,6 +114,8 @@ func (r *result) print(w io.Writer) {
 	if r.killedJobs > 0 {
 		rows = append(rows, [2]string{"jobs running on the killed worker",
 			fmt.Sprintf("%d, all started again within %s (%d never)", r.killedJobs, dur(r.rescue), r.stuck)})
+		rows = append(rows, [2]string{"  started again after the kill, p50 / p99",
+			fmt.Sprintf("%s / %s", dur(r.rescueP50), dur(r.rescueP99))})
 	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "   %-44s %s\n", row[0], row[1])

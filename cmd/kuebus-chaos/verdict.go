@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,12 +105,14 @@ type window struct{ from, to time.Time }
 
 func (w window) holds(t time.Time) bool { return !t.Before(w.from) && !t.After(w.to) }
 
-// holders lists the jobs that two runs held at once: a run started while
-// an earlier run of the same job still held it. A run holds its job until
-// its handler ends and, whatever the handler does, until the lease_until
-// core granted it: core hands a job out again only once that has passed
-// (rescue), so a run that starts earlier was given a second lease while the
-// first was still valid.
+// holders lists the jobs that two live workers held at once: a run started
+// while an earlier run of the same job still held it. A run holds its job
+// until its handler ends and, whatever the handler does, until the
+// lease_until core granted it: core hands a job out again only once that
+// has passed (rescue), so a run that starts earlier was given a second
+// lease while the first was still valid. A killed worker holds nothing
+// once dead: core ends a silent worker's leases early (DESIGN §10.5), so
+// its run holds its job until the kill.
 func holders(runs map[int64][]*run) (jobs []int64) {
 	for id, rs := range runs {
 		for i := 1; i < len(rs); i++ {
@@ -126,7 +129,7 @@ func holders(runs map[int64][]*run) (jobs []int64) {
 // heldUntil is when the run stopped holding its job: the later of its end
 // and its lease's expiry as granted.
 func (r *run) heldUntil() time.Time {
-	if r.until.After(r.end) {
+	if !r.killed && r.until.After(r.end) {
 		return r.until
 	}
 	return r.end
@@ -259,20 +262,41 @@ func workersBack(runs map[int64][]*run, t time.Time, killed map[string]time.Time
 // slowest of their jobs took to start again elsewhere, and how many never
 // did.
 func rescued(runs map[int64][]*run) (killed int, slowest time.Duration, stuck int) {
+	waits, stuck := rescueWaits(runs)
+	for _, w := range waits {
+		slowest = max(slowest, w)
+	}
+	return len(waits) + stuck, slowest, stuck
+}
+
+// rescueWaits lists, for each run that died with its killed worker and ran
+// again, how long after the kill the next run started, shortest first;
+// stuck counts those that never ran again.
+func rescueWaits(runs map[int64][]*run) (waits []time.Duration, stuck int) {
 	for _, rs := range runs {
 		for i, r := range rs {
 			if !r.killed {
 				continue
 			}
-			killed++
 			if i == len(rs)-1 {
 				stuck++
 				continue
 			}
-			slowest = max(slowest, rs[i+1].start.Sub(r.end))
+			waits = append(waits, rs[i+1].start.Sub(r.end))
 		}
 	}
-	return killed, slowest, stuck
+	slices.Sort(waits)
+	return waits, stuck
+}
+
+// quantile is the q-quantile (0..1) of sorted durations, nearest rank; 0
+// for none.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 // shortLeases counts the runs whose lease came with less than half of ttl

@@ -84,6 +84,29 @@ func TestVerdict(t *testing.T) {
 		require.Equal(t, 2080*time.Millisecond, slowest)
 		require.Zero(t, stuck)
 	})
+	t.Run("a killed worker's job run again before its lease_until is held once", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(60_000).UnixMilli() // a lease of a minute
+		writeRecords(t, dir, "w1", first)    // killed at 20 ms, no end
+		writeRecords(t, dir, "w2", start(7, "b", 2800), end(7, "b", 2850))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": at(20)}, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs), "a dead worker holds nothing")
+		waits, stuck := rescueWaits(runs)
+		require.Equal(t, []time.Duration{2780 * time.Millisecond}, waits)
+		require.Zero(t, stuck)
+	})
+	t.Run("a live worker's job run again before its lease_until is two holders", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(60_000).UnixMilli()
+		writeRecords(t, dir, "w1", first, end(7, "a", 2900)) // stopped, then went on
+		writeRecords(t, dir, "w2", start(7, "b", 2800), end(7, "b", 2850))
+		runs, err := readRuns(dir, nil, at(5000))
+		require.NoError(t, err)
+		require.Equal(t, []int64{7}, holders(runs))
+	})
 	t.Run("a rerun whose first run ended in the fault window is explained", func(t *testing.T) {
 		dir := t.TempDir()
 		writeRecords(t, dir, "w1", start(7, "a", 0), end(7, "a", 50), start(8, "c", 0), end(8, "c", 50))
@@ -149,4 +172,22 @@ func TestJudge(t *testing.T) {
 func TestFirstAfter(t *testing.T) {
 	require.Equal(t, time.Duration(-1), firstAfter(at(100), []time.Time{at(50)}))
 	require.Equal(t, 20*time.Millisecond, firstAfter(at(100), []time.Time{at(50), at(300), at(120)}))
+}
+
+func TestQuantile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	require.Zero(t, quantile(nil, 0.99))
+	require.Equal(t, 3*time.Millisecond, quantile(ms(1, 2, 3), 0.99))
+	require.Equal(t, 2*time.Millisecond, quantile(ms(1, 2, 3), 0.5))
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	require.Equal(t, 99*time.Millisecond, quantile(ms(hundred...), 0.99))
 }

@@ -470,9 +470,10 @@ func TestProgressStoresThePercent(t *testing.T) {
 }
 
 // TestRescueExpiredJudgesEachStall: of three leased jobs, one within its
-// stall limit goes back to ready, one past it is a failed attempt that
-// waits its backoff, and one whose lease has not run out stays and is the
-// next expiry.
+// stall limit goes back to ready at the place it had (its rmember, ahead
+// of jobs that entered ready after it), one past it is a failed attempt
+// that waits its backoff, and one whose lease has not run out stays and is
+// the next expiry.
 func TestRescueExpiredJudgesEachStall(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
@@ -503,11 +504,10 @@ func TestRescueExpiredJudgesEachStall(t *testing.T) {
 	require.Equal(t, 1, moved[1].StallLimit, "the job's own limit, not the node's 5")
 	st.requireKeys(before.with(keyspace{
 		"{t}:leases":   map[string]float64{"3": 9000},
-		"{t}:ready":    map[string]float64{"0000000000000004:1": 0},
-		"{t}:seq":      "4",
+		"{t}:ready":    map[string]float64{"0000000000000001:1": 0},
 		"{t}:due":      map[string]float64{"0000000000000000002": 4000},
 		"{t}:errors:2": []string{`{"attempt":1,"at":3000,"error":"lease expired: ran past its ttl of 1000 ms"}`},
-		"{t}:job:1": job("1", map[string]string{"state": "inactive", "stalls": "1", "rmember": "0000000000000004:1",
+		"{t}:job:1": job("1", map[string]string{"state": "inactive", "stalls": "1", "rmember": "0000000000000001:1",
 			"updated_at": "3000", "lease": "", "lease_until": ""}),
 		"{t}:job:2": job("2", map[string]string{"state": "delayed", "stalls": "2", "backoff": "fixed:1000", "attempts": "1",
 			"error": "lease expired: ran past its ttl of 1000 ms", "promote_at": "4000", "updated_at": "3000",

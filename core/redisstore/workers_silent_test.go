@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
 )
 
@@ -34,10 +35,10 @@ func TestExpireSilentEndsTheLeasesOfASilentWorker(t *testing.T) {
 		"{t}:job:3": jobHash(map[string]string{"id": "3", "state": "active", "lease": "N", "lease_until": "9000", "worker_id": "gone-quiet"}),
 	}
 	st.seed(before)
-	ended, next, err := st.ExpireSilent(ctx, 10000) // gone-quiet silent since 7000 + 2500
+	ended, next, err := st.ExpireSilent(ctx, 10000) // gone-quiet silent since 7000 + core.WorkerSilentAfter
 	require.NoError(t, err)
 	require.Equal(t, 1, ended)
-	require.Equal(t, int64(9900+2500), next, "when the live worker turns silent")
+	require.Equal(t, int64(9900+core.WorkerSilentAfter), next, "when the live worker turns silent")
 	after := before.with(keyspace{
 		"{t}:leases":         map[string]float64{"1": 10000, "2": 60000, "3": 9000},
 		"{t}:job:1":          jobHash(map[string]string{"state": "active", "lease": "L", "lease_until": "10000", "worker_id": "gone-quiet"}),

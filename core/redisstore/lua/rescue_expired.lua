@@ -1,6 +1,8 @@
 -- rescue_expired: take back active jobs whose lease ran out. The first
 -- stall_limit stalls of a job (its own limit, or the node's for a job
--- stored without one) put it back to inactive without using an attempt;
+-- stored without one) put it back to inactive without using an attempt,
+-- at the place in ready it had when it was leased (ahead of the jobs that
+-- became ready after it);
 -- every later stall is a failed attempt, retried with the job's backoff
 -- while attempts remain (includes/attempt_failed.lua) and joins the job's
 -- error history (includes/errors.lua), with no stack. The candidates were
@@ -53,7 +55,7 @@ for i = 4, #ARGV do
         out[#out + 1] = row
       else
         redis.call('HSET', jobkey, 'lease', '', 'lease_until', '', 'updated_at', now)
-        enter_ready(jobkey, id, row[ROW_PRIORITY])
+        reenter_ready(jobkey, id, row[ROW_PRIORITY], row[ROW_RMEMBER])
         row = snapshot(jobkey)
         row[ROW_STALL_LIMIT] = limit
         out[#out + 1] = row

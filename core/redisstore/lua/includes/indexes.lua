@@ -17,6 +17,14 @@ end
 local function enter_ready(jobkey, id, priority)
   redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority))
 end
+-- put a job that stalled back in ready at the place it had (its member
+-- rmember, from when it last entered ready, "" for none: then at the back),
+-- ahead of the jobs that entered after it: it was leased before them
+local function reenter_ready(jobkey, id, priority, rmember)
+  if not rmember or rmember == '' then return enter_ready(jobkey, id, priority) end
+  redis.call('ZADD', K_READY, priority, rmember)
+  redis.call('HSET', jobkey, 'state', 'inactive')
+end
 
 -- a job's member in due: its id zero-padded to 19 digits (the width of the
 -- largest int64), so that jobs due at the same millisecond sort by id, which
