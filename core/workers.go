@@ -21,7 +21,20 @@ type Heartbeat struct {
 	StartedAt int64 `json:"started_at"`
 	// Gone: the worker stops, and leaves the list at once.
 	Gone bool `json:"gone,omitempty"`
+	// Instance is a random token of this worker process, the same in each
+	// of its heartbeats and never listed: a gone heartbeat must carry the
+	// token the worker's last heartbeat did, so that another process
+	// cannot take the worker off the list. Optional; a heartbeat without
+	// one replaces the token.
+	Instance string `json:"instance,omitempty"`
 }
+
+// Bounds of a heartbeat's numbers.
+const (
+	MaxWorkerConcurrency = 1 << 20
+	MaxWorkerPID         = 1 << 22 // Linux's pid_max
+	MaxInstanceLen       = 64
+)
 
 // Heartbeat timing (DESIGN §10.5), in ms. Workers beat every
 // HeartbeatEvery. A worker not heard from for WorkerSilentAfter is silent

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
 	"os"
 	"sync"
 	"time"
@@ -31,7 +32,7 @@ type heartbeats struct {
 func (w *Worker) startHeartbeats(pools []*pool) *heartbeats {
 	host, _ := os.Hostname()
 	hb := &heartbeats{w: w, base: core.Heartbeat{Worker: w.cfg.ID, Types: handledTypes(pools), Host: host, PID: os.Getpid(),
-		StartedAt: time.Now().UnixMilli()}, now: time.Now}
+		StartedAt: time.Now().UnixMilli(), Instance: rand.Text()}, now: time.Now}
 	hb.heard = hb.now()
 	for _, p := range pools {
 		hb.base.Concurrency += p.concurrency

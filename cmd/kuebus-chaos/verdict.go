@@ -28,6 +28,10 @@ type run struct {
 	ended  bool      // an end record exists
 	ok     bool      // the handler finished its work
 	killed bool      // its worker was killed while it ran
+	// death is when its worker was killed, after or while it ran (zero:
+	// never): a dead worker holds nothing, and an acknowledgement it had
+	// not sent yet dies with it.
+	death time.Time
 }
 
 // readRuns reads every worker's record file in dir. killed gives the
@@ -53,6 +57,9 @@ func readRuns(dir string, killed map[string]time.Time, runEnd time.Time) (map[in
 			switch rec.Event {
 			case "start":
 				r := &run{id: rec.ID, lease: rec.Lease, worker: rec.Worker, start: at, until: time.UnixMilli(rec.Until)}
+				if death, ok := killed[rec.Worker]; ok && death.After(at) {
+					r.death = death
+				}
 				open[k] = append(open[k], r)
 				runs[rec.ID] = append(runs[rec.ID], r)
 			case "end":
@@ -129,10 +136,14 @@ func holders(runs map[int64][]*run) (jobs []int64) {
 // heldUntil is when the run stopped holding its job: the later of its end
 // and its lease's expiry as granted.
 func (r *run) heldUntil() time.Time {
+	held := r.end
 	if !r.killed && r.until.After(r.end) {
-		return r.until
+		held = r.until
 	}
-	return r.end
+	if !r.death.IsZero() && r.death.Before(held) {
+		return r.death
+	}
+	return held
 }
 
 // reruns counts the jobs that ran more than once, and of those the ones
@@ -145,7 +156,10 @@ func reruns(runs map[int64][]*run, w window) (twice int, unexplained []int64) {
 		}
 		twice++
 		for _, prev := range rs[:len(rs)-1] {
-			if !prev.killed && !w.holds(prev.end) {
+			// a run whose worker died within ackSlack of its end may not
+			// have sent its acknowledgement: the kill explains the rerun
+			ackDied := !prev.death.IsZero() && prev.death.Sub(prev.end) <= ackSlack
+			if !prev.killed && !ackDied && !w.holds(prev.end) {
 				unexplained = append(unexplained, id)
 				break
 			}

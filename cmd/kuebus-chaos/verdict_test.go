@@ -97,6 +97,19 @@ func TestVerdict(t *testing.T) {
 		require.Equal(t, []time.Duration{2780 * time.Millisecond}, waits)
 		require.Zero(t, stuck)
 	})
+	t.Run("a job its worker finished just before it was killed runs again, explained and held once", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 0)
+		first.Until = at(60_000).UnixMilli()
+		writeRecords(t, dir, "w1", first, end(7, "a", 50)) // killed at 100 ms, its acknowledgement unsent
+		writeRecords(t, dir, "w2", start(7, "b", 2800), end(7, "b", 2850))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": at(100)}, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs), "the dead worker held it until its death")
+		twice, unexplained := reruns(runs, window{})
+		require.Equal(t, 1, twice)
+		require.Empty(t, unexplained, "the acknowledgement died with the worker")
+	})
 	t.Run("a live worker's job run again before its lease_until is two holders", func(t *testing.T) {
 		dir := t.TempDir()
 		first := start(7, "a", 0)

@@ -19,6 +19,8 @@ import (
 //	workers_seen ZSET worker id, score = when core last heard it (unix ms)
 //	workers_silent HASH worker id → the workers_seen score at which the
 //	                rescue found it silent and ended its leases (workers.go)
+//	workers_instance HASH worker id → the instance token of its last
+//	                heartbeat, which its gone must carry (never listed)
 //
 // Keys of type T, under <prefix>:{T}:
 //

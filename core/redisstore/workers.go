@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -20,15 +21,22 @@ const workersForget = 3600_000 // ms
 func (s *Store) Heartbeat(ctx context.Context, now int64, hb *core.Heartbeat) error {
 	body := ""
 	if !hb.Gone {
-		b, err := json.Marshal(hb)
+		listed := *hb
+		listed.Instance = "" // kept apart: never listed
+		b, err := json.Marshal(&listed)
 		if err != nil {
 			return err
 		}
 		body = string(b)
 	}
-	keys := []string{s.keys.global("workers"), s.keys.global("workers_seen"), s.keys.global("workers_silent")}
-	if err := s.evalNoWait(ctx, heartbeat, keys, hb.Worker, body, now, now-workersForget).Err(); err != nil {
+	keys := []string{s.keys.global("workers"), s.keys.global("workers_seen"),
+		s.keys.global("workers_silent"), s.keys.global("workers_instance")}
+	n, err := s.evalNoWait(ctx, heartbeat, keys, hb.Worker, body, now, now-workersForget, hb.Instance).Int()
+	if err != nil {
 		return s.fail("heartbeat", err)
+	}
+	if n < 0 {
+		return bus.Errorf(bus.CodeConflict, "worker %q: gone from another process: its instance is not the one its last heartbeat gave", hb.Worker)
 	}
 	return nil
 }

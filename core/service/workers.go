@@ -11,14 +11,20 @@ import (
 // core.HeartbeatEvery; workers lists those heard from within
 // core.WorkerSeenWithin, as core's clock says.
 
-func checkHeartbeat(hb *core.Heartbeat) error {
+func checkHeartbeat(hb *core.Heartbeat, now int64) error {
 	switch {
 	case hb.Worker == "":
 		return core.Invalidf("worker", "missing")
 	case len(hb.Worker) > core.MaxWorkerLen:
 		return core.Invalidf("worker", "%d bytes is longer than %d", len(hb.Worker), core.MaxWorkerLen)
-	case hb.Concurrency < 0:
-		return core.Invalidf("concurrency", "%d is negative", hb.Concurrency)
+	case hb.Concurrency < 0 || hb.Concurrency > core.MaxWorkerConcurrency:
+		return core.Invalidf("concurrency", "%d is outside 0..%d", hb.Concurrency, core.MaxWorkerConcurrency)
+	case hb.PID < 0 || hb.PID > core.MaxWorkerPID:
+		return core.Invalidf("pid", "%d is outside 0..%d", hb.PID, core.MaxWorkerPID)
+	case hb.StartedAt < 0 || hb.StartedAt > now+24*3600_000:
+		return core.Invalidf("started_at", "%d is not a time (unix ms) between 1970 and a day from now", hb.StartedAt)
+	case len(hb.Instance) > core.MaxInstanceLen:
+		return core.Invalidf("instance", "%d bytes is longer than %d", len(hb.Instance), core.MaxInstanceLen)
 	case hb.Running < 0 || hb.Concurrency > 0 && hb.Running > hb.Concurrency:
 		return core.Invalidf("running", "%d running of a concurrency of %d", hb.Running, hb.Concurrency)
 	case len(hb.Types) > core.MaxLeaseTypes:
@@ -35,7 +41,7 @@ func checkHeartbeat(hb *core.Heartbeat) error {
 }
 
 func (s *Service) heartbeat(ctx context.Context, hb *core.Heartbeat) (*core.Empty, error) {
-	if err := checkHeartbeat(hb); err != nil {
+	if err := checkHeartbeat(hb, s.now()); err != nil {
 		return nil, err
 	}
 	if err := s.store.Heartbeat(ctx, s.now(), hb); err != nil {

@@ -5,26 +5,33 @@
 -- KEYS[2]  workers_seen    ZSET   worker id, score = when it was last heard
 -- KEYS[3]  workers_silent  HASH   worker id → the seen score at which the
 --                                 rescue found it silent (expire_leases.lua)
+-- KEYS[4]  workers_instance HASH  worker id → the instance token of its
+--                                 last heartbeat (never listed)
 --
--- ARGV[1]  worker   its id
--- ARGV[2]  body     its heartbeat, JSON ("" when gone)
--- ARGV[3]  now      unix ms
--- ARGV[4]  forget   unix ms: workers last heard before it are dropped
+-- ARGV[1]  worker    its id
+-- ARGV[2]  body      its heartbeat, JSON without its instance ("" when gone)
+-- ARGV[3]  now       unix ms
+-- ARGV[4]  forget    unix ms: workers last heard before it are dropped
+-- ARGV[5]  instance  the worker process's token, "" for none
 --
--- Reply: the number of workers dropped as forgotten.
+-- Reply: the number of workers dropped as forgotten, or -1 (and nothing
+-- changed) for a gone whose instance is not the one the worker's last
+-- heartbeat gave: another process's.
 -- Events: none.
+local forget = {KEYS[1], KEYS[3], KEYS[4]} -- the hashes of a worker
 if ARGV[2] == '' then
-  redis.call('HDEL', KEYS[1], ARGV[1])
+  local had = redis.call('HGET', KEYS[4], ARGV[1])
+  if had and had ~= '' and had ~= ARGV[5] then return -1 end
+  for _, k in ipairs(forget) do redis.call('HDEL', k, ARGV[1]) end
   redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('HDEL', KEYS[3], ARGV[1])
 else
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[5])
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 end
 local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4], 'LIMIT', 0, 100)
 if #old > 0 then
-  redis.call('HDEL', KEYS[1], unpack(old))
+  for _, k in ipairs(forget) do redis.call('HDEL', k, unpack(old)) end
   redis.call('ZREM', KEYS[2], unpack(old))
-  redis.call('HDEL', KEYS[3], unpack(old))
 end
 return #old
