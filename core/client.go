@@ -277,7 +277,11 @@ func (c *Client) Range(ctx context.Context, req RangeRequest) ([]Job, error) {
 }
 
 // RangePage is Range with the whole reply: Next is set when the jobs were
-// cut to fit one message.
+// cut to fit one message, Cursor while there may be more jobs after the
+// page, Back when there are jobs before it. To page at any depth (a range
+// of every type reads by position only below MaxUntypedPosition), start
+// with a Limit and no Cursor, then send each reply's Cursor back until it
+// is "".
 func (c *Client) RangePage(ctx context.Context, req RangeRequest) (*JobsReply, error) {
 	var reply JobsReply
 	if err := c.call(ctx, bus.MethodRange, req, &reply); err != nil {

@@ -28,6 +28,7 @@
 //	bulk.go           bulk's actions, the states each starts from, its bodies
 //	schedule.go       schedules: their wire types and Client calls
 //	search.go         search's request, reply, bounds and cursor
+//	rangecursor.go    RangeCursor: a range's place in an index, its text
 //	history.go        history: per-minute counts of created, completed, failed jobs
 //	workers.go        heartbeat and workers: the live workers list
 //	trace.go          CheckTraceparent: the W3C trace context a job keeps

@@ -50,6 +50,15 @@ type JobsReply struct {
 	// the position to ask from for the rest (the reply holds the jobs from
 	// From up to Next-1).
 	Next int64 `json:"next,omitempty"`
+	// Cursor, on a range's reply, is the place of its last job: send it
+	// back as RangeRequest.Cursor to read the jobs after it. It is set while
+	// there may be more (the page was full, or cut to fit one message).
+	Cursor string `json:"cursor,omitempty"`
+	// Back, on a range's reply, is the place of its first job: sent as
+	// RangeRequest.Cursor with the other Order, it reads the jobs before
+	// it, nearest first. It is set when the reply holds jobs and did not
+	// start at the beginning.
+	Back string `json:"back,omitempty"`
 }
 
 // ExistsReply is exists' reply.
@@ -90,20 +99,47 @@ const (
 )
 
 // RangeRequest selects jobs by state and type, both optional, and pages
-// through them: from and to are inclusive positions, 0-based. The order is the
-// state's own (see docs/protocol.md): inactive by queue position, delayed by
-// due time, active by lease expiry, complete and failed by finish time, and
-// all states by id.
+// through them in one of two ways: by position, From..To (inclusive,
+// 0-based), or by cursor, the Limit jobs after Cursor (from the start when
+// Cursor is ""). A request with a Cursor or a Limit pages by cursor, and
+// then leaves From and To out. The order is the state's own (see
+// docs/protocol.md): inactive by queue position, delayed by due time,
+// active by lease expiry, complete and failed by finish time, and all
+// states by id.
+//
+// A range of every type (no Type) reads each type's index up to the page
+// and merges them, so by position it reaches no deeper than
+// MaxUntypedPosition; past it, page by cursor, which costs the same at any
+// depth. A range of one type reaches any position.
 type RangeRequest struct {
 	State State  `json:"state,omitempty"`
 	Type  string `json:"type,omitempty"`
 	From  int64  `json:"from"`
 	To    int64  `json:"to"`
 	Order Order  `json:"order,omitempty"`
+	// Cursor is a reply's Cursor (or Back, with the other Order): the page
+	// starts after the job it names. "" with a Limit starts at the
+	// beginning.
+	Cursor string `json:"cursor,omitempty"`
+	// Limit is how many jobs a page by cursor holds: default
+	// RangeLimitDefault, at most MaxRangeSize.
+	Limit int `json:"limit,omitempty"`
 }
 
-// MaxRangeSize bounds the jobs one range returns.
-const MaxRangeSize = 1000
+// The bounds of a range.
+const (
+	// MaxRangeSize bounds the jobs one range returns.
+	MaxRangeSize = 1000
+	// RangeLimitDefault is the jobs of a page by cursor without a Limit.
+	RangeLimitDefault = 20
+	// MaxUntypedPosition bounds the positions a range of every type reads
+	// by position: To is below it. Such a page reads To+1 entries of each
+	// type's index at most, whatever the offset asked.
+	MaxUntypedPosition = 1000
+)
+
+// ByCursor tells whether a range pages by cursor rather than by position.
+func (r *RangeRequest) ByCursor() bool { return r.Cursor != "" || r.Limit != 0 }
 
 // CountRequest counts jobs by state and type, both optional.
 type CountRequest struct {

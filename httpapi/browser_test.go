@@ -178,6 +178,58 @@ func TestDashboardSaysWhenJobsDidNotFitOneReply(t *testing.T) {
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }
 
+// TestDashboardPagesEveryTypeByCursor: the list of every type pages with
+// core's range cursor: Next goes on after the page's last job, Prev comes
+// back before its first, and each page shows the jobs one read by
+// position lists there.
+func TestDashboardPagesEveryTypeByCursor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
+	}
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	var specs []core.Spec
+	for i := range 45 {
+		specs = append(specs, core.Spec{Type: fmt.Sprintf("t%d", i%3), Priority: core.Priority(i % 2 * 10)})
+	}
+	_, err := e.core.Client.CreateBulk(t.Context(), specs)
+	require.NoError(t, err)
+	whole, err := e.core.Client.Range(t.Context(), core.RangeRequest{State: core.StateInactive, To: 999})
+	require.NoError(t, err)
+	require.Len(t, whole, 45)
+	browser, exceptions := newBrowser(t)
+	step, _ := stepper(t, browser, t.TempDir())
+	// shows waits until the list's rows are the jobs, in order.
+	shows := func(jobs []core.Job) chromedp.Action[chromedp.Void] {
+		want := make([]string, len(jobs))
+		for i, j := range jobs {
+			want[i] = fmt.Sprint(j.ID)
+		}
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(
+			`Array.from(document.querySelectorAll("#list tbody tr")).map((tr) => tr.dataset.id).join(",") === %q`,
+			strings.Join(want, ",")))
+	}
+	step("the first page, by position",
+		chromedp.Navigate(e.url+"/#/jobs/inactive/all"),
+		shows(whole[:20]))
+	step("next: the jobs after its last",
+		chromedp.Click(chromedp.CSS(`#next`)),
+		chromedp.Poll[chromedp.Void](`location.hash.includes("after=")`),
+		shows(whole[20:40]))
+	step("next again: the last five, and no next",
+		chromedp.Click(chromedp.CSS(`#next`)),
+		shows(whole[40:]),
+		chromedp.WaitVisible(chromedp.CSS(`#next[disabled]`)))
+	step("prev: the jobs before its first",
+		chromedp.Click(chromedp.CSS(`#prev`)),
+		chromedp.Poll[chromedp.Void](`location.hash.includes("before=")`),
+		shows(whole[20:40]))
+	step("prev again: the first page",
+		chromedp.Click(chromedp.CSS(`#prev`)),
+		shows(whole[:20]))
+	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
+}
+
 // stepper returns a test's two browser verbs: step runs actions, each
 // bounded by waitTimeout, failing the test with what they were for; shot
 // saves a screenshot of the page in dir.

@@ -132,13 +132,65 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 		// array, and this header says where the rest starts.
 		w.Header().Set(HeaderRangeNext, strconv.FormatInt(reply.Next, 10))
 	}
+	if reply.Cursor != "" {
+		w.Header().Set(HeaderRangeCursor, reply.Cursor)
+	}
+	if reply.Back != "" {
+		w.Header().Set(HeaderRangeBack, reply.Back)
+	}
 	writeJSON(w, http.StatusOK, reply.Jobs)
 	return nil
 }
 
-// HeaderRangeNext is set on a GET /jobs reply that holds fewer jobs than
-// asked because they did not fit one message: the position to ask from next.
-const HeaderRangeNext = "Kuebus-Range-Next"
+// The headers of a GET /jobs/… reply beside Kue's bare array.
+const (
+	// HeaderRangeNext is set on a reply that holds fewer jobs than asked
+	// because they did not fit one message: the position to ask from next.
+	HeaderRangeNext = "Kuebus-Range-Next"
+	// HeaderRangeCursor is the range's cursor (core.JobsReply.Cursor):
+	// GET /jobs?cursor=C reads the jobs after the page, at any depth.
+	HeaderRangeCursor = "Kuebus-Range-Cursor"
+	// HeaderRangeBack is the range's back cursor (core.JobsReply.Back).
+	HeaderRangeBack = "Kuebus-Range-Back"
+)
+
+// pageReply is GET /jobs: a page by cursor, core's range reply without
+// next (a page cut to fit one message goes on from its cursor).
+type pageReply struct {
+	Jobs   []core.Job `json:"jobs"`
+	Cursor string     `json:"cursor,omitempty"`
+	Back   string     `json:"back,omitempty"`
+}
+
+// getJobPage is GET /jobs?[state=S][&type=T][&order=O][&limit=N][&cursor=C]:
+// one page by cursor of core's range, {"jobs":[…],"cursor":C,"back":B}.
+// Without a cursor it starts at the beginning; without a limit it holds
+// core.RangeLimitDefault jobs. It costs the same at any depth, where
+// Kue's /jobs/FROM..TO of every type stops at core.MaxUntypedPosition.
+func (s *Server) getJobPage(w http.ResponseWriter, r *http.Request) error {
+	qs := r.URL.Query()
+	req := core.RangeRequest{Type: qs.Get("type"), Order: core.Order(qs.Get("order")), Cursor: qs.Get("cursor"), Limit: core.RangeLimitDefault}
+	if st := qs.Get("state"); st != stateAll {
+		req.State = core.State(st) // core checks it
+	}
+	if raw := qs.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return badRequest("limit: %q is not a number of jobs from 1 to %d", raw, core.MaxRangeSize)
+		}
+		req.Limit = n
+	}
+	reply, err := s.core.RangePage(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	page := pageReply{Jobs: reply.Jobs, Cursor: reply.Cursor, Back: reply.Back}
+	if page.Jobs == nil {
+		page.Jobs = []core.Job{}
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
 
 // jobsUsage is the shape of /jobs paths, for error messages.
 const jobsUsage = "expected /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]"

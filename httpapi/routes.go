@@ -31,6 +31,7 @@ func (s *Server) routes() http.Handler {
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.
 	handle("GET /jobs/{path...}", s.getJobs)
+	handle("GET /jobs", s.getJobPage)
 	handle("POST /job", s.createJobs)
 	handle("DELETE /job/{id}", s.removeJob)
 	handle("PUT /job/{id}/state/{state}", s.setState)

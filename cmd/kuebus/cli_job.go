@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -199,6 +201,11 @@ func runJobPriority(ctx context.Context, e *env, args []string) error {
 	})
 }
 
+// runJobList lists jobs by state and type: positions --from..--to, or,
+// with --limit or --cursor, a page by cursor, whose last line says how to
+// go on. A list of every type (no --type) reads by position only up to
+// core.MaxUntypedPosition; core refuses deeper positions, naming the
+// cursor, which pages at any depth.
 func runJobList(ctx context.Context, e *env, args []string) error {
 	var cf connFlags
 	fs := e.flags()
@@ -208,10 +215,14 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 	from := fs.Int64("from", 0, "first `POSITION` to list, 0-based")
 	to := fs.Int64("to", 19, "last `POSITION` to list, inclusive")
 	order := fs.String("order", "asc", "`ORDER` of the list: asc or desc")
+	limit := fs.Int("limit", 0, fmt.Sprintf("page by cursor: list `N` jobs (1..%d, default %d with --cursor)", core.MaxRangeSize, core.RangeLimitDefault))
+	cursor := fs.String("cursor", "", "page by cursor: list the jobs after the `CURSOR` a previous list printed")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	req := core.RangeRequest{Type: *jobType, From: *from, To: *to, Order: core.Order(*order)}
+	positions := false
+	fs.Visit(func(f *flag.Flag) { positions = positions || f.Name == "from" || f.Name == "to" })
+	req := core.RangeRequest{Type: *jobType, Order: core.Order(*order)}
 	if *state != "" {
 		st, err := core.ParseState(*state)
 		if err != nil {
@@ -219,16 +230,30 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 		}
 		req.State = st
 	}
+	byCursor := *limit != 0 || *cursor != ""
 	switch {
 	case req.Order != core.OrderAsc && req.Order != core.OrderDesc:
 		return usagef("--order: %q is not asc or desc", *order)
-	case req.From < 0:
-		return usagef("--from: %d is negative", req.From)
-	case req.To < req.From:
-		return usagef("--to: %d is before --from %d", req.To, req.From)
+	case byCursor && positions:
+		return usagef("--from, --to: give positions, or --limit and --cursor, not both")
+	case byCursor && (*limit < 0 || *limit > core.MaxRangeSize):
+		return usagef("--limit: %d is outside 1..%d", *limit, core.MaxRangeSize)
+	case !byCursor && *from < 0:
+		return usagef("--from: %d is negative", *from)
+	case !byCursor && *to < *from:
+		return usagef("--to: %d is before --from %d", *to, *from)
 	}
 	return cf.withClient(ctx, func(c *core.Client) error {
-		jobs, err := rangeWindow(ctx, c, req)
+		var jobs []core.Job
+		var next string
+		var err error
+		if byCursor {
+			req.Cursor, req.Limit = *cursor, cmp.Or(*limit, core.RangeLimitDefault)
+			jobs, next, err = rangeCursorPage(ctx, c, req)
+		} else {
+			req.From, req.To = *from, *to
+			jobs, err = rangeWindow(ctx, c, req)
+		}
 		if err != nil {
 			return err
 		}
@@ -238,8 +263,37 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\n", j.ID, j.Type, j.State, priorityName(j.Priority),
 				j.Attempts, j.MaxAttempts, time.UnixMilli(j.CreatedAt).Format(time.DateTime))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if next != "" {
+			_, err = fmt.Fprintf(e.stdout, "more: add --cursor %s\n", next)
+		}
+		return err
 	})
+}
+
+// rangeCursorPage reads req.Limit jobs after req.Cursor, following the
+// cursor of replies cut to fit one message, and returns the cursor to go
+// on from ("" at the end).
+func rangeCursorPage(ctx context.Context, c *core.Client, req core.RangeRequest) ([]core.Job, string, error) {
+	var jobs []core.Job
+	want := req.Limit
+	for {
+		req.Limit = want - len(jobs)
+		page, err := c.RangePage(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		jobs = append(jobs, page.Jobs...)
+		if page.Cursor == "" || len(jobs) >= want {
+			return jobs, page.Cursor, nil
+		}
+		if page.Cursor == req.Cursor {
+			return nil, "", fmt.Errorf("job ls: core answered cursor %s with itself, which does not go on", req.Cursor)
+		}
+		req.Cursor = page.Cursor
+	}
 }
 
 // rangeWindow reads the whole window req asks for. Core answers only the

@@ -155,3 +155,54 @@ func TestJobSearchListsWhatItFinds(t *testing.T) {
 		require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
 	}
 }
+
+// TestJobLsPagesEveryTypeByCursor: --limit starts a page by cursor and the
+// last line says how to go on; following it lists what one list by
+// position lists. A deep position over every type is refused by core,
+// naming the cursor; positions beside a cursor are a usage error.
+func TestJobLsPagesEveryTypeByCursor(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	url := c.NATS.ClientURL()
+	for i := range 5 {
+		_, err := c.Client.Create(t.Context(), []string{"a", "b"}[i%2], nil, nil)
+		require.NoError(t, err)
+	}
+	rows := func(r result) (ids []string, more string) {
+		t.Helper()
+		require.Equal(t, 0, r.code, r.stderr)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		for _, l := range lines[1:] {
+			if after, ok := strings.CutPrefix(l, "more: add --cursor "); ok {
+				more = after
+				continue
+			}
+			ids = append(ids, strings.Fields(l)[0])
+		}
+		return ids, more
+	}
+	whole, more := rows(kuebus(t, "job", "ls", "--nats-url", url))
+	require.Len(t, whole, 5)
+	require.Empty(t, more, "a list by position prints no cursor")
+
+	var got []string
+	args := []string{"job", "ls", "--nats-url", url, "--limit", "2"}
+	for range 5 {
+		ids, more := rows(kuebus(t, args...))
+		got = append(got, ids...)
+		if more == "" {
+			break
+		}
+		args = []string{"job", "ls", "--nats-url", url, "--limit", "2", "--cursor", more}
+	}
+	require.Equal(t, whole, got)
+
+	r := kuebus(t, "job", "ls", "--nats-url", url, "--from", "5000", "--to", "5019")
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "from: 5000..5019 of every type is past position 999")
+	require.Contains(t, r.stderr, "cursor")
+
+	r = kuebus(t, "job", "ls", "--nats-url", url, "--from", "1", "--limit", "2")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--from, --to")
+}

@@ -259,6 +259,13 @@ func TestClusterTour(t *testing.T) {
 	jobs, err := client.Range(ctx, core.RangeRequest{State: core.StateComplete, To: 99})
 	require.NoError(t, err)
 	require.Len(t, jobs, 2)
+	// By cursor, range_after runs on each type's master, in one pipeline.
+	first, err := client.RangePage(ctx, core.RangeRequest{State: core.StateComplete, Limit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.Cursor)
+	rest, err := client.Range(ctx, core.RangeRequest{State: core.StateComplete, Limit: 10, Cursor: first.Cursor})
+	require.NoError(t, err)
+	require.Equal(t, jobs[1].ID, rest[0].ID)
 	allIDs, err := client.IDs(ctx, core.StateFailed)
 	require.NoError(t, err)
 	require.Len(t, allIDs, 2)

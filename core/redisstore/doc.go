@@ -9,7 +9,9 @@
 //	store.go    Config, Store, New, create, get, remove, log, set state
 //	            and priority, promote (the sweep promote and rescue share)
 //	lease.go    lease, the lease holders' operations (Apply), rescue
-//	query.go    ranges, counts, ids and stats: reads, no scripts
+//	query.go    ranges (by position), counts, ids and stats: reads
+//	range.go    ranges by cursor: the members after a place in each
+//	            type's index (lua/range_after.lua, a read), merged
 //	shards.go   shard isolation: a type whose Redis (Cluster master) fails
 //	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused

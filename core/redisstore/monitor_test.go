@@ -76,7 +76,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
 		"remove_job.lua", "clean.lua", "search.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
-		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua"} {
+		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
 	require.Len(t, ran, len(redisstore.ScriptNames()), "every script of lua/ ran")
@@ -167,6 +167,8 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	_, err = st.Bulk(ctx, now, &service.BulkQuery{Action: core.BulkRetry, State: core.StateFailed, Type: "mon", Limit: 10})
 	must(err)
 	_, _, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", From: core.IDsCursor{}, Limit: 10, Budget: 100})
+	must(err)
+	_, err = st.Range(ctx, &service.RangeParams{Limit: 5, After: &core.RangeCursor{Score: 1, Member: "1"}})
 	must(err)
 	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: 1}, Limit: 100})
 	must(err)

@@ -104,10 +104,10 @@ func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 		created[i] = j.ID
 	}
 
-	listed, err := st.Range(ctx, core.RangeRequest{State: core.StateDelayed, Type: "same-ms", From: 0, To: 19})
+	listed, err := st.Range(ctx, &service.RangeParams{State: core.StateDelayed, Type: "same-ms", From: 0, To: 19})
 	require.NoError(t, err)
 	var delayed []int64
-	for _, j := range listed {
+	for _, j := range listed.Jobs {
 		delayed = append(delayed, j.ID)
 	}
 	require.Equal(t, created, delayed, "the delayed index lists them in creation order")

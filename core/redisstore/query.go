@@ -142,13 +142,22 @@ func (s *Store) typesFor(ctx context.Context, jobType string) ([]string, error) 
 	return s.Types(ctx)
 }
 
-// Range returns the jobs at positions From..To of a state and type.
-func (s *Store) Range(ctx context.Context, q core.RangeRequest) ([]core.Job, error) {
-	types, err := s.typesFor(ctx, q.Type)
+// Range reads a page of a state's index, of one type or of every type
+// merged: by position (range.go has the page by cursor), then the jobs'
+// rows in one more round trip.
+func (s *Store) Range(ctx context.Context, p *service.RangeParams) (*service.RangePage, error) {
+	types, err := s.typesFor(ctx, p.Type)
 	if err != nil || len(types) == 0 {
-		return []core.Job{}, err
+		return &service.RangePage{}, err
 	}
-	entries, err := s.scan(ctx, types, q.State, q.From, q.To, q.Order == core.OrderDesc)
+	var entries []entry
+	more := false
+	if p.Limit > 0 {
+		entries, more, err = s.scanAfter(ctx, types, p.State, p.After, p.Limit, p.Desc)
+	} else {
+		entries, err = s.scan(ctx, types, p.State, p.From, p.To, p.Desc)
+		more = int64(len(entries)) == p.To-p.From+1
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +171,14 @@ func (s *Store) Range(ctx context.Context, q core.RangeRequest) ([]core.Job, err
 			return nil, s.fail("range jobs", err)
 		}
 	}
-	jobs := make([]core.Job, 0, len(entries))
-	for _, c := range cmds {
+	page := &service.RangePage{Jobs: make([]core.Job, 0, len(entries)), More: more}
+	for i, c := range cmds {
 		if j, ok := decodeRow(c.Val()); ok { // else removed between the two reads
-			jobs = append(jobs, j)
+			page.Jobs = append(page.Jobs, j)
+			page.Places = append(page.Places, core.RangeCursor{State: p.State, Score: entries[i].score, Member: entries[i].member})
 		}
 	}
-	return jobs, nil
+	return page, nil
 }
 
 // IDs lists up to limit ids of a state from a cursor on: type by type in

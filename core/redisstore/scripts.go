@@ -81,6 +81,7 @@ var (
 	fireSchedule  = loadScript("fire_schedule.lua")
 	cleanJobs     = loadScript("clean.lua")
 	searchJobs    = loadScript("search.lua")
+	rangeAfter    = loadScript("range_after.lua")
 	addHistory    = loadScript("history_add.lua")
 	heartbeat     = loadScript("heartbeat.lua")
 	expireLeases  = loadScript("expire_leases.lua")

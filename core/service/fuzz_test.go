@@ -191,12 +191,23 @@ func FuzzRange(f *testing.F) {
 		`{"from":9223372036854775000,"to":9223372036854775807,"state":"inactive"}`,
 		`{"from":-9223372036854775808,"to":9223372036854775807}`, `{"from":0,"to":999}`, `{"from":0,"to":1000}`,
 		`{"from":5,"to":1}`, `{"to":1,"order":"up"}`, `{"to":1,"order":"desc","type":"a","state":"failed"}`,
-		`{"to":1,"type":"a>b"}`, `{"to":1,"state":"done"}`,
+		`{"to":1,"type":"a>b"}`, `{"to":1,"state":"done"}`, `{"from":1000000,"to":1000019}`,
+		`{"type":"a","from":1000000,"to":1000019}`, `{"limit":20}`, `{"limit":1001}`, `{"limit":-1}`,
+		`{"cursor":"all_1_1"}`, `{"cursor":"inactive_-10_0000000000000012:42","state":"inactive","limit":5}`,
+		`{"cursor":"all_1e400_1"}`, `{"cursor":"all_1_1","to":3}`, `{"cursor":"failed_1_1"}`, `{"cursor":"all__"}`,
 	}, edgeSeeds...)
 	fuzzRequest(f, seeds, checkRange, func(t *testing.T, req *core.RangeRequest) {
 		require(t, req.From >= 0 && req.From <= req.To, "from %d to %d", req.From, req.To)
 		require(t, req.To-req.From < core.MaxRangeSize, "%d..%d is over %d jobs", req.From, req.To, core.MaxRangeSize)
 		require(t, req.Order == "" || req.Order == core.OrderAsc || req.Order == core.OrderDesc, "order %q", req.Order)
+		require(t, req.Type != "" || req.To < core.MaxUntypedPosition, "every type read to %d", req.To)
+		require(t, req.Limit >= 0 && req.Limit <= core.MaxRangeSize, "limit %d", req.Limit)
+		if req.ByCursor() {
+			require(t, req.From == 0 && req.To == 0, "a cursor page with %d..%d", req.From, req.To)
+			p := rangeParams(req)
+			require(t, p.Limit >= 1 && p.Limit <= core.MaxRangeSize, "store limit %d", p.Limit)
+			require(t, (p.After != nil) == (req.Cursor != ""), "cursor %q read as %v", req.Cursor, p.After)
+		}
 	})
 }
 

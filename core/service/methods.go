@@ -246,6 +246,12 @@ func checkRange(req *core.RangeRequest) error {
 	if err := checkType(req.Type); err != nil {
 		return err
 	}
+	if req.Order != "" && req.Order != core.OrderAsc && req.Order != core.OrderDesc {
+		return core.Invalidf("order", "%q is not asc or desc", req.Order)
+	}
+	if req.ByCursor() {
+		return checkRangeCursor(req)
+	}
 	switch {
 	case req.From < 0:
 		return core.Invalidf("from", "%d is negative", req.From)
@@ -254,23 +260,75 @@ func checkRange(req *core.RangeRequest) error {
 	case req.To-req.From >= core.MaxRangeSize:
 		// uint64: To-From+1 is at most MaxInt64+1.
 		return core.Invalidf("to", "%d..%d is %d jobs, over the limit of %d per call", req.From, req.To, uint64(req.To-req.From)+1, core.MaxRangeSize)
-	case req.Order != "" && req.Order != core.OrderAsc && req.Order != core.OrderDesc:
-		return core.Invalidf("order", "%q is not asc or desc", req.Order)
+	case req.Type == "" && req.To >= core.MaxUntypedPosition:
+		// Every type's index would be read up to To and merged: refuse
+		// rather than cost memory in proportion to the offset.
+		field := "to"
+		if req.From >= core.MaxUntypedPosition {
+			field = "from"
+		}
+		return core.Invalidf(field, "%d..%d of every type is past position %d, the deepest a range of every type reads by position; page with cursor (send each reply's cursor back, with limit), or give a type", req.From, req.To, core.MaxUntypedPosition-1)
 	}
 	return nil
 }
 
+// checkRangeCursor checks a range by cursor: a limit within bounds, a
+// cursor of the state's index, and no positions.
+func checkRangeCursor(req *core.RangeRequest) error {
+	field := "limit"
+	if req.Cursor != "" {
+		field = "cursor"
+	}
+	switch {
+	case req.Limit < 0 || req.Limit > core.MaxRangeSize:
+		return core.Invalidf("limit", "%d is outside 0..%d (0 means %d)", req.Limit, core.MaxRangeSize, core.RangeLimitDefault)
+	case req.From != 0 || req.To != 0:
+		return core.Invalidf(field, "a page by cursor takes no from or to (got %d..%d): give from..to, or a cursor and a limit", req.From, req.To)
+	}
+	if req.Cursor != "" {
+		if _, err := core.ParseRangeCursor(req.Cursor, req.State); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rangeParams turns a checked range request into the Store's arguments.
+func rangeParams(req *core.RangeRequest) *RangeParams {
+	p := &RangeParams{State: req.State, Type: req.Type, Desc: req.Order == core.OrderDesc, From: req.From, To: req.To}
+	if req.ByCursor() {
+		p.Limit = cmp.Or(req.Limit, core.RangeLimitDefault)
+		if req.Cursor != "" {
+			after, _ := core.ParseRangeCursor(req.Cursor, req.State) // checked
+			p.After = &after
+		}
+	}
+	return p
+}
+
+// rangeJobs answers a range: the page's jobs that fit one message, the
+// cursor after the last of them while there may be more, and the cursor
+// of the first when the page did not start at the beginning.
 func (s *Service) rangeJobs(ctx context.Context, req *core.RangeRequest) (*core.JobsReply, error) {
 	if err := checkRange(req); err != nil {
 		return nil, err
 	}
-	jobs, err := s.store.Range(ctx, *req)
+	p := rangeParams(req)
+	page, err := s.store.Range(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	reply := &core.JobsReply{Jobs: fitJobs(jobs, int(s.nc.MaxPayload())-replyHeadroom)}
-	if len(reply.Jobs) < len(jobs) {
-		reply.Next = req.From + int64(len(reply.Jobs))
+	reply := &core.JobsReply{Jobs: fitJobs(page.Jobs, int(s.nc.MaxPayload())-replyHeadroom)}
+	n := len(reply.Jobs)
+	cut := n < len(page.Jobs)
+	if cut && !req.ByCursor() {
+		reply.Next = req.From + int64(n)
+	}
+	if n > 0 && (cut || page.More) {
+		reply.Cursor = page.Places[n-1].String()
+	}
+	if n > 0 && (p.After != nil || (!req.ByCursor() && req.From > 0)) {
+		reply.Back = page.Places[0].String()
 	}
 	return reply, nil
 }

@@ -12,9 +12,10 @@ import (
 )
 
 // TestRangeAtTheEdgeOfInt64 sends the numbers that once stopped core: a
-// range to MaxInt64 is refused by size (To-From+1 wrapped and passed), and a
-// narrow range near MaxInt64 over several types answers empty (to+1 wrapped
-// and sliced out of bounds).
+// range to MaxInt64 is refused by size (To-From+1 wrapped and passed), a
+// narrow range near MaxInt64 over several types is refused as past the
+// positions such a range reads (it once wrapped to+1 and sliced out of
+// bounds), and one of a type answers empty.
 func TestRangeAtTheEdgeOfInt64(t *testing.T) {
 	c, _ := newCore(t)
 	for _, typ := range []string{"a", "b"} {
@@ -33,11 +34,21 @@ func TestRangeAtTheEdgeOfInt64(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrInvalid, body)
 		require.ErrorContains(t, err, "to: ", body)
 	}
+	// Of every type, positions past core.MaxUntypedPosition are refused
+	// (issue 25): the cursor pages there.
 	for _, body := range []string{
 		`{"from":9223372036854775800,"to":9223372036854775807}`,
 		`{"from":9223372036854775807,"to":9223372036854775807,"state":"inactive"}`,
 		`{"from":9223372036854775000,"to":9223372036854775807,"order":"desc"}`,
+	} {
+		err := raw.CallRaw(ctx, subj.Core(bus.MethodRange), []byte(body), nil)
+		require.ErrorIs(t, err, core.ErrInvalid, body)
+		require.ErrorContains(t, err, "from: ", body)
+		require.ErrorContains(t, err, "cursor", body)
+	}
+	for _, body := range []string{
 		`{"from":9223372036854775000,"to":9223372036854775807,"type":"a"}`,
+		`{"from":9223372036854775807,"to":9223372036854775807,"type":"b","state":"inactive"}`,
 	} {
 		var reply core.JobsReply
 		require.NoError(t, raw.CallRaw(ctx, subj.Core(bus.MethodRange), []byte(body), &reply), body)

@@ -49,9 +49,9 @@ type Store interface {
 	// AddLog appends a line to a job's log, stamped now, keeping its last
 	// lines; it returns the job, not_found when there is none.
 	AddLog(ctx context.Context, now, id int64, line string) (*core.Job, error)
-	// Range reads the jobs at positions From..To of a state's index (of
-	// one type, or of every type merged), in the request's order.
-	Range(ctx context.Context, req core.RangeRequest) ([]core.Job, error)
+	// Range reads a page of a state's index (of one type, or of every
+	// type merged), by position or after a place, as p says.
+	Range(ctx context.Context, p *RangeParams) (*RangePage, error)
 	// Count counts the jobs of a state, of jobType ("" for every type).
 	Count(ctx context.Context, state core.State, jobType string) (int64, error)
 	// Types lists every job type the store has seen, sorted.
@@ -140,6 +140,29 @@ type SearchParams struct {
 	From   core.IDsCursor
 	Limit  int
 	Budget int
+}
+
+// RangeParams are a Range's arguments: the jobs of State and Type (each
+// "" for any) in the state's order, reversed when Desc. With Limit 0 the
+// page is positions From..To; with Limit > 0 it is the Limit jobs after
+// After (from the start when nil), and From and To are unused.
+type RangeParams struct {
+	State    core.State
+	Type     string
+	Desc     bool
+	From, To int64
+	After    *core.RangeCursor
+	Limit    int
+}
+
+// RangePage is what a Range read: the jobs, the place of each (Places[i]
+// is Jobs[i]'s), and More, set when the index may hold jobs after the
+// last (the page was read whole). A job removed between the reads of the
+// index and of the jobs is left out.
+type RangePage struct {
+	Jobs   []core.Job
+	Places []core.RangeCursor
+	More   bool
 }
 
 // CleanParams are a Clean's arguments: it removes up to Limit finished

@@ -151,13 +151,17 @@ function parseRoute() {
   const type = parts[0] === "jobs" && parts[2] ? parts[2] : "all";
   const order = q.get("order") === "asc" || q.get("order") === "desc" ? q.get("order") : defaultOrder(state);
   const page = Math.max(0, parseInt(q.get("page") || "0", 10) || 0);
-  return { view: "list", state, type, order, page };
+  // after/before: the page of every type after (or before) a job's place,
+  // by core's range cursor; page is then only what the pager shows.
+  return { view: "list", state, type, order, page, after: q.get("after") || "", before: q.get("before") || "" };
 }
 
 function listHash(r) {
   const q = new URLSearchParams();
   if (r.order !== defaultOrder(r.state)) q.set("order", r.order);
   if (r.page) q.set("page", r.page);
+  if (r.page && r.after) q.set("after", r.after);
+  if (r.page && r.before) q.set("before", r.before);
   const qs = q.toString();
   return `#/jobs/${r.state}/${encodeURIComponent(r.type)}${qs ? "?" + qs : ""}`;
 }
@@ -247,22 +251,68 @@ function listPath(r, from, to) {
       : `jobs/${encodeURIComponent(r.type)}/${r.state}/${range}`;
 }
 
-// loadList reads a page of the list: { jobs, next }. Large jobs that do not
-// fit one reply come in part, and Kuebus-Range-Next says where the rest of
-// the page starts (docs/http.md); next is then that position, and the list
-// says more jobs exist. The rest is read only once the user asks for it,
-// as every refresh reads the page again.
+// MAX_UNTYPED is core.MaxUntypedPosition: a list of every type reads by
+// position only below it, and pages by cursor past it (docs/http.md).
+const MAX_UNTYPED = 1000;
+
+// loadList reads a page of the list: { jobs, next, after, before }. Large
+// jobs that do not fit one reply come in part, and Kuebus-Range-Next says
+// where the rest of the page starts (docs/http.md); next is then that
+// position, and the list says more jobs exist. The rest is read only once
+// the user asks for it, as every refresh reads the page again. after and
+// before are the range cursors of the page's last and first jobs: a list
+// of every type pages with them (loadCursorList), which costs the same at
+// any depth, where one type's list pages by position.
 async function loadList(r) {
+  if (r.type === "all" && (r.after || r.before || (r.page + 1) * PAGE_SIZE > MAX_UNTYPED)) return loadCursorList(r);
   let from = r.page * PAGE_SIZE;
   const to = from + PAGE_SIZE - 1;
   const jobs = [];
+  let before = null;
   for (;;) {
     const { data, res } = await call("GET", listPath(r, from, to));
     jobs.push(...(data || []));
+    before = before || res.headers.get("Kuebus-Range-Back");
+    const after = res.headers.get("Kuebus-Range-Cursor");
     const next = parseInt(res.headers.get("Kuebus-Range-Next") || "", 10);
-    if (!(next > from && next <= to)) return { jobs, next: null };
-    if (!whole.has(listHash(r))) return { jobs, next };
+    if (!(next > from && next <= to)) return { jobs, next: null, after, before };
+    if (!whole.has(listHash(r))) return { jobs, next, after, before };
     from = next;
+  }
+}
+
+// loadCursorList reads a page of every type by cursor: the PAGE_SIZE jobs
+// after r.after, or, read in the other order and turned round, those
+// before r.before. A page deep by position with no cursor (an old
+// bookmark) shows the first page.
+async function loadCursorList(r) {
+  if (!r.after && !r.before) {
+    location.replace(listHash({ ...r, page: 0 }));
+    return { jobs: [], next: null, after: null, before: null };
+  }
+  const back = !!r.before;
+  const q = new URLSearchParams({ order: back ? (r.order === "asc" ? "desc" : "asc") : r.order, cursor: back ? r.before : r.after });
+  if (r.state !== "all") q.set("state", r.state);
+  const jobs = [];
+  let first = null;
+  let cursor = null;
+  for (;;) {
+    q.set("limit", PAGE_SIZE - jobs.length);
+    const data = await api("GET", `jobs?${q}`);
+    jobs.push(...data.jobs);
+    first = first || data.back || null;
+    cursor = data.cursor || null;
+    // A page cut to fit one reply goes on from its cursor: read it whole
+    // when asked (or when reading backwards, whose page is turned round).
+    const cut = cursor && jobs.length < PAGE_SIZE;
+    if (!cut || !(back || whole.has(listHash(r)))) {
+      if (back) {
+        jobs.reverse();
+        return { jobs, next: null, after: first, before: cursor };
+      }
+      return { jobs, next: cut ? true : null, after: cursor, before: first };
+    }
+    q.set("cursor", cursor);
   }
 }
 
@@ -271,7 +321,13 @@ function renderList(r, list) {
   const from = r.page * PAGE_SIZE;
   const total = count(r.state, r.type);
 
-  const go = (change) => { location.hash = listHash({ ...r, ...change }); };
+  const go = (change) => { location.hash = listHash({ ...r, after: "", before: "", ...change }); };
+  // A list of every type pages by cursor (loadList): Next goes on after
+  // the page's last job, Prev before its first, and back to positions at
+  // the first page.
+  const untyped = r.type === "all";
+  const nextPage = () => go(untyped ? { page: r.page + 1, after: list.after || "" } : { page: r.page + 1 });
+  const prevPage = () => go(untyped && r.page > 1 && list.before ? { page: r.page - 1, before: list.before } : { page: r.page - 1 });
   const types = Object.keys((stats && stats.types) || {}).sort();
   const typeSelect = h("select", { id: "type-filter", onchange: (e) => go({ type: e.target.value, page: 0 }) },
     ["all", ...types].map((t) => h("option", { value: t, selected: t === r.type }, t === "all" ? "all types" : t)));
@@ -286,8 +342,8 @@ function renderList(r, list) {
   const last = from + jobs.length;
   const pager = h("div", { class: "pager" },
     h("span", {}, jobs.length ? `${from + 1}–${last} of ${Math.max(total, last)}` : `none of ${total}`),
-    h("button", { id: "prev", disabled: r.page === 0, onclick: () => go({ page: r.page - 1 }) }, "‹ Prev"),
-    h("button", { id: "next", disabled: last >= total || (jobs.length < PAGE_SIZE && next === null), onclick: () => go({ page: r.page + 1 }) }, "Next ›"));
+    h("button", { id: "prev", disabled: r.page === 0, onclick: prevPage }, "‹ Prev"),
+    h("button", { id: "next", disabled: (untyped ? !list.after : last >= total) || (jobs.length < PAGE_SIZE && next === null), onclick: nextPage }, "Next ›"));
   const more = next !== null && h("div", { class: "more", id: "more" },
     "more… the rest of this page did not fit one reply (large jobs).",
     h("button", { id: "show-more", onclick: () => { whole.add(listHash(r)); render(false); } }, "Show them"));
