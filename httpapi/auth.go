@@ -221,11 +221,12 @@ func retryAfter(w http.ResponseWriter, wait time.Duration) int64 {
 	return secs
 }
 
-// tooMany answers 429: the address sent too many wrong credentials.
+// tooMany answers 429: the address sent too many wrong credentials, and
+// its line of requests to check is full (limit.go).
 func tooMany(w http.ResponseWriter, wait time.Duration) {
 	secs := retryAfter(w, wait)
 	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Code: codeRateLimited,
-		Message: fmt.Sprintf("too many wrong credentials from this address: try again in %d s", secs)}})
+		Message: fmt.Sprintf("too many wrong credentials from this address, and too many of its requests waiting to be checked: try again in %d s", secs)}})
 }
 
 // equal compares secrets in constant time; hashing first hides the length.
