@@ -260,6 +260,11 @@ func (s Subjects) EventStreamWriteAPI() []string {
 // ClusterStatus is the subject the promoter nodes serve their view on.
 func (s Subjects) ClusterStatus() string { return s.prefix + "cluster.status" }
 
+// HTTPLogout is where an HTTP server announces a session it ended, so that
+// every HTTP server of the deployment (they may share a session key)
+// refuses its cookie from then on.
+func (s Subjects) HTTPLogout() string { return s.prefix + "http.logout" }
+
 // AllCore matches every core method: core.>, the subjects core serves.
 func (s Subjects) AllCore() string { return s.prefix + "core.>" }
 

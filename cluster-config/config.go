@@ -287,6 +287,56 @@ type HTTP struct {
 	// e.g. /admin/queues (the dashboard is then at /admin/queues/).
 	// Default: none, at /.
 	BasePath string `yaml:"base_path"`
+	// Users sign in to the API and the dashboard (basic auth or the login
+	// form) with a role each: admin, worker, producer or viewer, which
+	// allows over HTTP what the NATS role allows over NATS. On a node
+	// whose embedded NATS is locked, its password users (of those roles)
+	// are HTTP users too, with their passwords and roles; these add more
+	// (an nkey user's HTTP password, say), under other names. Variable:
+	// NAME:ROLE:PASSWORD,... Default: none.
+	Users []HTTPUser `yaml:"users"`
+}
+
+// HTTPUser is one user of the HTTP API.
+type HTTPUser struct {
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	Role     string `yaml:"role"`
+}
+
+// HTTPRoles are the roles an HTTP user may have: core and promoter are
+// the node's own parts, which call no route.
+var HTTPRoles = []string{"admin", "worker", "producer", "viewer"}
+
+// NATSLocked reports whether the node's embedded NATS takes only clients
+// with credentials (nats.embedded.token or users).
+func (c *Config) NATSLocked() bool {
+	e := c.NATS.Embedded
+	return c.Has(RoleNATS) && e != nil && (e.Token != "" || len(e.Users) > 0)
+}
+
+// HTTPUsers are the users who sign in to the node's HTTP API: the
+// password users of its locked embedded NATS whose role is one of
+// HTTPRoles, then http.users.
+func (c *Config) HTTPUsers() []HTTPUser {
+	var users []HTTPUser
+	if c.NATSLocked() {
+		for _, u := range c.NATS.Embedded.Users {
+			if u.Password != "" && slices.Contains(HTTPRoles, u.Role) {
+				users = append(users, HTTPUser{Name: u.Name, Password: u.Password, Role: u.Role})
+			}
+		}
+	}
+	return append(users, c.HTTP.Users...)
+}
+
+// HTTPToken is the bearer token of the node's HTTP API, an admin's:
+// http.token, or else the token of its locked embedded NATS.
+func (c *Config) HTTPToken() string {
+	if c.HTTP.Token == "" && c.NATSLocked() {
+		return c.NATS.Embedded.Token
+	}
+	return c.HTTP.Token
 }
 
 // Log configures the node's log.
@@ -385,6 +435,10 @@ func (c *Config) Redacted() *Config {
 	hide(&r.HTTP.Token)
 	hide(&r.HTTP.MetricsToken)
 	hide(&r.HTTP.SessionKey)
+	r.HTTP.Users = slices.Clone(c.HTTP.Users)
+	for i := range r.HTTP.Users {
+		hide(&r.HTTP.Users[i].Password)
+	}
 	if user, _, ok := strings.Cut(c.HTTP.Basic, ":"); ok {
 		r.HTTP.Basic = user + ":xxxxx"
 	}

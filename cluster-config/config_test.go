@@ -55,7 +55,8 @@ func TestTheShippedConfigsLoad(t *testing.T) {
 			c, err := clusterconfig.Load(name+".yaml", nil)
 			require.NoError(t, err)
 			e := c.NATS.Embedded
-			require.Len(t, e.Users, 3, name)
+			require.Len(t, e.Users, 4, name)
+			require.Len(t, c.HTTPUsers(), 4, "%s: they sign in over HTTP too", name)
 			require.NotEmpty(t, e.RoutePassword, name)
 			require.Len(t, c.Memberlist.Key(), 32, name)
 		}

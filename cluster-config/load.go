@@ -173,6 +173,16 @@ func setFromEnv(v reflect.Value, raw string) error {
 			return err
 		}
 		v.Set(reflect.ValueOf(users))
+	case v.Type() == reflect.TypeFor[[]HTTPUser]():
+		users, err := parseUsers(raw)
+		if err != nil {
+			return err
+		}
+		list := make([]HTTPUser, len(users))
+		for i, u := range users {
+			list[i] = HTTPUser{Name: u.Name, Role: u.Role, Password: u.Password}
+		}
+		v.Set(reflect.ValueOf(list))
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
 		var list []string
 		for _, s := range strings.Split(raw, ",") {
@@ -187,7 +197,8 @@ func setFromEnv(v reflect.Value, raw string) error {
 	return nil
 }
 
-// parseUsers reads the variable form of nats.embedded.users: NAME:ROLE:PASSWORD,
+// parseUsers reads the variable form of nats.embedded.users (and
+// http.users): NAME:ROLE:PASSWORD,
 // comma-separated (a password may hold colons, not commas). Nkey users,
 // whose public keys are no secret, go in the file.
 func parseUsers(raw string) ([]NATSUser, error) {

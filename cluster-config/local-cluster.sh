@@ -5,8 +5,11 @@
 # Redis. The nodes are locked: up generates fresh secrets (NATS users with
 # roles, route credentials, the gossip key) into $RUN_DIR/secrets.env, which
 # replace the demo values of the YAML files, and writes each user's client
-# variables into $RUN_DIR/admin.env, worker.env and producer.env:
+# variables into $RUN_DIR/admin.env, worker.env, producer.env and viewer.env:
 #   set -a; . "$RUN_DIR/admin.env"; set +a; "$RUN_DIR/kuebus" stats
+# The HTTP API is locked with the same users and roles (docs/http.md):
+#   curl -u "admin:$KUEBUS_NATS_PASSWORD" http://127.0.0.1:8080/stats
+# or sign in to the dashboard with the user and password.
 #
 #   local-cluster.sh up          build kuebus, start Redis (unless REDIS_URL)
 #                                and the three nodes, wait until they answer
@@ -65,7 +68,7 @@ make_secrets() {
   local role users="" key
   (
     umask 077
-    for role in admin worker producer; do
+    for role in admin worker producer viewer; do
       local pw
       pw=$(secret 18)
       users+="${users:+,}$role:$role:$pw"

@@ -3,8 +3,10 @@ package clusterconfig_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +88,7 @@ func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
 	script(ctx, "up")
 	status := parseStatus(t, script(ctx, "status"))
 	require.Len(t, status, 3)
+	checkHTTPLocked(t, runDir, status)
 
 	// The client that creates and checks the jobs is on node-a's server,
 	// which dies with the leader: it must go on through another server.
@@ -205,6 +208,41 @@ func parseStatus(t *testing.T, out string) map[string]nodeStatus {
 		}
 	}
 	return m
+}
+
+// checkHTTPLocked: the locked cluster answers anonymous HTTP with 401 on
+// every node, but for the login page; its NATS users sign in over HTTP
+// with their roles. (httpapi's tests try every route of the router.)
+func checkHTTPLocked(t *testing.T, runDir string, status map[string]nodeStatus) {
+	t.Helper()
+	user := func(role string) string {
+		vars := readEnvFile(t, filepath.Join(runDir, role+".env"))
+		return vars["KUEBUS_NATS_USER"] + ":" + vars["KUEBUS_NATS_PASSWORD"]
+	}
+	do := func(method, url, auth, body string) int {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		if u, p, ok := strings.Cut(auth, ":"); ok {
+			req.SetBasicAuth(u, p)
+		}
+		res, err := http.DefaultTransport.RoundTrip(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
+		return res.StatusCode
+	}
+	const bulk = `{"action":"remove","state":"inactive"}`
+	for name, st := range status {
+		for _, r := range [][2]string{{"GET", ""}, {"GET", "stats"}, {"GET", "events"}, {"GET", "metrics"}, {"GET", "job/1"},
+			{"POST", "job"}, {"POST", "jobs/bulk"}, {"DELETE", "job/1"}, {"POST", "pop?type=report"}, {"GET", "no-such-route"}} {
+			require.Equal(t, http.StatusUnauthorized, do(r[0], st.httpURL+r[1], "", bulk), "%s: anonymous %s /%s", name, r[0], r[1])
+		}
+		require.Equal(t, http.StatusOK, do("GET", st.httpURL+"login", "", ""), "%s: the login page", name)
+		require.Equal(t, http.StatusOK, do("GET", st.httpURL+"stats", user("viewer"), ""), "%s: a viewer looks", name)
+		require.Equal(t, http.StatusForbidden, do("POST", st.httpURL+"jobs/bulk", user("viewer"), bulk), "%s: but does not remove", name)
+		require.Equal(t, http.StatusOK, do("GET", st.httpURL+"stats", user("admin"), ""), name)
+	}
 }
 
 // killNode sends SIGKILL to the node's process, by its pid file.

@@ -351,9 +351,48 @@ func (v *validator) redisWait() {
 }
 
 func (v *validator) http() {
-	h := v.c.HTTP
+	c := v.c
+	h := c.HTTP
 	v.hostPort("http.listen", h.Listen, true)
-	h.Check(func(field string) string { return "http." + field }, func(field, msg string) { v.fail("http."+field, "%s", msg) })
+	v.httpUsers()
+	// The bind rule counts the users and the token the node's locked NATS
+	// gives the HTTP API too.
+	eff := h
+	eff.Users, eff.Token = c.HTTPUsers(), c.HTTPToken()
+	eff.Check(func(field string) string { return "http." + field }, func(field, msg string) { v.fail("http."+field, "%s", msg) })
+	if c.NATSLocked() && eff.Token == "" && eff.Basic == "" && len(eff.Users) == 0 {
+		v.fail("http", "nats.embedded is locked, so the HTTP API must be too, but no user signs in over HTTP (nkey users have no password; core and promoter are no HTTP roles): give http.users, http.token or http.basic")
+	}
+}
+
+// httpUsers checks http.users: names, passwords, roles, and that no name
+// is taken by another user of the HTTP API.
+func (v *validator) httpUsers() {
+	c := v.c
+	taken := map[string]string{}
+	if c.NATSLocked() {
+		for i, u := range c.NATS.Embedded.Users {
+			taken[u.Name] = fmt.Sprintf("nats.embedded.users[%d], which signs in over HTTP with its own password and role", i)
+		}
+	}
+	if user, _, ok := strings.Cut(c.HTTP.Basic, ":"); ok && user != "" {
+		taken[user] = "the user of http.basic"
+	}
+	for i, u := range c.HTTP.Users {
+		path := fmt.Sprintf("http.users[%d]", i)
+		if err := bus.ValidToken(u.Name); err != nil {
+			v.fail(path+".name", "%q: %v", u.Name, err)
+		} else if other, ok := taken[u.Name]; ok {
+			v.fail(path+".name", "%q is also %s", u.Name, other)
+		}
+		taken[u.Name] = fmt.Sprintf("http.users[%d]", i)
+		if u.Password == "" {
+			v.fail(path+".password", "required: what user %q signs in with", u.Name)
+		}
+		if !slices.Contains(HTTPRoles, u.Role) {
+			v.fail(path+".role", "%q is not an HTTP role: use %s", u.Role, strings.Join(HTTPRoles, ", "))
+		}
+	}
 }
 
 // Check applies the rules of an HTTP section, the one place they are
@@ -410,7 +449,7 @@ func (h HTTP) Check(name func(field string) string, fail func(field, msg string)
 	if h.Listen == "" {
 		return
 	}
-	auth := h.Token != "" || h.Basic != ""
+	auth := h.Token != "" || h.Basic != "" || len(h.Users) > 0
 	if err := httprule.Bind(h.Listen, auth, h.InsecureBind); errors.Is(err, httprule.ErrInsecureBind) {
 		fail("listen", fmt.Sprintf("%q reaches other machines and there is no auth: set %s or %s, or allow it with %s",
 			h.Listen, name("token"), name("basic"), name("insecure_bind")))

@@ -11,10 +11,13 @@
 //     lease.go, create.go), documented for users in docs/http.md;
 //   - mapping core's error codes to HTTP statuses and the error body
 //     {"error":{"code","message"}} (respond.go);
-//   - access control: bearer token, basic auth or a login cookie, and the
-//     rule that a non-loopback address needs auth unless told otherwise
-//     (auth.go); the signed, expiring session cookie and logout
-//     (session.go); the failed-login limit (limit.go); TLS (server.go);
+//   - access control: bearer token, basic auth, users with NATS roles, or
+//     a login cookie; each route's role check (the core methods it calls,
+//     bus.Role.MayCall); the rule that a non-loopback address needs auth
+//     unless told otherwise (auth.go); the signed, expiring session cookie
+//     and logout, revoked on the server and announced to the others
+//     (session.go); the failed-login limit, which slows wrong credentials
+//     and never refuses right ones (limit.go); TLS (server.go);
 //   - the event stream GET /events, which forwards job.> and queue.> from
 //     NATS to browsers (events.go);
 //   - the dashboard's files, embedded with go:embed (ui.go, ui/);
@@ -33,7 +36,8 @@
 //
 //	doc.go      this comment
 //	server.go   Config, New, Server: Start, Handler, Close, Run, Serve, TLS
-//	routes.go   every route, the JSON 404 and 405, cross-origin refusal
+//	routes.go   every route with what its caller's role needs, the JSON
+//	            404 and 405, cross-origin refusal
 //	basepath.go CheckBasePath, and the routes mounted under Config.BasePath
 //	read.go     GET /stats, /job/types, /job/{id}, its log, /jobs/... ranges
 //	history.go  GET /history (per-minute counts for the charts), GET /workers
@@ -46,9 +50,10 @@
 //	schedules.go GET /schedules, and GET, PUT, DELETE /schedules/{name}
 //	search.go   GET /jobs/search (core's pages) and Kue's GET /job/search
 //	respond.go  error codes to HTTP statuses, the error body, JSON bodies
-//	auth.go     Auth, CheckBind, the check of every request, login, logout
-//	session.go  the signed, expiring session cookie
-//	limit.go    the failed-login limit per client address
+//	auth.go     Auth, Users, CheckBind, the check of every request and of
+//	            its role, login, logout
+//	session.go  the signed, expiring session cookie and ended sessions
+//	limit.go    the failed-login limit per client address, and its line
 //	events.go   GET /events: NATS events to server-sent events, per stream
 //	events_durable.go  GET /events from the durable event stream: SSE ids,
 //	            catching up from Last-Event-ID

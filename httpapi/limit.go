@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -21,25 +22,40 @@ const (
 	// loginMaxAddrs bounds the addresses remembered; beyond it the one
 	// whose last failure is oldest is forgotten.
 	loginMaxAddrs = 10000
+	// loginLineLen bounds the requests of one held address in its line
+	// (the one being checked and those waiting); beyond it they get 429
+	// unchecked.
+	loginLineLen = 4
+	// loginMaxInLine bounds the requests in every held address's line at
+	// once, so that a flood from many addresses cannot park goroutines
+	// without end.
+	loginMaxInLine = 1000
 )
 
-// loginLimiter slows down guessing of credentials. Each client address has
-// a token bucket: a wrong token, password or login form takes one token, and
-// a token comes back every `every`, up to `burst`. All addresses also share
-// one bucket ten times as large that refills ten times as fast.
+// loginLimiter slows down guessing of credentials, never the right ones.
+// Each client address has a token bucket: a wrong token, password or login
+// form takes one token, and a token comes back every `every`, up to
+// `burst`. All addresses also share one bucket ten times as large that
+// refills ten times as fast.
 //
-// An address is held back (429) while its bucket is empty, or while the
-// shared one is and the address has failed before: a botnet that empties
-// the shared bucket slows down only addresses that sent wrong credentials,
-// never a user who has not. A held-back request is refused before its
-// credentials are checked, so a right guess there tells nothing.
+// An address is held while its bucket is empty, or while the shared one is
+// and the address has failed before: a botnet that empties the shared
+// bucket slows down only addresses that sent wrong credentials, never a
+// user who has not. A held address's credentials are still checked, but
+// one request at a time (its line, enter): right ones are let in at once;
+// a wrong one takes a token the bucket does not have and keeps the line
+// until that token is back (the server answers it only then), so guesses
+// from one address stay at one per `every` however many connections it
+// opens, while the user with the right password or token is never locked
+// out by someone else's (or a stale script's) wrong ones. A request that
+// finds its address's line full (loginLineLen) gets 429 unchecked.
 //
 // Requests without credentials and with a valid session cookie take no
 // token: they are not guesses (a cookie's MAC cannot be guessed).
 //
 // Memory is bounded: an address whose bucket is full again is forgotten
 // when room is needed, and past loginMaxAddrs the one whose last failure is
-// oldest goes.
+// oldest goes; at most loginMaxInLine requests wait in lines at once.
 //
 // The address is the connection's: behind a proxy every client shares the
 // proxy's bucket, which keeps the limit safe (a spoofed X-Forwarded-For
@@ -52,6 +68,14 @@ type loginLimiter struct {
 	mu      sync.Mutex
 	overall bucket
 	addrs   map[string]*bucket
+	lines   map[string]*line // the held addresses' lines, while not empty
+	inLine  int              // requests in every line
+}
+
+// line lets one request of a held address be checked at a time.
+type line struct {
+	turn chan struct{} // holds a value while a request has the turn
+	n    int           // requests in the line, the one with the turn included
 }
 
 // bucket is a token bucket: tokens at last, refilling over time.
@@ -66,6 +90,7 @@ func newLoginLimiter(burst int, every time.Duration, now func() time.Time) *logi
 		burst: float64(burst), every: every.Seconds(), maxAddrs: loginMaxAddrs, now: now,
 		overall: bucket{tokens: float64(burst * loginOverallFactor), last: now()},
 		addrs:   map[string]*bucket{},
+		lines:   map[string]*line{},
 	}
 }
 
@@ -100,7 +125,9 @@ func (l *loginLimiter) held(addr string) time.Duration {
 	return max(b.wait(l.every), l.overall.wait(l.every/loginOverallFactor))
 }
 
-// failed takes a token from addr's bucket and the shared one.
+// failed takes a token from addr's bucket and the shared one. A bucket
+// that has no whole token (a held address's) goes down to -1 at most: the
+// wrong try is paid for with the next token to come back (see debt).
 func (l *loginLimiter) failed(addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -112,10 +139,69 @@ func (l *loginLimiter) failed(addr string) {
 		l.addrs[addr] = b
 	}
 	b.refill(t, l.burst, l.every)
-	b.tokens = math.Max(0, b.tokens-1)
+	b.tokens = math.Max(-1, b.tokens-1)
 	b.failedAt = t
 	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
-	l.overall.tokens = math.Max(0, l.overall.tokens-1)
+	l.overall.tokens = math.Max(-1, l.overall.tokens-1)
+}
+
+// debt reports how long until addr's bucket and the shared one are out of
+// debt (no longer below 0): how long a held address's wrong try keeps its
+// line.
+func (l *loginLimiter) debt(addr string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.addrs[addr]
+	if !ok {
+		return 0
+	}
+	t := l.now()
+	b.refill(t, l.burst, l.every)
+	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
+	owed := func(tokens, every float64) time.Duration {
+		if tokens >= 0 {
+			return 0
+		}
+		return time.Duration(-tokens * every * float64(time.Second))
+	}
+	return max(owed(b.tokens, l.every), owed(l.overall.tokens, l.every/loginOverallFactor))
+}
+
+// enter waits for addr's turn to have its credentials checked, and returns
+// the function that ends the turn. It returns false at once when the line
+// is full (or every line together is), and when ctx or stop ends before
+// the turn comes.
+func (l *loginLimiter) enter(ctx context.Context, stop <-chan struct{}, addr string) (leave func(), ok bool) {
+	l.mu.Lock()
+	ln := l.lines[addr]
+	if ln == nil {
+		ln = &line{turn: make(chan struct{}, 1)}
+		l.lines[addr] = ln
+	}
+	if ln.n >= loginLineLen || l.inLine >= loginMaxInLine {
+		l.mu.Unlock()
+		return nil, false
+	}
+	ln.n++
+	l.inLine++
+	l.mu.Unlock()
+	out := func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		ln.n--
+		l.inLine--
+		if ln.n == 0 {
+			delete(l.lines, addr)
+		}
+	}
+	select {
+	case ln.turn <- struct{}{}:
+		return func() { <-ln.turn; out() }, true
+	case <-ctx.Done():
+	case <-stop:
+	}
+	out()
+	return nil, false
 }
 
 // makeRoom forgets addresses whose bucket is full again, and if that is not

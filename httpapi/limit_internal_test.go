@@ -42,6 +42,64 @@ func TestLoginLimiter(t *testing.T) {
 		require.Zero(t, l.held("user"), "an address without failures is never held")
 	})
 
+	t.Run("a held address's wrong try is paid with the next token: one per interval", func(t *testing.T) {
+		t.Parallel()
+		now := start
+		l := newLoginLimiter(2, 10*time.Second, func() time.Time { return now })
+		l.failed("a")
+		l.failed("a")
+		require.Zero(t, l.debt("a"), "the burst's tries owe nothing")
+		l.failed("a") // held: a try the bucket does not have
+		require.Equal(t, 10*time.Second, l.debt("a"))
+		require.Equal(t, 20*time.Second, l.held("a"))
+		now = now.Add(10 * time.Second) // the line is kept this long
+		require.Zero(t, l.debt("a"))
+		require.Equal(t, 10*time.Second, l.held("a"), "still held: the next try is paid with the next token too")
+		l.failed("a")
+		l.failed("a")
+		require.Equal(t, 10*time.Second, l.debt("a"), "at most one token of debt")
+	})
+
+	t.Run("a held address is checked one request at a time, and its line is bounded", func(t *testing.T) {
+		t.Parallel()
+		l := newLoginLimiter(2, 10*time.Second, time.Now)
+		stop := make(chan struct{})
+		leave, ok := l.enter(t.Context(), stop, "a")
+		require.True(t, ok)
+		turns := make(chan func(), loginLineLen)
+		for range loginLineLen - 1 {
+			go func() {
+				next, ok := l.enter(t.Context(), stop, "a")
+				if ok {
+					turns <- next
+				}
+			}()
+		}
+		require.Eventually(t, func() bool {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return l.lines["a"].n == loginLineLen
+		}, 10*time.Second, time.Millisecond)
+		_, ok = l.enter(t.Context(), stop, "a")
+		require.False(t, ok, "the line is full")
+		other, ok := l.enter(t.Context(), stop, "b")
+		require.True(t, ok, "another address has a line of its own")
+		other()
+		select {
+		case <-turns:
+			t.Fatal("a turn came while the first still had it")
+		default:
+		}
+		leave()
+		for range loginLineLen - 1 {
+			(<-turns)()
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		require.Empty(t, l.lines, "empty lines are forgotten")
+		require.Zero(t, l.inLine)
+	})
+
 	t.Run("memory is bounded: full buckets go first, then the oldest failure", func(t *testing.T) {
 		t.Parallel()
 		now := start

@@ -3,73 +3,100 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
+// route is one route of the server and what it asks of who calls it.
+type route struct {
+	pattern string
+	// anonymous routes need no credentials: the login page, its sign-out
+	// twin and the dashboard's static files. Every other route needs them
+	// when the server has auth.
+	anonymous bool
+	need      need
+}
+
 // routes builds the server's handler: every route of docs/http.md on one
-// ServeMux, behind auth and the cross-origin check.
+// ServeMux, behind auth, each route's role check, and the cross-origin
+// check. Each route is in s.table, so a test can try them all.
 func (s *Server) routes() http.Handler {
 	api := http.NewServeMux()
-	handle := func(pattern string, fn func(http.ResponseWriter, *http.Request) error) {
-		api.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	add := func(pattern string, n need, h http.Handler) {
+		s.table = append(s.table, route{pattern: pattern, need: n})
+		api.Handle(pattern, s.allow(n, h))
+	}
+	// handle adds a route calling methods of core: who calls it needs a
+	// role that may call each of them.
+	handle := func(pattern string, fn func(http.ResponseWriter, *http.Request) error, methods ...string) {
+		add(pattern, need{methods: methods}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := fn(w, r); err != nil {
 				s.writeError(w, r, err)
 			}
-		})
+		}))
 	}
 	// Kue's REST API (read.go, write.go).
-	handle("GET /stats", s.getStats)
-	handle("GET /history", s.history)
-	handle("GET /workers", s.workers)
-	handle("GET /job/types", s.getTypes)
-	handle("GET /job/{id}", s.getJob)
-	handle("GET /job", s.getJobByKey)
+	handle("GET /stats", s.getStats, bus.MethodStats)
+	handle("GET /history", s.history, bus.MethodHistory)
+	handle("GET /workers", s.workers, bus.MethodWorkers)
+	handle("GET /job/types", s.getTypes, bus.MethodTypes)
+	handle("GET /job/{id}", s.getJob, bus.MethodGet)
+	handle("GET /job", s.getJobByKey, bus.MethodGet)
 	// Search (search.go): Kue's /job/search was taken for the job id
 	// "search"; the literal segment wins over {id} and {path...}.
-	handle("GET /job/search", s.kueSearch)
-	handle("GET /jobs/search", s.searchJobs)
-	handle("GET /job/{id}/log", s.getLog)
+	handle("GET /job/search", s.kueSearch, bus.MethodSearch)
+	handle("GET /jobs/search", s.searchJobs, bus.MethodSearch)
+	handle("GET /job/{id}/log", s.getLog, bus.MethodLog)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.
-	handle("GET /jobs/{path...}", s.getJobs)
-	handle("GET /jobs", s.getJobPage)
-	handle("POST /job", s.createJobs)
-	handle("DELETE /job/{id}", s.removeJob)
-	handle("PUT /job/{id}/state/{state}", s.setState)
-	handle("PUT /job/{id}/priority/{priority}", s.setPriority)
-	handle("POST /job/{id}/cancel", s.cancelJob)
-	handle("POST /jobs/bulk", s.bulk)
-	handle("POST /job/{id}/log", s.addLog)
+	handle("GET /jobs/{path...}", s.getJobs, bus.MethodRange)
+	handle("GET /jobs", s.getJobPage, bus.MethodRange)
+	handle("POST /job", s.createJobs, bus.MethodCreate, bus.MethodCreateBulk)
+	handle("DELETE /job/{id}", s.removeJob, bus.MethodRemove)
+	handle("PUT /job/{id}/state/{state}", s.setState, bus.MethodSetState)
+	handle("PUT /job/{id}/priority/{priority}", s.setPriority, bus.MethodSetPriority)
+	handle("POST /job/{id}/cancel", s.cancelJob, bus.MethodCancel)
+	handle("POST /jobs/bulk", s.bulk, bus.MethodBulk)
+	handle("POST /job/{id}/log", s.addLog, bus.MethodAddLog)
 	// Pause and resume a type (pause.go).
-	handle("PUT /types/{type}/pause", s.pauseType)
-	handle("PUT /types/{type}/resume", s.resumeType)
+	handle("PUT /types/{type}/pause", s.pauseType, bus.MethodPause)
+	handle("PUT /types/{type}/resume", s.resumeType, bus.MethodResume)
 	// Schedules (schedules.go).
-	handle("GET /schedules", s.listSchedules)
-	handle("GET /schedules/{name}", s.getSchedule)
-	handle("PUT /schedules/{name}", s.putSchedule)
-	handle("DELETE /schedules/{name}", s.removeSchedule)
+	handle("GET /schedules", s.listSchedules, bus.MethodScheduleList)
+	handle("GET /schedules/{name}", s.getSchedule, bus.MethodScheduleList)
+	handle("PUT /schedules/{name}", s.putSchedule, bus.MethodScheduleSet)
+	handle("DELETE /schedules/{name}", s.removeSchedule, bus.MethodScheduleRemove)
 	// Pop and finish for clients without NATS (lease.go).
-	handle("POST /pop", s.pop)
-	handle("POST /job/{id}/complete", s.leaseOp(s.complete))
-	handle("POST /job/{id}/fail", s.leaseOp(s.fail))
-	handle("POST /job/{id}/touch", s.leaseOp(s.touch))
-	handle("POST /job/{id}/release", s.leaseOp(s.release))
-	handle("POST /job/{id}/rejoin", s.leaseOp(s.rejoin))
-	handle("POST /job/{id}/progress", s.leaseOp(s.progress))
-	// Live events and the dashboard's page.
-	api.HandleFunc("GET /events", s.events)
-	api.Handle("GET /{$}", s.indexHandler())
+	handle("POST /pop", s.pop, bus.MethodLease, bus.MethodRelease)
+	handle("POST /job/{id}/complete", s.leaseOp(s.complete), bus.MethodComplete)
+	handle("POST /job/{id}/fail", s.leaseOp(s.fail), bus.MethodFail)
+	handle("POST /job/{id}/touch", s.leaseOp(s.touch), bus.MethodTouch)
+	handle("POST /job/{id}/release", s.leaseOp(s.release), bus.MethodRelease)
+	handle("POST /job/{id}/rejoin", s.leaseOp(s.rejoin), bus.MethodRejoin)
+	handle("POST /job/{id}/progress", s.leaseOp(s.progress), bus.MethodProgress)
+	// Live events, and the dashboard's page, which holds no data: anyone
+	// signed in may load it (it asks for the rest by the routes above).
+	add("GET /events", need{events: true}, http.HandlerFunc(s.events))
+	add("GET /{$}", need{}, s.indexHandler())
 
 	mux := http.NewServeMux()
+	open := func(pattern string, h http.Handler) {
+		s.table = append(s.table, route{pattern: pattern, anonymous: true})
+		mux.Handle(pattern, h)
+	}
 	mux.Handle("/", s.require(&s.cfg.Auth, jsonNotFound(api)))
 	// The dashboard's static files hold no data; the login page needs them.
-	mux.Handle("GET /assets/", assetHandler())
-	if s.cfg.Auth.Token != "" {
-		mux.HandleFunc("GET /login", s.login)
-		mux.HandleFunc("POST /login", s.login)
-		mux.HandleFunc("POST /logout", s.logout)
+	open("GET /assets/", assetHandler())
+	if s.cfg.Auth.forms() {
+		open("GET /login", http.HandlerFunc(s.login))
+		open("POST /login", http.HandlerFunc(s.login))
+		open("POST /logout", http.HandlerFunc(s.logout))
 	}
 	if s.cfg.MetricsHandler != nil {
-		mux.Handle("GET /metrics", s.require(s.cfg.MetricsAuth, s.cfg.MetricsHandler))
+		// Aggregate counts: whoever may read the stats.
+		n := need{methods: []string{bus.MethodStats}}
+		s.table = append(s.table, route{pattern: "GET /metrics", anonymous: !s.cfg.MetricsAuth.Enabled(), need: n})
+		mux.Handle("GET /metrics", s.require(s.cfg.MetricsAuth, s.allow(n, s.cfg.MetricsHandler)))
 	}
 	// Browsers must not be tricked into changing jobs from another site
 	// (basic auth and the cookie are sent along by the browser): refuse

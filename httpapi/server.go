@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -156,6 +157,14 @@ type Server struct {
 	limit    *loginLimiter
 	// now is the clock of sessions and the login limit; tests set it.
 	now func() time.Time
+	// pause keeps a held address's line for a wrong try's d (limit.go),
+	// ending early when the server closes; tests set it.
+	pause func(d time.Duration)
+	// stop is closed by Close: it ends pauses and waits in the lines.
+	stop     chan struct{}
+	stopOnce sync.Once
+	// table is every route with what it needs (routes.go), for tests.
+	table []route
 
 	mu     sync.Mutex
 	subs   []*nats.Subscription // nil until Start
@@ -192,8 +201,17 @@ func New(cfg Config) (*Server, error) {
 		metrics:  cfg.Metrics,
 		hub:      newHub(),
 		tls:      tlsCfg,
-		sessions: newSessions(cfg.SessionKey, cfg.Auth.Token, cfg.SessionTTL),
+		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL),
 		now:      time.Now,
+		stop:     make(chan struct{}),
+	}
+	s.pause = func(d time.Duration) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.stop:
+		}
 	}
 	s.limit = newLoginLimiter(LoginBurstDefault, LoginEveryDefault, func() time.Time { return s.now() })
 	s.handler = s.routes()
@@ -216,8 +234,10 @@ func (s *Server) Start() error {
 	case s.subs != nil:
 		return nil
 	}
-	for _, subject := range []string{s.subj.AllJobEvents(), s.subj.AllQueueEvents()} {
-		sub, err := s.cfg.Conn.Subscribe(subject, s.onEvent)
+	for subject, fn := range map[string]nats.MsgHandler{
+		s.subj.AllJobEvents(): s.onEvent, s.subj.AllQueueEvents(): s.onEvent, s.subj.HTTPLogout(): s.onLogout,
+	} {
+		sub, err := s.cfg.Conn.Subscribe(subject, fn)
 		if err != nil {
 			s.unsubscribe()
 			return fmt.Errorf("httpapi: subscribe %s: %w", subject, err)
@@ -235,6 +255,7 @@ func (s *Server) Start() error {
 // Close ends every event stream and unsubscribes. Handlers already running
 // finish on their own.
 func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
 	s.hub.close()
 	s.mu.Lock()
 	s.closed = true
@@ -247,6 +268,30 @@ func (s *Server) unsubscribe() {
 		_ = sub.Unsubscribe()
 	}
 	s.subs = nil
+}
+
+// logoutNote is the body of an HTTPLogout announcement.
+type logoutNote struct {
+	ID     string `json:"id"`
+	Expiry int64  `json:"expiry"` // unix seconds
+}
+
+// announceLogout tells every HTTP server of the deployment that ses ended.
+// A failure is logged: the session has ended here all the same.
+func (s *Server) announceLogout(ses session) {
+	data, _ := json.Marshal(logoutNote{ID: ses.id, Expiry: ses.expiry})
+	if err := s.cfg.Conn.Publish(s.subj.HTTPLogout(), data); err != nil {
+		s.log.Warn("could not announce a logout to the other HTTP servers", "err", err)
+	}
+}
+
+// onLogout hears a session that a server (this one too) ended.
+func (s *Server) onLogout(m *nats.Msg) {
+	var note logoutNote
+	if err := json.Unmarshal(m.Data, &note); err != nil || note.ID == "" {
+		return
+	}
+	s.sessions.revoke(note.ID, note.Expiry, s.now())
 }
 
 // loadTLS reads the certificate and key, if given, so that a bad file is

@@ -156,60 +156,82 @@ func TestSessionCookie(t *testing.T) {
 	})
 }
 
+// newPausedEnv is newClockedEnv whose server records each pause a held
+// address's wrong try makes, and moves the clock by it instead of waiting.
+func newPausedEnv(t *testing.T, cfg httpapi.Config, clk *fakeClock) (*env, *[]time.Duration) {
+	t.Helper()
+	var mu sync.Mutex
+	var pauses []time.Duration
+	e := newEnvWith(t, service.Config{}, func(*nodetest.Core) httpapi.Config { return cfg },
+		func(s *httpapi.Server) {
+			httpapi.SetClock(s, clk.now)
+			httpapi.SetPause(s, func(d time.Duration) {
+				mu.Lock()
+				pauses = append(pauses, d)
+				mu.Unlock()
+				clk.advance(d)
+			})
+		})
+	return e, &pauses
+}
+
+func basic(user, password string) string {
+	req, _ := http.NewRequest("GET", "/", nil)
+	req.SetBasicAuth(user, password)
+	return req.Header.Get("Authorization")
+}
+
 func TestFailedLoginLimit(t *testing.T) {
 	t.Parallel()
 
-	t.Run("the eleventh wrong token within the window gets 429, also for the right one", func(t *testing.T) {
+	t.Run("the right token succeeds after many wrong ones, which are answered one per interval", func(t *testing.T) {
 		t.Parallel()
 		clk := newFakeClock()
-		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}}, clk)
+		e, pauses := newPausedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}}, clk)
 		for i := range httpapi.LoginBurstDefault {
 			require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", "Bearer wrong").status, i)
 		}
-		for _, tok := range []string{"wrong", "s3cret"} {
-			r := e.do("GET", "/stats", nil, "Authorization", "Bearer "+tok)
-			require.Equal(t, http.StatusTooManyRequests, r.status, tok)
-			require.Equal(t, "6", r.header.Get("Retry-After"))
+		require.Empty(t, *pauses, "the burst is answered at once")
+		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret").status,
+			"the right token is let in from an address that sent ten wrong ones")
+		for range 20 {
+			r := e.do("GET", "/stats", nil, "Authorization", "Bearer wrong")
+			require.Equal(t, http.StatusUnauthorized, r.status)
 			code, msg := r.err()
-			require.Equal(t, "rate_limited", code)
-			require.Equal(t, "too many wrong credentials from this address: try again in 6 s", msg)
+			require.Equal(t, "unauthorized", code)
+			require.Equal(t, "wrong credentials: this server needs Authorization: Bearer <token>", msg)
+			require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret").status)
+		}
+		require.Len(t, *pauses, 20, "each wrong try from the held address kept its line")
+		for _, d := range *pauses {
+			require.Equal(t, httpapi.LoginEveryDefault, d, "one wrong try per interval")
 		}
 		r := e.do("POST", "/login", url.Values{"token": {"s3cret"}}.Encode(), "Content-Type", formType)
-		require.Equal(t, http.StatusTooManyRequests, r.status, "the login form shares the limit")
-		require.Equal(t, "6", r.header.Get("Retry-After"))
-		require.Contains(t, r.String(), "Too many wrong tokens from this address: try again in 6 s.")
-		require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil).status, "no credentials: not a guess, not held")
-
-		clk.advance(httpapi.LoginEveryDefault - time.Second)
-		r = e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret")
-		require.Equal(t, http.StatusTooManyRequests, r.status)
-		require.Equal(t, "1", r.header.Get("Retry-After"))
-		clk.advance(time.Second)
-		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret").status, "one try came back")
-		require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", "Bearer wrong").status)
-		require.Equal(t, http.StatusTooManyRequests, e.do("GET", "/stats", nil, "Authorization", "Bearer s3cret").status)
+		require.Equal(t, http.StatusSeeOther, r.status, "the login form lets the right token in too")
+		r = e.do("POST", "/login", url.Values{"token": {"nope"}}.Encode(), "Content-Type", formType)
+		require.Equal(t, http.StatusUnauthorized, r.status)
+		require.Len(t, *pauses, 21, "and pauses its wrong ones")
 	})
 
-	t.Run("wrong tokens on the login form and wrong basic auth count too", func(t *testing.T) {
+	t.Run("wrong tokens on the login form and wrong basic auth count together", func(t *testing.T) {
 		t.Parallel()
 		clk := newFakeClock()
-		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret", User: "ada", Password: "pw"}}, clk)
-		req, err := http.NewRequest("GET", "/", nil)
-		require.NoError(t, err)
-		req.SetBasicAuth("ada", "wrong")
+		e, pauses := newPausedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret", User: "ada", Password: "pw"}}, clk)
 		for range httpapi.LoginBurstDefault / 2 {
 			r := e.do("POST", "/login", url.Values{"token": {"nope"}}.Encode(), "Content-Type", formType)
 			require.Equal(t, http.StatusUnauthorized, r.status)
-			require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", req.Header.Get("Authorization")).status)
+			require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", basic("ada", "wrong")).status)
 		}
-		req.SetBasicAuth("ada", "pw")
-		require.Equal(t, http.StatusTooManyRequests, e.do("GET", "/stats", nil, "Authorization", req.Header.Get("Authorization")).status)
+		require.Empty(t, *pauses)
+		require.Equal(t, http.StatusOK, e.do("GET", "/stats", nil, "Authorization", basic("ada", "pw")).status)
+		require.Equal(t, http.StatusUnauthorized, e.do("GET", "/stats", nil, "Authorization", basic("ada", "wrong")).status)
+		require.Len(t, *pauses, 1, "held after ten, counted together")
 	})
 
 	t.Run("a valid session cookie is not held back", func(t *testing.T) {
 		t.Parallel()
 		clk := newFakeClock()
-		e := newClockedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}}, clk)
+		e, _ := newPausedEnv(t, httpapi.Config{Auth: httpapi.Auth{Token: "s3cret"}}, clk)
 		_, pair := e.login("s3cret")
 		for range httpapi.LoginBurstDefault + 1 {
 			e.do("GET", "/stats", nil, "Authorization", "Bearer wrong")

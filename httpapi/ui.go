@@ -33,7 +33,8 @@ func securityHeaders(h http.Header) {
 }
 
 // signOut is the header's sign-out control, on the page of a server with
-// token auth, where a browser holds a session cookie to end. A plain form
+// a login form (a token or users), where a browser holds a session cookie
+// to end. A plain form
 // post: it needs no script, and the page's CSP allows it (form-action
 // 'self').
 const signOut = `<form method="post" action="logout" class="signout"><button type="submit">Sign out</button></form>
@@ -46,7 +47,7 @@ func (s *Server) indexHandler() http.Handler {
 	if err != nil {
 		panic(err) // embedded: it is there
 	}
-	if s.cfg.Auth.Token != "" {
+	if s.cfg.Auth.forms() {
 		page = bytes.Replace(page, []byte("</header>"), []byte(signOut), 1)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -75,9 +75,18 @@ func Check(cfg *clusterconfig.Config) error {
 	return nil
 }
 
-func httpAuth(h clusterconfig.HTTP) httpapi.Auth {
-	user, pass, _ := strings.Cut(h.Basic, ":")
-	return httpapi.Auth{Token: h.Token, User: user, Password: pass}
+// httpAuth is who may use the node's HTTP API: http.token (or the token
+// of its locked embedded NATS) and http.basic as admins, and the HTTP
+// users (the locked NATS's password users, then http.users) with their
+// roles. A node whose NATS is locked has its HTTP API locked too (Validate
+// refuses one that would not be).
+func httpAuth(c *clusterconfig.Config) httpapi.Auth {
+	user, pass, _ := strings.Cut(c.HTTP.Basic, ":")
+	a := httpapi.Auth{Token: c.HTTPToken(), User: user, Password: pass}
+	for _, u := range c.HTTPUsers() {
+		a.Users = append(a.Users, httpapi.User{Name: u.Name, Password: u.Password, Role: bus.Role(u.Role)})
+	}
+	return a
 }
 
 // externalNATSOptions turns the credentials and TLS files into connection

@@ -49,7 +49,7 @@ func (n *Node) startHTTP() error {
 	sessionKey, _ := base64.StdEncoding.DecodeString(h.SessionKey)
 	cfg := httpapi.Config{
 		Conn: conn, Prefix: n.cfg.Prefix, Addr: h.Listen,
-		Auth: httpAuth(h), MetricsAuth: metricsAuth, InsecureBind: h.InsecureBind,
+		Auth: httpAuth(n.cfg), MetricsAuth: metricsAuth, InsecureBind: h.InsecureBind,
 		TLSCert: h.TLSCert, TLSKey: h.TLSKey, SessionKey: sessionKey, SessionTTL: h.SessionTTL,
 		Metrics: metrics, MetricsHandler: metrics.Handler(),
 		Logger: n.log, ShutdownTimeout: n.cfg.ShutdownTimeout, BasePath: h.BasePath,

@@ -101,8 +101,9 @@ func (n *Node) connect(part string) (*nats.Conn, error) {
 }
 
 // partRole is the NATS role a part of the node logs in as on its own
-// locked server: core and promoter as themselves; the HTTP API, which
-// serves every method behind its own authentication, as admin.
+// locked server: core and promoter as themselves; the HTTP API as admin,
+// since it serves every method, each route only to HTTP users whose role
+// may call its methods (httpapi checks, with bus.Role.MayCall).
 func partRole(part string) bus.Role {
 	switch part {
 	case "core":

@@ -14,21 +14,6 @@ import (
 // (5 minutes), so a waiting lease's late answer is still let through.
 const ResponseWindow = 6 * time.Minute
 
-// Method groups, by who may call them.
-var (
-	// readMethods change nothing.
-	readMethods = []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats, bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers}
-	// createMethods add jobs.
-	createMethods = []string{bus.MethodCreate, bus.MethodCreateBulk}
-	// workerMethods act on a leased job, under its lease token.
-	workerMethods = []string{bus.MethodLease, bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin, bus.MethodProgress, bus.MethodAddLog, bus.MethodBatch, bus.MethodHeartbeat}
-	// leaderMethods are the promoter leader's calls.
-	leaderMethods = []string{bus.MethodPromote, bus.MethodRescue, bus.MethodScheduleFire, bus.MethodClean}
-	// The methods that change jobs, types or schedules by hand (remove,
-	// set_state, set_priority, pause, resume, cancel, bulk, schedule_set,
-	// schedule_remove) are in no group: admin's alone.
-)
-
 // Permissions are the NATS permissions of role, under s's prefix, for a
 // user whose inbox prefix is inbox (bus.Subjects.Inbox): nil for admin,
 // which may do everything.
@@ -56,17 +41,17 @@ func Permissions(s bus.Subjects, role bus.Role, inbox string) *server.Permission
 		sub = append([]string{s.AllCore(), s.AllJobEvents(), s.Queue(bus.QueueResume), bus.ServiceDiscovery}, own)
 		resp = &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseWindow}
 	case bus.RolePromoter:
-		pub = append(methods(s, leaderMethods), s.Queue(bus.QueueLeader))
+		pub = append(methods(s, role), s.Queue(bus.QueueLeader))
 		sub = []string{s.AllQueueEvents(), s.ClusterStatus(), bus.ServiceDiscovery, own}
 		resp = &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseWindow}
 	case bus.RoleWorker:
-		pub = slices.Concat(methods(s, slices.Concat(workerMethods, createMethods, []string{bus.MethodGet})), s.EventStreamReadAPI())
+		pub = slices.Concat(methods(s, role), s.EventStreamReadAPI())
 		sub = append(events, own)
 	case bus.RoleProducer:
-		pub = slices.Concat(methods(s, slices.Concat(createMethods, readMethods)), []string{s.ClusterStatus(), bus.ServiceDiscovery}, s.EventStreamReadAPI())
+		pub = slices.Concat(methods(s, role), []string{s.ClusterStatus(), bus.ServiceDiscovery}, s.EventStreamReadAPI())
 		sub = append(events, own)
 	case bus.RoleViewer:
-		pub = slices.Concat(methods(s, readMethods), []string{s.ClusterStatus(), bus.ServiceDiscovery}, s.EventStreamReadAPI())
+		pub = slices.Concat(methods(s, role), []string{s.ClusterStatus(), bus.ServiceDiscovery}, s.EventStreamReadAPI())
 		sub = append(events, own)
 	default:
 		panic("bus: no permissions for role " + string(role)) // bus.ParseRole checks roles
@@ -78,8 +63,10 @@ func Permissions(s bus.Subjects, role bus.Role, inbox string) *server.Permission
 	}
 }
 
-// methods are the subjects of the named core methods under s's prefix.
-func methods(s bus.Subjects, names []string) []string {
+// methods are the subjects of the core methods role may call
+// (bus.Role.Methods, where the method groups live) under s's prefix.
+func methods(s bus.Subjects, role bus.Role) []string {
+	names, _ := role.Methods()
 	out := make([]string, len(names))
 	for i, m := range names {
 		out[i] = s.Core(m)
