@@ -32,9 +32,15 @@ type ServerConfig struct {
 	// MaxRequestBytes refuses larger request bodies with invalid. Default:
 	// the connection's max payload.
 	MaxRequestBytes int
-	// MaxInFlight bounds the requests served at once; a request beyond it
-	// waits in NATS's pending buffer. Default 4096.
+	// MaxInFlight bounds the requests of Handle's endpoints served at
+	// once; a request beyond it is answered unavailable at once, so that
+	// a flood holds neither goroutines nor a growing NATS pending buffer.
+	// Default MaxInFlightDefault (4096).
 	MaxInFlight int
+	// MaxWaiting bounds the requests of HandleWaiting's endpoints served
+	// at once (waiting, or on their way to wait); a request beyond it is
+	// answered unavailable at once. Default MaxWaitingDefault (10,240).
+	MaxWaiting int
 	// Logger receives internal failures. Default: discard.
 	Logger *slog.Logger
 	// Metadata is shown by $SRV.INFO, for example the subject prefix, so that
@@ -58,7 +64,8 @@ type Server struct {
 
 	ctx     context.Context // cancelled when Stop gives up waiting
 	cancel  context.CancelFunc
-	slots   chan struct{} // one per request in flight
+	slots   chan struct{} // one per request of a Handle endpoint in flight
+	waiting chan struct{} // one per request of a HandleWaiting endpoint in flight
 	runners *runner.Pool  // the goroutines requests run on
 
 	// mu orders adding to wg against Stop's wait: draining subscriptions
@@ -70,6 +77,23 @@ type Server struct {
 	endpoints []*endpoint
 	subs      []*nats.Subscription // endpoints' and discovery's
 }
+
+// Defaults of ServerConfig.
+const (
+	MaxInFlightDefault = 4096
+	MaxWaitingDefault  = 10_240
+)
+
+// Every endpoint's subscription drops what arrives beyond these while its
+// messages wait for the callback (nats.go's default, 64 MiB per
+// subscription, would let a flood hold that much per endpoint). The
+// callback takes a slot or answers unavailable without waiting, so it
+// keeps up, and a request dropped here times out at its caller, as it
+// would have had the core been down.
+const (
+	endpointPendingMsgs  = 1 << 16
+	endpointPendingBytes = 16 << 20
+)
 
 // runnersMaxIdle bounds the runners that wait for requests: enough for
 // the requests of a busy core at once, at a few KiB of stack each.
@@ -95,7 +119,8 @@ func NewServer(nc *nats.Conn, cfg ServerConfig) (*Server, error) {
 		logger:   cfg.Logger,
 		ctx:      ctx,
 		cancel:   cancel,
-		slots:    make(chan struct{}, cmp.Or(cfg.MaxInFlight, 4096)),
+		slots:    make(chan struct{}, cmp.Or(cfg.MaxInFlight, MaxInFlightDefault)),
+		waiting:  make(chan struct{}, cmp.Or(cfg.MaxWaiting, MaxWaitingDefault)),
 		runners:  runner.NewPool(runnersMaxIdle),
 	}
 	if s.maxBytes <= 0 {
@@ -120,32 +145,42 @@ func Handle[Req, Resp any](s *Server, method, subject string, fn func(context.Co
 
 // HandleWaiting is Handle for a method whose requests may wait a long time
 // by design (a lease waiting for work): they take no in-flight slot, so that
-// many of them never hold up the requests that would end their wait. Each
-// still runs in its own goroutine and is waited for by Stop.
+// many of them never hold up the requests that would end their wait, but
+// one of MaxWaiting's. Each still runs in its own goroutine and is waited
+// for by Stop.
 func HandleWaiting[Req, Resp any](s *Server, method, subject string, fn func(context.Context, *Req) (*Resp, error)) error {
 	return handle(s, method, subject, false, fn)
 }
 
 func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn func(context.Context, *Req) (*Resp, error)) error {
 	e := &endpoint{stats: micro.EndpointStats{Name: method, Subject: subject, QueueGroup: s.cfg.QueueGroup}}
+	slots, busy := s.slots, "requests are served at once already"
+	if !bounded {
+		slots, busy = s.waiting, "requests wait already"
+	}
 	h := func(m *nats.Msg) {
 		start := time.Now()
+		// A slot or an answer now: waiting for a slot here would stop
+		// the subscription's callback, and pile the requests behind it
+		// up in its pending buffer, memory a flood could grow.
+		select {
+		case slots <- struct{}{}:
+		default:
+			s.reply(e, m, start, nil, Errorf(CodeUnavailable, "busy: %d %s; try again later", cap(slots), busy))
+			return
+		}
 		s.mu.Lock()
 		if s.stopping {
 			s.mu.Unlock()
+			<-slots
 			s.reply(e, m, start, nil, &Error{Code: CodeUnavailable, Message: "service is shutting down"})
 			return
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		if bounded {
-			s.slots <- struct{}{}
-		}
 		s.runners.Run(func() {
 			defer s.wg.Done()
-			if bounded {
-				defer func() { <-s.slots }()
-			}
+			defer func() { <-slots }()
 			s.serve(e, m, start, func(ctx context.Context, body []byte) (any, error) {
 				var req Req
 				if err := Decode(body, &req); err != nil {
@@ -159,6 +194,7 @@ func handle[Req, Resp any](s *Server, method, subject string, bounded bool, fn f
 	if err != nil {
 		return fmt.Errorf("bus: add endpoint %s on %s: %w", method, subject, err)
 	}
+	_ = sub.SetPendingLimits(endpointPendingMsgs, endpointPendingBytes) // cannot fail on a new subscription
 	s.mu.Lock()
 	s.endpoints = append(s.endpoints, e)
 	s.subs = append(s.subs, sub)

@@ -296,3 +296,50 @@ func TestErrorHeaders(t *testing.T) {
 	err = c.Call(context.Background(), "plain.teapot", struct{}{}, nil)
 	require.ErrorIs(t, err, bus.ErrInternal, "a number kuebus does not know")
 }
+
+// TestAFullServerAnswersUnavailableAtOnce: a request beyond MaxInFlight
+// (Handle) or MaxWaiting (HandleWaiting) is answered unavailable, rather
+// than left waiting in NATS's buffers for a slot until its caller gives
+// up; the slot of a request that returns serves the next one.
+func TestAFullServerAnswersUnavailableAtOnce(t *testing.T) {
+	type handleFunc func(*bus.Server, string, string, func(context.Context, *echoReq) (*echoResp, error)) error
+	for _, tc := range []struct {
+		name   string
+		handle handleFunc
+	}{
+		{"a bounded endpoint beyond MaxInFlight", bus.Handle[echoReq, echoResp]},
+		{"a waiting endpoint beyond MaxWaiting", bus.HandleWaiting[echoReq, echoResp]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := bustest.NewServer(t)
+			srv, err := bus.NewServer(ns.Conn, bus.ServerConfig{Name: "full", MaxInFlight: 1, MaxWaiting: 1})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+			entered, release := make(chan struct{}, 1), make(chan struct{})
+			require.NoError(t, tc.handle(srv, "slow", "slow", func(ctx context.Context, r *echoReq) (*echoResp, error) {
+				entered <- struct{}{}
+				if r.Word == "hold" {
+					<-release
+				}
+				return &echoResp{Twice: 2 * r.N}, nil
+			}))
+			require.NoError(t, srv.Ready())
+			// The deadline is far: a refusal must come long before it.
+			client := bus.NewClient(bustest.Connect(t, ns.ClientURL()), time.Minute)
+			ctx := context.Background()
+
+			first := make(chan error, 1)
+			go func() { first <- client.Call(ctx, "slow", echoReq{N: 1, Word: "hold"}, nil) }()
+			<-entered
+			err = client.Call(ctx, "slow", echoReq{N: 2}, nil)
+			require.ErrorIs(t, err, bus.ErrUnavailable)
+			require.Contains(t, err.Error(), "busy")
+
+			close(release)
+			require.NoError(t, <-first)
+			var resp echoResp
+			require.NoError(t, client.Call(ctx, "slow", echoReq{N: 3}, &resp))
+			require.Equal(t, 6, resp.Twice)
+		})
+	}
+}

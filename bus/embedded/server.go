@@ -36,6 +36,11 @@ type Config struct {
 	Routes        []string
 	// MaxPayload is the largest message in bytes. Default 1 MiB, NATS's own.
 	MaxPayload int32
+	// MaxPending bounds the bytes the server holds for one client that
+	// does not read them: beyond it the client is cut off as a slow
+	// consumer, rather than have the server (this process) buffer for it.
+	// Default MaxPendingDefault (16 MiB; NATS's own is 64 MiB).
+	MaxPending int64
 	// ReadyTimeout bounds the wait for the server to accept clients.
 	// Default 10s.
 	ReadyTimeout time.Duration
@@ -64,6 +69,13 @@ type Config struct {
 	// bus.EnsureEventStream). Default: "", JetStream off.
 	JetStreamDir string
 }
+
+// MaxPendingDefault is Config.MaxPending's default: 16 MiB, 16 of the
+// largest messages, or some 30,000 job events, a few seconds of a busy
+// core's events for a subscriber that stopped reading. NATS's own 64 MiB
+// let three subscribers to job.> that never read hold ~200 MB of
+// kuebus dev's memory (issue 25).
+const MaxPendingDefault = 16 << 20
 
 // User is one user of a locked embedded server: a Name with a Password,
 // or an Nkey (a public user key, U...) with no password; its Role fixes
@@ -116,6 +128,7 @@ func Start(cfg Config) (*Server, error) {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: cfg.MaxPayload,
+		MaxPending: cmp.Or(cfg.MaxPending, MaxPendingDefault),
 	}
 	if cfg.JetStreamDir != "" {
 		opts.JetStream, opts.StoreDir = true, cfg.JetStreamDir

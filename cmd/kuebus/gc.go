@@ -11,14 +11,37 @@ import "runtime/debug"
 // measured with scripts/cpu-per-job.sh (docs/benchmarks-log.md, issue 12
 // step 4), core's CPU per job fell 25-30% in bulk enqueue and processing,
 // for a peak RSS of 68 MB instead of 48 MB. GOGC (and GOMEMLIMIT) in the
-// environment win, as everywhere in Go. Only the server commands are
+// environment win, as everywhere in Go; serverMemoryLimit bounds what
+// this target lets the heap grow to. Only the server commands are
 // tuned: a worker or a producer is the application's own process, and its
 // GC is its choice.
 const serverGCPercent = 400
 
-// serverGC sets serverGCPercent unless getenv gives a GOGC.
+// serverMemoryLimit is the soft memory limit (Go's GOMEMLIMIT) of dev
+// and node when the environment sets no GOMEMLIMIT: past it, the
+// collector runs whatever GOGC says, so garbage is collected before the
+// process grows. GOGC 400 alone lets the heap grow to five times what the
+// last collection kept: a flood of 60,000 lease requests took kuebus dev
+// to 830 MB, and three subscribers that never read to 741 MB, mostly
+// garbage (issue 25, scripts/flood.sh); with this limit, 272 and 278 MB.
+// 256 MiB is above what core holds live at its bounds (10,000 waiting
+// leases at ~19 KB each, 4,096 requests in flight, 16 MiB per client
+// that does not read) and under the 300 MB that docs/reliability.md
+// promises; 192 MiB kept the floods to 240 MB but left the collector so
+// busy that a stats call missed its 2 s once. It is
+// soft: a process that needs more (a live heap above it) gets it, at the
+// cost of collecting more often (Go caps that at about half the CPU), so
+// a deployment that holds more on purpose raises it: GOMEMLIMIT=1GiB, or
+// GOMEMLIMIT=off for none.
+const serverMemoryLimit = 256 << 20
+
+// serverGC sets serverGCPercent unless getenv gives a GOGC, and
+// serverMemoryLimit unless it gives a GOMEMLIMIT.
 func serverGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(serverGCPercent)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(serverMemoryLimit)
 	}
 }

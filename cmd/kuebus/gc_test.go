@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 
@@ -16,4 +17,23 @@ func TestServerGCSetsItsPercentUnlessGOGCIsGiven(t *testing.T) {
 
 	serverGC(func(string) string { return "" })
 	require.Equal(t, serverGCPercent, debug.SetGCPercent(100))
+}
+
+func TestServerGCSetsAMemoryLimitUnlessGOMEMLIMITIsGiven(t *testing.T) {
+	was := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(was) })
+	env := func(gomemlimit string) func(string) string {
+		return func(k string) string {
+			if k == "GOMEMLIMIT" {
+				return gomemlimit
+			}
+			return ""
+		}
+	}
+
+	serverGC(env("1GiB"))
+	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "GOMEMLIMIT in the environment wins")
+
+	serverGC(env(""))
+	require.Equal(t, int64(serverMemoryLimit), debug.SetMemoryLimit(-1))
 }

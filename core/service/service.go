@@ -43,7 +43,10 @@ type Config struct {
 	// MaxWaitingLeases bounds the lease requests that wait for work on this
 	// core at once (each holds memory and a goroutine while it waits). A
 	// lease that would wait beyond it and finds nothing ready answers at
-	// once with unavailable. Default MaxWaitingLeasesDefault (10,000).
+	// once with unavailable. Leases in flight beyond it plus
+	// leaseHeadroom are answered unavailable on arrival, before they
+	// cost a goroutine or a read of Redis. Default MaxWaitingLeasesDefault
+	// (10,000).
 	MaxWaitingLeases int
 	// OnLeaseWait, when set, is called each time a lease request finds
 	// nothing and starts to wait. A test hook: nil in production.
@@ -73,6 +76,12 @@ type Config struct {
 // 12 KB (its goroutine, request and timer: 10,000 of them took a core from
 // 32 to 156 MB), so the default bounds that memory near 125 MB.
 const MaxWaitingLeasesDefault = 10_000
+
+// leaseHeadroom is how many lease requests may be in flight beyond those
+// that wait (MaxWaitingLeases): the ones on their way to a lease that
+// finds work, or that ask with no wait. A flood beyond it is refused by
+// the RPC server (bus.ServerConfig.MaxWaiting) without a read of Redis.
+const leaseHeadroom = 1024
 
 func (c Config) withDefaults() Config {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
@@ -140,6 +149,7 @@ func New(cfg Config) (*Service, error) {
 		QueueGroup:  bus.CoreQueueGroup,
 		Description: "kuebus core: the job queue's RPC methods",
 		Metadata:    map[string]string{"prefix": cfg.Subjects.Prefix()},
+		MaxWaiting:  cfg.MaxWaitingLeases + leaseHeadroom,
 		Logger:      s.log,
 	})
 	if err != nil {

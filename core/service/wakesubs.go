@@ -52,6 +52,12 @@ type typeWake struct {
 // that is being worked keeps its subscriptions, and no lease pays a flush.
 const wakeLinger = time.Minute
 
+// The pending limits of a wake subscription: 64k events, 16 MiB.
+const (
+	wakePendingMsgs  = 1 << 16
+	wakePendingBytes = 16 << 20
+)
+
 func newWakeSubs(nc *nats.Conn, subj bus.Subjects, onEvent nats.MsgHandler, log *slog.Logger, now func() time.Time) *wakeSubs {
 	return &wakeSubs{nc: nc, subj: subj, onEvent: onEvent, log: log, now: now, byType: map[string]*typeWake{}}
 }
@@ -77,9 +83,10 @@ func (w *wakeSubs) watch(types []string) {
 					w.log.Warn("wake-up subscription not made; a waiting lease may wake late", "type", t, "event", ev, "err", err)
 					continue
 				}
-				// A burst of a busy type must not be dropped as a slow
-				// consumer (a dropped wake delays a lease).
-				_ = sub.SetPendingLimits(1<<20, 256<<20)
+				// Bounded, as every subscription of core: what a burst
+				// beyond it drops is harmless, since the events already
+				// pending wake the same leases (a type's every waiter).
+				_ = sub.SetPendingLimits(wakePendingMsgs, wakePendingBytes)
 				tw.subs = append(tw.subs, sub)
 			}
 			w.byType[t] = tw
