@@ -19,8 +19,9 @@ const URLDefault = "nats://127.0.0.1:4222"
 // Connect dials NATS with kuebus's defaults: a client name, reconnects
 // forever with a short wait (a restarted node comes back within a second),
 // and a larger reconnect buffer so that events published during a blip are
-// not dropped. Later options override earlier ones. A call of a Client on
-// a connection of a user that the server refuses (the user's role may not
+// not dropped. Later options override earlier ones. Its error shows the
+// URL with its password masked (RedactURL). A call of a Client on a
+// connection of a user that the server refuses (the user's role may not
 // publish there) fails at once with ErrPermissionDenied.
 func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 	base := []Option{
@@ -33,13 +34,21 @@ func Connect(url, name string, opts ...Option) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, append(append(base, opts...), watchRefusals())...)
 	if err != nil {
-		return nil, fmt.Errorf("bus: connect to NATS at %s: %w", url, err)
+		// nats.go's own error may quote the URL (one that does not parse).
+		return nil, fmt.Errorf("bus: connect to NATS at %s: %w", RedactURL(url), redactedError{err})
 	}
 	if mayBeRefused(url, nc.Opts) {
 		watched.Store(nc, &refusals{})
 	}
 	return nc, nil
 }
+
+// redactedError is an error whose text has its URLs' passwords masked
+// (RedactURL); errors.Is and As see the error it wraps.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return RedactURL(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
 
 // mayBeRefused reports whether the server can refuse this connection's
 // publishes: only a user (password, nkey or credentials) has a role's

@@ -70,7 +70,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	// The core, promoter and worker the bench runs log their troubles only.
-	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = newRedactLogger(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	err = bench.Run(ctx, cfg, e.stdout)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -120,24 +118,14 @@ func (c *connFlags) explain(err error) error {
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired):
-		return fmt.Errorf("NATS at %s refused the connection: %v (give --nats-token, or --nats-user with $%s, ...: see --help)", at, err, envNATSPassword)
+		// The sentinel, not err: err's text repeats the URL.
+		refusal := nats.ErrAuthorization
+		if errors.Is(err, nats.ErrAuthExpired) {
+			refusal = nats.ErrAuthExpired
+		}
+		return fmt.Errorf("NATS at %s refused the connection: %v (give --nats-token, or --nats-user with $%s, ...: see --help)", at, refusal, envNATSPassword)
 	case errors.Is(err, bus.ErrPermissionDenied):
 		return fmt.Errorf("NATS at %s refused the request: %v", at, err)
 	}
 	return err
-}
-
-// redactURL hides passwords and tokens in one or more comma-separated URLs
-// before they go into a message or a log line.
-func redactURL(s string) string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			if _, hasPassword := u.User.Password(); !hasPassword {
-				u.User = url.User("xxxxx") // a bare token
-			}
-			parts[i] = u.Redacted()
-		}
-	}
-	return strings.Join(parts, ",")
 }

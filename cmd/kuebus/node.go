@@ -106,5 +106,5 @@ func nodeLogger(cfg *clusterconfig.Config, e *env) *slog.Logger {
 	if cfg.Log.Format == "text" {
 		h = slog.NewTextHandler(e.stderr, opts)
 	}
-	return slog.New(h).With("node", cfg.Name)
+	return newRedactLogger(h).With("node", cfg.Name)
 }
