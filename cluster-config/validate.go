@@ -22,22 +22,24 @@ import (
 
 // Validate checks the config as Load leaves it (with defaults) and
 // returns every problem, each naming its field by YAML path, and by
-// variable when one set it. Sections of roles the node does not run are
-// not checked: one base file can serve nodes with different roles.
+// variable when one set it. It checks every section given, also those of
+// roles the node does not run (Unused lists them): one base file can
+// serve nodes with different roles, and a mistake in it is named on every
+// node that reads it, not only on the one that would trip on it.
 func (c *Config) Validate() error {
 	v := &validator{c: c}
 	v.node()
 	v.nats()
 	v.events()
-	if c.Has(RolePromoter) {
+	if c.Has(RolePromoter) || given(c.Memberlist) {
 		v.memberlist()
-		v.cleaner()
 	}
-	if c.Has(RoleCore) {
+	v.cleaner()
+	if c.Has(RoleCore) || given(c.Redis) {
 		v.redis()
-		v.retention()
 	}
-	if c.Has(RoleHTTP) {
+	v.retention()
+	if c.Has(RoleHTTP) || given(c.HTTP) {
 		v.http()
 	}
 	return errors.Join(v.errs...)
