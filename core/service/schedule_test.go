@@ -1,6 +1,8 @@
 package service_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +170,46 @@ func TestBadScheduleIsInvalidAndStoresNothing(t *testing.T) {
 	}
 	_, code := raw(t, c, bus.MethodScheduleFire, `{"limit":-1}`)
 	require.Equal(t, "invalid", code)
+	list, err := c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Empty(t, list, "nothing stored")
+}
+
+// TestACronIsBoundedAndQuotedSafely: a cron over MaxCronLen is refused by
+// its length, before it is parsed; a NUL or a newline in one comes back
+// escaped in the error header (robfig's own message quotes the field raw),
+// and nothing is stored.
+func TestACronIsBoundedAndQuotedSafely(t *testing.T) {
+	c, _ := newCore(t)
+	set := func(cron string) string {
+		t.Helper()
+		body, err := json.Marshal(core.ScheduleSetRequest{Name: "s", Cron: cron, Spec: core.Spec{Type: "t"}})
+		require.NoError(t, err)
+		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodScheduleSet), body, 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, "invalid", msg.Header.Get(bus.HeaderKuebusCode), cron)
+		require.Len(t, msg.Header, 3, "the three error headers, no more")
+		return msg.Header.Get(bus.HeaderError)
+	}
+	require.Equal(t, "cron: 257 bytes is longer than 256", set("0 "+strings.Repeat("1,", 127)+"1"))
+	require.Equal(t, "cron: 65536 bytes is longer than 256", set(strings.Repeat("*", 64<<10)))
+
+	// Exactly the bound is parsed: a valid list of 256 bytes is a schedule.
+	cron := "00" + strings.Repeat(",0", 123) + " * * * *"
+	require.Len(t, cron, core.MaxCronLen)
+	_, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "bound", Cron: cron, Spec: core.Spec{Type: "t"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Client.RemoveSchedule(ctx, "bound"))
+
+	for _, bad := range []string{"\x00 * * * *", "1\x00 * * * *", "* * * * \x00", "1\n2\n3 * * * * *", "a\r\nX-Injected: yes * * * *"} {
+		got := set(bad)
+		require.True(t, strings.HasPrefix(got, "cron: "), got)
+		require.NotContains(t, got, "\x00", "no raw NUL")
+		require.NotContains(t, got, "\n")
+		require.NotContains(t, got, "\r")
+	}
+	require.Contains(t, set("1\x00 * * * *"), `\x00`, "the NUL, escaped")
+
 	list, err := c.Client.Schedules(ctx)
 	require.NoError(t, err)
 	require.Empty(t, list, "nothing stored")
