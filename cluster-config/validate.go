@@ -148,8 +148,8 @@ func (v *validator) nats() {
 		return
 	}
 	for _, s := range x.URLs {
-		if u, err := url.Parse(s); err != nil || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, u.Scheme) || u.Hostname() == "" {
-			v.fail("nats.external.urls", "%q is not a URL like nats://10.0.0.2:4222 (or tls://, ws://, wss://)", s)
+		if err := bus.CheckURL(s); err != nil {
+			v.fail("nats.external.urls", "%v", err)
 		}
 	}
 	var ways []string
@@ -294,7 +294,7 @@ func (v *validator) redis() {
 		u, err := url.Parse(r.URL)
 		switch {
 		case err != nil:
-			v.fail("redis.url", "%v", err)
+			v.fail("redis.url", "%v", redactURL(err.Error())) // url.Parse's error quotes the URL
 		case !slices.Contains([]string{"redis", "rediss", "unix"}, u.Scheme):
 			v.fail("redis.url", "%q: scheme must be redis://, rediss:// or unix://", redactURL(r.URL))
 		case u.Scheme != "unix" && u.Host == "":
@@ -453,10 +453,5 @@ func (v *validator) ipPort(path, addr string) (string, bool) {
 	return host, ok
 }
 
-// redactURL hides a password in a URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return s
-}
+// redactURL hides a password in a URL, also one that does not parse.
+func redactURL(s string) string { return bus.RedactURL(s) }

@@ -46,7 +46,23 @@ func (c *connFlags) check() (bus.Subjects, error) {
 	if c.timeout <= 0 {
 		return subj, usagef("--timeout: %s is not positive", c.timeout)
 	}
+	if err := checkNATSURL(c.url); err != nil {
+		return subj, err
+	}
 	return subj, nil
+}
+
+// checkNATSURL checks --nats-url, naming $KUEBUS_NATS_URL when the value
+// is the variable's.
+func checkNATSURL(u string) error {
+	if err := bus.CheckURL(u); err != nil {
+		flag := "--nats-url"
+		if v := os.Getenv(envNATSURL); v != "" && v == u {
+			flag += " ($" + envNATSURL + ")"
+		}
+		return usagef("%s: %v", flag, err)
+	}
+	return nil
 }
 
 // withClient connects to NATS, runs fn with a core client, closes the
