@@ -87,7 +87,14 @@ func DecodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &Error{Code: CodeInvalid, Message: describeJSONError(err)}
+		msg := describeJSONError(err)
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			// encoding/json names the key alone; the path says where.
+			if path := unknownFieldPath(data, reflect.TypeOf(v)); path != "" {
+				msg = path + ": unknown field"
+			}
+		}
+		return &Error{Code: CodeInvalid, Message: msg}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &Error{Code: CodeInvalid, Message: "body: unexpected data after the JSON value"}
@@ -137,4 +144,105 @@ func describeJSONError(err error) string {
 	// Errors from a field's own UnmarshalJSON (for example a priority name)
 	// already name the field.
 	return strings.TrimPrefix(msg, "json: ")
+}
+
+// unknownFieldPath is the path of the first key in data that no field of t
+// takes, as encoding/json's own errors write a path ("spec.priority": the
+// JSON names of the fields, no array index), or "" when it finds none.
+// encoding/json reports such a key by its name alone; DecodeStrict calls
+// this to say where it is.
+func unknownFieldPath(data []byte, t reflect.Type) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	path, _ := walkUnknown(dec, t, "")
+	return path
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// walkUnknown reads one JSON value from dec as a value of type t would
+// be read and returns the path of the first key t has no field for. A type
+// that decodes itself (json.Unmarshaler), an interface or a map key is
+// read without looking inside.
+func walkUnknown(dec *json.Decoder, t reflect.Type, path string) (string, error) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok || delim == '}' || delim == ']' {
+		return "", nil // a scalar
+	}
+	opaque := t == nil || reflect.PointerTo(t).Implements(unmarshalerType) || t.Implements(unmarshalerType)
+	for dec.More() {
+		var elem reflect.Type
+		elemPath := path
+		if delim == '{' {
+			keyTok, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			key, _ := keyTok.(string)
+			switch {
+			case opaque:
+			case t.Kind() == reflect.Struct:
+				f, found := jsonField(t, key)
+				if !found {
+					return joinPath(path, key), nil
+				}
+				elem, elemPath = f.Type, joinPath(path, jsonName(f))
+			case t.Kind() == reflect.Map:
+				elem = t.Elem()
+			}
+		} else if !opaque && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		if p, err := walkUnknown(dec, elem, elemPath); p != "" || err != nil {
+			return p, err
+		}
+	}
+	_, err = dec.Token() // the closing delimiter
+	return "", err
+}
+
+// jsonField finds the field of struct t that encoding/json decodes key
+// into: by its JSON name, exactly or else ignoring case, fields of embedded
+// structs included.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var folded reflect.StructField
+	foundFolded := false
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Tag.Get("json") == "-" {
+			continue
+		}
+		if f.Anonymous && f.Tag.Get("json") == "" {
+			if ft := f.Type; ft.Kind() == reflect.Struct || (ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct) {
+				continue // its fields are visible themselves
+			}
+		}
+		name := jsonName(f)
+		if name == key {
+			return f, true
+		}
+		if !foundFolded && strings.EqualFold(name, key) {
+			folded, foundFolded = f, true
+		}
+	}
+	return folded, foundFolded
+}
+
+// jsonName is the name a field has in JSON: its tag's, or its Go name.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return cmp.Or(name, f.Name)
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }

@@ -45,6 +45,7 @@
 //	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
 //	conn.go           Connect and its defaults, URLDefault; LoopbackHost
+//	redact.go         RedactURL: the passwords of the URLs in a text, masked
 //	denied.go         ErrPermissionDenied: a call the server refused ends at
 //	                  once instead of at its timeout
 //	auth.go           Auth: a client's credentials and TLS files as options

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 )
@@ -118,6 +121,52 @@ func MessageOf(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// MaxErrorMessage bounds an error message on the wire, in bytes: a longer
+// one is cut and ends in "…". A message that quotes a request field
+// (a cron expression, a type) would otherwise be as long as the field,
+// and a reply's headers must fit NATS's max payload.
+const MaxErrorMessage = 1024
+
+// headerSafe makes an error message fit a NATS header value, whatever
+// user input it quotes: one line of printable UTF-8, every control
+// character (NUL, CR, LF, DEL, C1) and every byte that is not UTF-8
+// written as its Go escape (\x00, \r, \n, \u0085, \xff), cut to
+// MaxErrorMessage bytes. The server calls it on every error it sends, so
+// no method needs to.
+func headerSafe(msg string) string {
+	clean := true
+	for _, r := range msg {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean && len(msg) <= MaxErrorMessage {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		r, size := utf8.DecodeRuneInString(msg[i:])
+		var piece string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			piece = fmt.Sprintf(`\x%02x`, msg[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r) // '\x00', '\n', '\u0085'
+			piece = q[1 : len(q)-1]
+		default:
+			piece = msg[i : i+size]
+		}
+		if b.Len()+len(piece) > MaxErrorMessage-len("…") {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(piece)
+		i += size
+	}
+	return b.String()
 }
 
 // transportError turns a failure of the request itself into the error the

@@ -227,9 +227,10 @@ func (s *Server) reply(e *endpoint, m *nats.Msg, start time.Time, data []byte, e
 	errMsg := ""
 	if err != nil {
 		code := CodeOf(err)
+		message := headerSafe(MessageOf(err))
 		msg.Data = nil
-		msg.Header = errorHeaders(code, MessageOf(err))
-		errMsg = string(code) + ": " + MessageOf(err)
+		msg.Header = errorHeaders(code, message)
+		errMsg = string(code) + ": " + message
 	}
 	if msg.Subject != "" { // else a publish, not a request: nobody waits for the answer
 		if perr := s.nc.PublishMsg(msg); perr != nil {

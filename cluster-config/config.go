@@ -2,6 +2,7 @@ package clusterconfig
 
 import (
 	"encoding/base64"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -356,11 +357,38 @@ func (c *Config) NeedsConn() bool {
 	return c.Has(RoleCore) || c.Has(RolePromoter) || c.Has(RoleHTTP)
 }
 
+// Unused lists the sections given, in the file or by variables, for
+// roles the node does not run: Validate checks them, the node does not
+// use them. A node logs them at start, so that a section meant for this
+// node (an http.listen without the http role) is not ignored silently.
+func (c *Config) Unused() []string {
+	var out []string
+	for _, s := range []struct {
+		name, role string
+		given      bool
+	}{
+		{"memberlist", RolePromoter, given(c.Memberlist)},
+		{"cleaner", RolePromoter, given(c.Cleaner)},
+		{"redis", RoleCore, given(c.Redis)},
+		{"retention", RoleCore, given(c.Retention)},
+		{"http", RoleHTTP, given(c.HTTP)},
+	} {
+		if s.given && !c.Has(s.role) {
+			out = append(out, s.name+" (role "+s.role+")")
+		}
+	}
+	return out
+}
+
+// given reports whether a section was set: is not its zero value.
+func given(section any) bool { return !reflect.ValueOf(section).IsZero() }
+
 // FillDefaults fills in the defaults of the sections the roles use, as
 // Load does, for a config built in code (kuebus dev, the bench, tests).
 func (c *Config) FillDefaults() { c.withDefaults() }
 
-// withDefaults fills in the defaults of the sections the roles use.
+// withDefaults fills in the defaults of the sections the roles use, and
+// of the sections given for other roles, which Validate checks too.
 func (c *Config) withDefaults() {
 	if c.RedisPrefix == "" {
 		c.RedisPrefix = RedisPrefixDefault
@@ -389,7 +417,7 @@ func (c *Config) withDefaults() {
 			e.ClusterName = NATSClusterNameDefault
 		}
 	}
-	if c.Has(RolePromoter) {
+	if c.Has(RolePromoter) || given(c.Memberlist) {
 		if c.Memberlist.Bind == "" {
 			c.Memberlist.Bind = MemberlistBindDefault
 		}
@@ -397,13 +425,15 @@ func (c *Config) withDefaults() {
 			c.Memberlist.Preset = MemberlistPresetDefault
 		}
 	}
-	if c.Has(RoleHTTP) && c.HTTP.Listen == "" {
-		c.HTTP.Listen = HTTPListenDefault
+	if c.Has(RoleHTTP) || given(c.HTTP) {
+		if c.HTTP.Listen == "" {
+			c.HTTP.Listen = HTTPListenDefault
+		}
+		if c.HTTP.SessionTTL == 0 {
+			c.HTTP.SessionTTL = HTTPSessionTTLDefault
+		}
 	}
 	c.Events.withDefaults(c.embeddedServers())
-	if c.Has(RoleHTTP) && c.HTTP.SessionTTL == 0 {
-		c.HTTP.SessionTTL = HTTPSessionTTLDefault
-	}
 }
 
 // Redacted returns a copy with passwords and tokens replaced, to print.

@@ -241,7 +241,10 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"routes without a cluster listen", "name: a\nroles: [nats]\nnats: {embedded: {routes: [nats-route://b:6222]}}", "config: nats.embedded.routes: routes need nats.embedded.cluster_listen"},
 		{"a route that is not a URL", "name: a\nroles: [nats]\nnats: {embedded: {cluster_listen: ':6222', routes: ['b:6222']}}", `config: nats.embedded.routes: "b:6222" is not a URL`},
 		{"a bad listen address", "name: a\nroles: [nats]\nnats: {embedded: {listen: '4222'}}", `config: nats.embedded.listen: "4222" is not HOST:PORT`},
-		{"an external URL with a bad scheme", "name: a\nroles: [core]\nnats: {external: {urls: ['http://n:4222']}}\nredis: {url: redis://r:6379}", `config: nats.external.urls: "http://n:4222" is not a URL`},
+		{"an external URL with a bad scheme", "name: a\nroles: [core]\nnats: {external: {urls: ['http://n:4222']}}\nredis: {url: redis://r:6379}", `config: nats.external.urls: "http://n:4222": the scheme must be nats://, tls://, ws:// or wss://, not http://`},
+		{"an external URL without a scheme", "name: a\nroles: [core]\nnats: {external: {urls: ['n:4222']}}\nredis: {url: redis://r:6379}", `config: nats.external.urls: "n:4222" is not a URL like nats://HOST:PORT`},
+		{"an external URL's password is not repeated", "name: a\nroles: [core]\nnats: {external: {urls: ['http://u:secret@n:4222']}}\nredis: {url: redis://r:6379}", `"http://u:xxxxx@n:4222"`},
+		{"a redis URL that does not parse does not show its password", noRedis + "redis: {url: 'redis://u:secret@r:port'}", `config: redis.url: parse "redis://u:xxxxx@r:port": invalid port`},
 		{"two ways to authenticate", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222], token: t, creds_file: /c}}\nredis: {url: redis://r:6379}", "config: nats.external: token and creds_file: use one way"},
 		{"a password without user", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222], password: p}}\nredis: {url: redis://r:6379}", "config: nats.external.password: needs nats.external.user"},
 		{"a TLS cert without key", "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222], tls: {cert: /c}}}\nredis: {url: redis://r:6379}", "config: nats.external.tls: cert and key go together"},
@@ -295,6 +298,52 @@ func TestValidateNamesTheField(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestSectionsOfRolesTheNodeDoesNotRunAreChecked(t *testing.T) {
+	t.Parallel()
+	const coreNode = "name: a\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
+	const httpNode = "name: a\nroles: [http]\nnats: {external: {urls: [nats://n:4222]}}\n"
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"an http listen on every interface without auth, without the http role", coreNode + "http: {listen: '0.0.0.0:8080'}",
+			`config: http.listen: "0.0.0.0:8080" reaches other machines and there is no auth`},
+		{"a bad http listen without the http role", coreNode + "http: {listen: nowhere}", `config: http.listen: "nowhere" is not HOST:PORT`},
+		{"a short session key without the http role", coreNode + "http: {session_key: c2hvcnQ=}", "config: http.session_key: must be base64"},
+		{"a wide memberlist bind without key, without the promoter role", coreNode + "memberlist: {bind: '0.0.0.0:7946'}",
+			`config: memberlist.bind: "0.0.0.0:7946" reaches other machines`},
+		{"an unknown preset without the promoter role", coreNode + "memberlist: {preset: fast}", `config: memberlist.preset: "fast" is not local, lan or wan`},
+		{"a cleaner limit over the most without the promoter role", coreNode + "cleaner: {limit: 100001}", "config: cleaner.limit: 100001 is outside 1..100000"},
+		{"a redis URL with another scheme without the core role", httpNode + "redis: {url: 'http://r:6379'}", `config: redis.url: "http://r:6379": scheme must be`},
+		{"two kinds of redis without the core role", httpNode + "redis: {url: redis://r:6379, cluster: {addrs: ['r:6379']}}", "config: redis: url and cluster: give exactly one"},
+		{"a retention limit without the core role", httpNode + "retention: {email: {complete: {count: -1}}}", "config: retention.email.complete.count"},
+	} {
+		t.Run("refuses "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := clusterconfig.Parse([]byte(tc.yaml), "node.yaml", nil)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+
+	t.Run("a base file with every section serves a node of one role, which lists the others as unused", func(t *testing.T) {
+		t.Parallel()
+		base := "name: a\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n" +
+			"memberlist: {bind: '127.0.0.1:7946', preset: local}\nhttp: {listen: '127.0.0.1:8080'}\nretention: {email: {complete: {count: 10}}}\n"
+		c, err := clusterconfig.Parse([]byte(base), "node.yaml", env(map[string]string{"KUEBUS_ROLES": "http"}))
+		require.NoError(t, err)
+		require.Equal(t, []string{"memberlist (role promoter)", "redis (role core)", "retention (role core)"}, c.Unused())
+		c, err = clusterconfig.Parse([]byte(base), "node.yaml", env(map[string]string{"KUEBUS_ROLES": "core,promoter,http"}))
+		require.NoError(t, err)
+		require.Empty(t, c.Unused())
+	})
+
+	t.Run("a node without a section of a role it does not run needs none", func(t *testing.T) {
+		t.Parallel()
+		c, err := clusterconfig.Parse([]byte(httpNode), "node.yaml", nil)
+		require.NoError(t, err)
+		require.Empty(t, c.Unused())
+	})
 }
 
 func TestWiderListenersWithAuthOrInsecureLoad(t *testing.T) {

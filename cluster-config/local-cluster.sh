@@ -12,7 +12,10 @@
 # or sign in to the dashboard with the user and password.
 #
 #   local-cluster.sh up          build kuebus, start Redis (unless REDIS_URL)
-#                                and the three nodes, wait until they answer
+#                                and the three nodes, wait until they answer;
+#                                a port taken is named before anything starts,
+#                                and when any part fails, up stops (by pid)
+#                                all it started
 #   local-cluster.sh status      one line per node: NAME PID NATS_URL HTTP_URL
 #   local-cluster.sh down        stop what up started
 #   local-cluster.sh kill NAME   kill -9 one node (to watch a failover)
@@ -121,6 +124,63 @@ node_env() {
   echo "KUEBUS_HTTP_LISTEN=127.0.0.1:$((PORT_BASE + 30 + i))"
 }
 
+# node_ports NAME: the TCP ports the node listens on, one "PORT WHAT" a
+# line: PORT_BASE's, or those of its YAML file (memberlist listens on UDP
+# too, on the same port).
+node_ports() {
+  local i file=$here/$1.yaml
+  i=$(index_of "$1")
+  if [[ -n ${PORT_BASE:-} ]]; then
+    echo "$((PORT_BASE + i)) NATS clients"
+    echo "$((PORT_BASE + 10 + i)) NATS routes"
+    echo "$((PORT_BASE + 20 + i)) memberlist"
+    echo "$((PORT_BASE + 30 + i)) HTTP"
+    return
+  fi
+  sed -n 's/^    listen: *[^ #]*:\([0-9][0-9]*\).*/\1 NATS clients/p' "$file"
+  sed -n 's/^    cluster_listen: *[^ #]*:\([0-9][0-9]*\).*/\1 NATS routes/p' "$file"
+  sed -n 's/^  bind: *[^ #]*:\([0-9][0-9]*\).*/\1 memberlist/p' "$file"
+  sed -n 's/^  listen: *[^ #]*:\([0-9][0-9]*\).*/\1 HTTP/p' "$file"
+}
+
+# port_taken PORT: something listens on the TCP port on loopback.
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# check_ports: refuse to start when a port a node (or the Redis up would
+# start) listens on is taken, naming each, before anything starts. A port
+# taken between this check and the bind, or a UDP port taken (memberlist's),
+# makes that node exit instead; wait_ready then names the port.
+check_ports() {
+  local name port what taken=()
+  for name in "${NODES[@]}"; do
+    while read -r port what; do
+      port_taken "$port" && taken+=("$port ($what of $name)")
+    done < <(node_ports "$name")
+  done
+  if [[ -z ${REDIS_URL:-} ]] && port_taken "$REDIS_PORT"; then
+    taken+=("$REDIS_PORT (Redis: set REDIS_PORT, or REDIS_URL to use that Redis)")
+  fi
+  ((${#taken[@]} == 0)) && return
+  local list
+  list=$(printf ', %s' "${taken[@]}")
+  if ((${#taken[@]} == 1)); then
+    die "port ${list:2} is taken: nothing started; free it, or move the nodes' ports with PORT_BASE"
+  fi
+  die "ports ${list:2} are taken: nothing started; free them, or move the nodes' ports with PORT_BASE"
+}
+
+# taken_port NAME: the port the node's log says it could not listen on
+# ("listen udp 127.0.0.1:7948: bind: address already in use"), as "PORT
+# (WHAT of NAME)"; nothing when the log says no such thing.
+taken_port() {
+  local port what
+  port=$(grep -o '[0-9.]*:[0-9][0-9]*: bind: address already in use' "$RUN_DIR/$1.log" 2>/dev/null |
+    head -n 1 | sed 's/: bind: .*//; s/.*://')
+  [[ -n $port ]] || return 0
+  what=$(node_ports "$1" | awk -v p="$port" '$1 == p {$1 = ""; sub(/^ /, ""); print; exit}')
+  echo "$port (${what:-a port} of $1)"
+}
+
 # ready_field NAME KEY: a field of the node's ready log line.
 ready_field() {
   grep 'msg="kuebus node ready"' "$RUN_DIR/$1.log" 2>/dev/null | tail -n 1 |
@@ -140,6 +200,7 @@ start_redis() {
   nohup redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$RUN_DIR/redis" \
     --save "" --appendonly yes --daemonize no </dev/null >"$RUN_DIR/redis.log" 2>&1 &
   echo $! >"$RUN_DIR/redis.pid"
+  started+=(redis)
   echo "redis://127.0.0.1:$REDIS_PORT/0" >"$RUN_DIR/redis.url"
   local deadline=$((SECONDS + WAIT)) reply
   until reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT" && printf 'PING\r\n' >&3 && head -c 5 <&3) 2>/dev/null) && [[ $reply == "+PONG" ]]; do
@@ -158,13 +219,20 @@ start_node() {
   : >"$RUN_DIR/$name.log"
   env "${vars[@]}" nohup "$bin" node --config "$here/$name.yaml" </dev/null >>"$RUN_DIR/$name.log" 2>&1 &
   echo $! >"$RUN_DIR/$name.pid"
+  started+=("$name")
 }
 
 # wait_ready NAME: until the node logged its ready line.
 wait_ready() {
   local name=$1 deadline=$((SECONDS + WAIT))
   until [[ -n $(ready_field "$name" nats_url) ]]; do
-    alive "$(pid_of "$name")" || { tail -n 20 "$RUN_DIR/$name.log" >&2; die "$name exited; its log is $RUN_DIR/$name.log"; }
+    if ! alive "$(pid_of "$name")"; then
+      tail -n 20 "$RUN_DIR/$name.log" >&2
+      local taken
+      taken=$(taken_port "$name")
+      [[ -z $taken ]] || die "$name exited: port $taken is taken; its log is $RUN_DIR/$name.log"
+      die "$name exited; its log is $RUN_DIR/$name.log"
+    fi
     ((SECONDS < deadline)) || die "$name not ready after ${WAIT}s; its log is $RUN_DIR/$name.log"
     sleep 0.1
   done
@@ -184,15 +252,44 @@ wait_ring() {
   done
 }
 
+# started: what this run of up or start has started (redis, node names),
+# for up_failed to stop.
+started=()
+
+# up_failed: the EXIT trap of up. When up fails at any step after it
+# started something, it stops, by pid and in reverse order, everything
+# this run started, so that no node or Redis is left running alone.
+up_failed() {
+  local status=$? i name pid stopped=()
+  trap - EXIT
+  if ((status != 0)); then
+    for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+      name=${started[$i]}
+      pid=$(pid_of "$name")
+      if alive "$pid"; then
+        stop "$RUN_DIR/$name.pid"
+        stopped+=("$name (pid $pid)")
+      else
+        rm -f "$RUN_DIR/$name.pid"
+        stopped+=("$name${pid:+ (pid $pid, exited already)}")
+      fi
+    done
+    ((${#stopped[@]} == 0)) || echo "local-cluster: up failed; stopped what it started: ${stopped[*]}" >&2
+  fi
+  exit "$status"
+}
+
 cmd_up() {
   mkdir -p "$RUN_DIR"
   local name
   for name in "${NODES[@]}"; do
     alive "$(pid_of "$name")" && die "$name runs already: run $0 down first"
   done
+  check_ports
   if [[ -z ${KUEBUS_BIN:-} ]]; then
     (cd "$root" && go build -o "$bin" ./cmd/kuebus) || die "go build failed"
   fi
+  trap up_failed EXIT
   start_redis
   make_secrets
   # A node restarted without JetStream would leave the stream's quorum:
@@ -201,6 +298,7 @@ cmd_up() {
   for name in "${NODES[@]}"; do start_node "$name"; done
   for name in "${NODES[@]}"; do wait_ready "$name"; done
   wait_ring
+  trap - EXIT # up: everything answers; down stops it
   cmd_status
   echo "leader: $(as_admin cluster --nats-url "$(ready_field node-a nats_url)" | awk '$1 == "leader" {print $2}')"
 }

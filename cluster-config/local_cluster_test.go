@@ -296,3 +296,76 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestLocalClusterUpOnATakenPort: up names a port that is taken and
+// leaves nothing running. A TCP port taken is seen before anything
+// starts; a UDP port taken (memberlist's, which the script cannot probe)
+// makes that node exit after Redis and the other nodes started, and up
+// then stops them all, by pid.
+func TestLocalClusterUpOnATakenPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts redis-server and three nodes")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal("redis-server is not installed: scripts/install-deps.sh installs it")
+	}
+	bin := filepath.Join(t.TempDir(), "kuebus")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/kuebus")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+
+	up := func(t *testing.T, base int) (string, error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "./local-cluster.sh", "up")
+		cmd.Env = append(os.Environ(), "RUN_DIR="+t.TempDir(), "PORT_BASE="+strconv.Itoa(base),
+			"REDIS_PORT="+strconv.Itoa(base+40), "REDIS_URL=", "KUEBUS_BIN="+bin, "WAIT=60")
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	t.Run("a TCP port taken is named and nothing starts", func(t *testing.T) {
+		base := freePortBase(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+31))
+		require.NoError(t, err)
+		defer ln.Close()
+		out, err := up(t, base)
+		require.Error(t, err, out)
+		require.Contains(t, out, "local-cluster: port "+strconv.Itoa(base+31)+" (HTTP of node-b) is taken: nothing started")
+		require.NotContains(t, out, "stopped what it started")
+	})
+
+	t.Run("a node that cannot bind makes up stop everything it started", func(t *testing.T) {
+		base := freePortBase(t)
+		pc, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(base+22))
+		require.NoError(t, err)
+		defer pc.Close()
+		out, err := up(t, base)
+		require.Error(t, err, out)
+		require.Contains(t, out, "local-cluster: node-c exited: port "+strconv.Itoa(base+22)+" (memberlist of node-c) is taken")
+		_, stopped, ok := strings.Cut(out, "local-cluster: up failed; stopped what it started: ")
+		require.True(t, ok, out)
+		stopped = strings.TrimSpace(strings.SplitN(stopped, "\n", 2)[0])
+		for _, name := range []string{"node-c", "node-b", "node-a", "redis"} {
+			require.Contains(t, stopped, name+" (pid ")
+		}
+		for _, f := range strings.Split(stopped, "(pid ")[1:] {
+			pid, err := strconv.Atoi(strings.TrimRight(strings.Fields(f)[0], ",)"))
+			require.NoError(t, err, stopped)
+			require.False(t, running(pid), "pid %d still runs after up failed: %s", pid, stopped)
+		}
+	})
+}
+
+// running reports whether the process runs: it exists and is no zombie.
+func running(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// pid (comm) state ...: the state is the field after the last ')'.
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || len(data) < i+3 || data[i+2] != 'Z'
+}

@@ -22,22 +22,24 @@ import (
 
 // Validate checks the config as Load leaves it (with defaults) and
 // returns every problem, each naming its field by YAML path, and by
-// variable when one set it. Sections of roles the node does not run are
-// not checked: one base file can serve nodes with different roles.
+// variable when one set it. It checks every section given, also those of
+// roles the node does not run (Unused lists them): one base file can
+// serve nodes with different roles, and a mistake in it is named on every
+// node that reads it, not only on the one that would trip on it.
 func (c *Config) Validate() error {
 	v := &validator{c: c}
 	v.node()
 	v.nats()
 	v.events()
-	if c.Has(RolePromoter) {
+	if c.Has(RolePromoter) || given(c.Memberlist) {
 		v.memberlist()
-		v.cleaner()
 	}
-	if c.Has(RoleCore) {
+	v.cleaner()
+	if c.Has(RoleCore) || given(c.Redis) {
 		v.redis()
-		v.retention()
 	}
-	if c.Has(RoleHTTP) {
+	v.retention()
+	if c.Has(RoleHTTP) || given(c.HTTP) {
 		v.http()
 	}
 	return errors.Join(v.errs...)
@@ -146,8 +148,8 @@ func (v *validator) nats() {
 		return
 	}
 	for _, s := range x.URLs {
-		if u, err := url.Parse(s); err != nil || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, u.Scheme) || u.Hostname() == "" {
-			v.fail("nats.external.urls", "%q is not a URL like nats://10.0.0.2:4222 (or tls://, ws://, wss://)", s)
+		if err := bus.CheckURL(s); err != nil {
+			v.fail("nats.external.urls", "%v", err)
 		}
 	}
 	var ways []string
@@ -292,7 +294,7 @@ func (v *validator) redis() {
 		u, err := url.Parse(r.URL)
 		switch {
 		case err != nil:
-			v.fail("redis.url", "%v", err)
+			v.fail("redis.url", "%v", redactURL(err.Error())) // url.Parse's error quotes the URL
 		case !slices.Contains([]string{"redis", "rediss", "unix"}, u.Scheme):
 			v.fail("redis.url", "%q: scheme must be redis://, rediss:// or unix://", redactURL(r.URL))
 		case u.Scheme != "unix" && u.Host == "":
@@ -490,10 +492,5 @@ func (v *validator) ipPort(path, addr string) (string, bool) {
 	return host, ok
 }
 
-// redactURL hides a password in a URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return s
-}
+// redactURL hides a password in a URL, also one that does not parse.
+func redactURL(s string) string { return bus.RedactURL(s) }

@@ -101,7 +101,9 @@ func (p Priority) check() error {
 	return nil
 }
 
-// UnmarshalJSON accepts a number or a name.
+// UnmarshalJSON accepts a number or a name. Its errors are the reason
+// alone (bus.FieldError): the decoder puts the field's path before it,
+// "priority" in a create, "spec.priority" in a schedule_set.
 func (p *Priority) UnmarshalJSON(b []byte) error {
 	// The common case, a plain integer in range (every job of every lease
 	// reply has one), is read without decoding into an any, which was 5% of
@@ -113,7 +115,7 @@ func (p *Priority) UnmarshalJSON(b []byte) error {
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("priority: %v", err)
+		return bus.FieldError("", err.Error())
 	}
 	var err error
 	switch v := v.(type) {
@@ -121,18 +123,18 @@ func (p *Priority) UnmarshalJSON(b []byte) error {
 		*p, err = ParsePriority(v)
 	case float64:
 		if v != math.Trunc(v) {
-			return fmt.Errorf("priority: %v is not an integer", v)
+			return bus.FieldError("", fmt.Sprintf("%v is not an integer", v))
 		}
 		if math.Abs(v) > MaxPriority {
 			// The number as sent: %g of the float would say 9.223372036854776e+18.
-			return fmt.Errorf("priority: %s is outside ±%d", bytes.TrimSpace(b), int64(MaxPriority))
+			return bus.FieldError("", fmt.Sprintf("%s is outside ±%d", bytes.TrimSpace(b), int64(MaxPriority)))
 		}
 		*p = Priority(v)
 	default:
-		return fmt.Errorf("priority: expected a number or a name, got %s", b)
+		return bus.FieldError("", fmt.Sprintf("expected a number or a name, got %s", b))
 	}
 	if err != nil {
-		return fmt.Errorf("priority: %v", err)
+		return bus.FieldError("", err.Error())
 	}
 	return nil
 }

@@ -2,9 +2,12 @@ package core
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
 // FuzzPlainIntegerIsWhatJSONReads: whatever plainInteger reads within
@@ -37,10 +40,17 @@ func TestPriorityDecodes(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(in), &p), in)
 		require.Equal(t, want, p, in)
 	}
-	for in, msg := range map[string]string{"9007199254740992": "priority: 9007199254740992 is outside ±9007199254740991",
-		"1.5": "priority: 1.5 is not an integer", `"nope"`: "priority: "} {
-		var p Priority
-		err := json.Unmarshal([]byte(in), &p)
-		require.ErrorContains(t, err, msg, in)
+	// The errors are the reason alone; the decoder names the field by its
+	// path before it.
+	for in, msg := range map[string]string{"9007199254740992": "spec.priority: 9007199254740992 is outside ±9007199254740991",
+		"1.5": "spec.priority: 1.5 is not an integer", `"nope"`: `spec.priority: "nope" is neither`, "true": "spec.priority: expected a number or a name, got true"} {
+		var req struct {
+			Spec struct {
+				Priority Priority `json:"priority"`
+			} `json:"spec"`
+		}
+		err := bus.Decode([]byte(`{"spec":{"priority":`+in+`}}`), &req)
+		require.ErrorIs(t, err, bus.ErrInvalid, in)
+		require.True(t, strings.HasPrefix(bus.MessageOf(err), msg), "%s: %s", in, bus.MessageOf(err))
 	}
 }

@@ -15,6 +15,10 @@ import (
 // each tick with one call to core and one script.
 const MinEvery = 1000
 
+// MaxCronLen bounds a schedule's cron expression, in bytes: a cron of six
+// fields, each a list of ranges with steps, fits with room to spare.
+const MaxCronLen = 256
+
 // ScheduleSetRequest is schedule_set's request: exactly one of Cron and
 // Every. Setting a schedule that exists replaces it; when its timing (cron,
 // every, tz) and pause are unchanged it keeps its next tick.
@@ -22,7 +26,8 @@ type ScheduleSetRequest struct {
 	// Name is the schedule's name, one subject token like a job type.
 	Name string `json:"name"`
 	// Cron is 5 fields (minute hour day-of-month month day-of-week), or 6
-	// with seconds first, or a descriptor (@hourly, @daily, ...).
+	// with seconds first, or a descriptor (@hourly, @daily, ...); at most
+	// MaxCronLen bytes.
 	Cron string `json:"cron,omitempty"`
 	// Every is the interval in ms, from MinEvery to MaxDelay (ten years);
 	// ticks fall at the time the schedule was set plus whole intervals.

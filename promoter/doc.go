@@ -130,5 +130,7 @@
 //	               queue.leader, leaving the ring
 //	membership.go  the leader rule, memberlist's config and callbacks,
 //	               joining the seeds and rejoining
+//	logbridge.go   memberlist's log lines to slog at a bounded rate: the
+//	               first of each kind per interval, then a count
 //	status.go      Status, the cluster.status endpoint, FetchStatus
 package promoter

@@ -1,6 +1,12 @@
 package promoter
 
-import "github.com/hashicorp/memberlist"
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
 
 // Crash shuts the node's memberlist down without leaving the ring, as a
 // killed process would: the others notice only by probing. Cancel the
@@ -16,3 +22,10 @@ var LeaderOf = leaderOf
 // MemberlistOf is the node's memberlist, for the tests that wait until its
 // goroutines are gone.
 func MemberlistOf(n *Node) *memberlist.Memberlist { return n.ml }
+
+// NewLogBridge is the writer memberlist logs to, for its test: write
+// takes one line, and flushEvery runs until ctx ends.
+func NewLogBridge(log *slog.Logger, every time.Duration) (write func(line string), flushEvery func(ctx context.Context)) {
+	b := newLogBridge(log, every, time.Now)
+	return func(line string) { _, _ = b.Write([]byte(line + "\n")) }, b.flushEvery
+}

@@ -1,11 +1,9 @@
 package promoter
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -112,7 +110,7 @@ func (n *Node) memberlistConfig() (*memberlist.Config, error) {
 	// (GossipVerifyIncoming and Outgoing are on in every preset).
 	mc.SecretKey = slices.Clone(n.cfg.SecretKey)
 	mc.LogOutput = nil
-	mc.Logger = log.New(logBridge{n.log.With("component", "memberlist")}, "", 0)
+	mc.Logger = log.New(n.mlog, "", 0)
 	return &mc, nil
 }
 
@@ -159,23 +157,6 @@ func (n *Node) joinLoop(ctx context.Context, failures int) {
 		}
 		n.join(&failures)
 	}
-}
-
-// logBridge sends memberlist's log lines ("[WARN] memberlist: ...") to
-// slog at their level.
-type logBridge struct{ log *slog.Logger }
-
-func (b logBridge) Write(p []byte) (int, error) {
-	line := string(bytes.TrimSpace(p))
-	level := slog.LevelInfo
-	for prefix, l := range map[string]slog.Level{"[DEBUG]": slog.LevelDebug, "[INFO]": slog.LevelInfo, "[WARN]": slog.LevelWarn, "[ERR]": slog.LevelError} {
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			level, line = l, strings.TrimSpace(rest)
-			break
-		}
-	}
-	b.log.Log(context.Background(), level, strings.TrimPrefix(line, "memberlist: "))
-	return len(p), nil
 }
 
 // splitAddr reads a HOST:PORT address. With ipOnly the host must be an IP

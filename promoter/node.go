@@ -95,6 +95,11 @@ type NodeConfig struct {
 	// Logger gets leadership changes (Info), memberlist's own lines at
 	// their level, and failures. Default: discard.
 	Logger *slog.Logger
+	// LogInterval bounds memberlist's lines, which a flood of garbage on
+	// the gossip port would otherwise multiply: of each kind of line, the
+	// first of an interval is written and the rest are counted, in one line
+	// when the interval ends. Default LogIntervalDefault (10s).
+	LogInterval time.Duration
 	// OnTerm, when set, is called on the leader loop's goroutine right
 	// after a term started (true) and after a term's loops have returned
 	// (false). A test hook: nil in production. It must not block.
@@ -106,6 +111,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.JoinRetry = cmp.Or(c.JoinRetry, JoinRetryDefault)
 	c.Rejoin = cmp.Or(c.Rejoin, RejoinDefault)
 	c.LeaveTimeout = cmp.Or(c.LeaveTimeout, LeaveTimeoutDefault)
+	c.LogInterval = cmp.Or(c.LogInterval, LogIntervalDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.Loop.Logger = cmp.Or(c.Loop.Logger, c.Logger)
 	c.Rescue.Logger = cmp.Or(c.Rescue.Logger, c.Logger)
@@ -138,7 +144,7 @@ func (c NodeConfig) validate() error {
 	if n := len(c.SecretKey); n != 0 && n != 16 && n != 24 && n != 32 {
 		errs = append(errs, fmt.Errorf("promoter: secret key of %d bytes: it must be 16, 24 or 32 bytes", n))
 	}
-	for what, d := range map[string]time.Duration{"join retry": c.JoinRetry, "rejoin": c.Rejoin, "leave timeout": c.LeaveTimeout} {
+	for what, d := range map[string]time.Duration{"join retry": c.JoinRetry, "rejoin": c.Rejoin, "leave timeout": c.LeaveTimeout, "log interval": c.LogInterval} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("promoter: %s %v is negative", what, d))
 		}
@@ -153,6 +159,7 @@ type Node struct {
 	cfg  NodeConfig
 	core LeaderCore
 	log  *slog.Logger
+	mlog *logBridge // memberlist's lines, at a bounded rate
 	ml   *memberlist.Memberlist
 	// changed gets a token from memberlist's callbacks whenever the
 	// membership changed; the leader loop re-reads Members() on it.
@@ -186,6 +193,7 @@ func New(cfg NodeConfig) (*Node, error) {
 		known:   make(map[string]Member),
 		status:  Status{Self: cfg.Name},
 	}
+	n.mlog = newLogBridge(cfg.Logger.With("component", "memberlist"), cfg.LogInterval, time.Now)
 	if n.core == nil {
 		c, err := core.NewClient(cfg.Conn, &core.ClientOptions{Prefix: cfg.Subjects.Prefix()})
 		if err != nil {
@@ -234,8 +242,10 @@ func (n *Node) Run(ctx context.Context) error {
 		n.leaveAndShutdown()
 		return err
 	}
-	var joiner sync.WaitGroup
+	var joiner, flusher sync.WaitGroup
 	joinCtx, stopJoining := context.WithCancel(ctx)
+	flushCtx, stopFlushing := context.WithCancel(context.Background())
+	flusher.Go(func() { n.mlog.flushEvery(flushCtx) })
 	if len(n.cfg.Seeds) > 0 && ctx.Err() == nil {
 		// One attempt before the first evaluation, so that a node joining
 		// a running ring does not lead a ring of its own for a moment.
@@ -258,6 +268,9 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	cancel()
 	joiner.Wait()
+	// Last: memberlist has stopped writing, so the final counts are final.
+	stopFlushing()
+	flusher.Wait()
 	return err
 }
 

@@ -41,6 +41,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	case cfg.NATSURL != "" && cfg.RedisURL == "":
 		return usagef("--nats-url needs --redis-url: the Redis of the core serving there, to count its commands and delete the bench's keys")
 	}
+	if cfg.NATSURL != "" {
+		if err := bus.CheckURL(cfg.NATSURL); err != nil {
+			return usagef("--nats-url: %v", err)
+		}
+	}
 	if cfg.RedisURL != "" {
 		if err := redisstore.CheckURL(cfg.RedisURL); err != nil {
 			return usagef("--redis-url: %v", err)
@@ -70,7 +75,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	// The core, promoter and worker the bench runs log their troubles only.
-	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = newRedactLogger(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	err = bench.Run(ctx, cfg, e.stdout)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -48,7 +46,23 @@ func (c *connFlags) check() (bus.Subjects, error) {
 	if c.timeout <= 0 {
 		return subj, usagef("--timeout: %s is not positive", c.timeout)
 	}
+	if err := checkNATSURL(c.url); err != nil {
+		return subj, err
+	}
 	return subj, nil
+}
+
+// checkNATSURL checks --nats-url, naming $KUEBUS_NATS_URL when the value
+// is the variable's.
+func checkNATSURL(u string) error {
+	if err := bus.CheckURL(u); err != nil {
+		flag := "--nats-url"
+		if v := os.Getenv(envNATSURL); v != "" && v == u {
+			flag += " ($" + envNATSURL + ")"
+		}
+		return usagef("%s: %v", flag, err)
+	}
+	return nil
 }
 
 // withClient connects to NATS, runs fn with a core client, closes the
@@ -120,24 +134,14 @@ func (c *connFlags) explain(err error) error {
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired):
-		return fmt.Errorf("NATS at %s refused the connection: %v (give --nats-token, or --nats-user with $%s, ...: see --help)", at, err, envNATSPassword)
+		// The sentinel, not err: err's text repeats the URL.
+		refusal := nats.ErrAuthorization
+		if errors.Is(err, nats.ErrAuthExpired) {
+			refusal = nats.ErrAuthExpired
+		}
+		return fmt.Errorf("NATS at %s refused the connection: %v (give --nats-token, or --nats-user with $%s, ...: see --help)", at, refusal, envNATSPassword)
 	case errors.Is(err, bus.ErrPermissionDenied):
 		return fmt.Errorf("NATS at %s refused the request: %v", at, err)
 	}
 	return err
-}
-
-// redactURL hides passwords and tokens in one or more comma-separated URLs
-// before they go into a message or a log line.
-func redactURL(s string) string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			if _, hasPassword := u.User.Password(); !hasPassword {
-				u.User = url.User("xxxxx") // a bare token
-			}
-			parts[i] = u.Redacted()
-		}
-	}
-	return strings.Join(parts, ",")
 }

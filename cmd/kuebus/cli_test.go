@@ -143,3 +143,28 @@ func TestNothingRunning(t *testing.T) {
 			redactURL("nats://u:secret@h:4222,nats://token@g:4222,nats://h2:1"))
 	})
 }
+
+func TestOnlyNATSURLsAreTaken(t *testing.T) {
+	t.Parallel()
+	want := `kuebus: --nats-url: "http://127.0.0.1:4222": the scheme must be nats://, tls://, ws:// or wss://, not http://` + "\n"
+	for _, args := range [][]string{{"stats"}, {"job", "get", "1"}, {"events"}, {"cluster"}, {"workers"}, {"worker", "email"},
+		{"schedule", "ls"}, {"pause", "email"}} {
+		r := kuebus(t, append(args, "--nats-url", "http://127.0.0.1:4222")...)
+		require.Equal(t, exitUsage, r.code, args)
+		require.Equal(t, want, r.stderr, args)
+	}
+	r := kuebus(t, "bench", "--nats-url", "http://127.0.0.1:4222", "--redis-url", "redis://127.0.0.1:1")
+	require.Equal(t, exitUsage, r.code)
+	require.Equal(t, want, r.stderr)
+	r = kuebus(t, "stats", "--nats-url", "127.0.0.1:4222")
+	require.Equal(t, exitUsage, r.code)
+	require.Equal(t, `kuebus: --nats-url: "127.0.0.1:4222" is not a URL like nats://HOST:PORT`+"\n", r.stderr)
+}
+
+// Not parallel: it sets KUEBUS_NATS_URL for the whole process.
+func TestANATSURLFromTheEnvironmentIsNamed(t *testing.T) {
+	t.Setenv(envNATSURL, "https://w1:secret@127.0.0.1:4222")
+	r := kuebus(t, "stats")
+	require.Equal(t, exitUsage, r.code)
+	require.Equal(t, `kuebus: --nats-url ($KUEBUS_NATS_URL): "https://w1:xxxxx@127.0.0.1:4222": the scheme must be nats://, tls://, ws:// or wss://, not https://`+"\n", r.stderr)
+}

@@ -22,6 +22,7 @@
 //	nats_auth.go    the NATS credential and TLS flags and their variables
 //	envcheck.go     the warning for a KUEBUS_* variable nothing reads
 //	logflags.go     --log-level and --log-format of dev and worker
+//	redact.go       URL passwords masked in every error and log line
 //	cli_job.go      kuebus job create, get, ls, log, state, priority
 //	cli_search.go   kuebus job search
 //	cli_misc.go     kuebus stats, workers, pause, resume, events and version

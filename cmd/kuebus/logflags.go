@@ -29,9 +29,9 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, slog.Level, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch l.format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), level, nil
+		return newRedactLogger(slog.NewTextHandler(w, opts)), level, nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), level, nil
+		return newRedactLogger(slog.NewJSONHandler(w, opts)), level, nil
 	}
 	return nil, 0, usagef("--log-format: %q is not text or json", l.format)
 }

@@ -166,7 +166,8 @@ func fail(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "kuebus: %s\n", oneLine(err.Error()))
+	// Whatever wrapped it, a URL's password is not printed.
+	fmt.Fprintf(stderr, "kuebus: %s\n", redactURL(oneLine(err.Error())))
 	if _, ok := errors.AsType[*usageError](err); ok {
 		return exitUsage
 	}

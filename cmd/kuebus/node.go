@@ -56,6 +56,9 @@ func runNode(ctx context.Context, e *env, args []string) error {
 	}
 
 	log := nodeLogger(cfg, e)
+	if unused := cfg.Unused(); len(unused) > 0 {
+		log.Warn("config sections of roles this node does not run: checked, not used", "sections", strings.Join(unused, ", "))
+	}
 	redisstore.SetLogger(log.With("component", "go-redis"))
 	err = runUntilStopped(ctx, "node", node.Config{Node: cfg, Logger: log}, func(i node.Info) {
 		log.Info("kuebus node ready", "roles", strings.Join(cfg.Roles, ","), "nats_url", redactURL(i.NATSURL),
@@ -106,5 +109,5 @@ func nodeLogger(cfg *clusterconfig.Config, e *env) *slog.Logger {
 	if cfg.Log.Format == "text" {
 		h = slog.NewTextHandler(e.stderr, opts)
 	}
-	return slog.New(h).With("node", cfg.Name)
+	return newRedactLogger(h).With("node", cfg.Name)
 }

@@ -196,3 +196,25 @@ func TestClusterWithoutAPromoter(t *testing.T) {
 	require.Equal(t, exitFailure, r.code)
 	require.Contains(t, r.stderr, "no promoter node answers at "+ns.ClientURL())
 }
+
+func TestANodeSaysWhichSectionsItDoesNotUse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts an embedded NATS")
+	}
+	t.Parallel()
+	n := startNode(t, `name: lone
+roles: [nats]
+nats: {embedded: {listen: '127.0.0.1:0'}}
+http: {listen: '127.0.0.1:0'}
+log: {format: text}
+`)
+	require.Empty(t, n.info.HTTPURL, "no http role, no HTTP")
+	require.Contains(t, n.stderr.String(), `level=WARN msg="config sections of roles this node does not run: checked, not used" node=lone sections="http (role http)"`)
+	require.Equal(t, 0, n.stop(t), n.stderr.String())
+
+	path := filepath.Join(t.TempDir(), "wide.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: wide\nroles: [nats]\nnats: {embedded: {listen: '127.0.0.1:0'}}\nhttp: {listen: '0.0.0.0:8080'}\n"), 0o600))
+	r := kuebus(t, "node", "--config", path)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, `config: http.listen: "0.0.0.0:8080" reaches other machines and there is no auth`)
+}

@@ -1,8 +1,16 @@
 package service_test
 
 import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/service"
 	"github.com/kuebus/kuebus/node/nodetest"
@@ -99,4 +107,87 @@ func BenchmarkCompleteBatch(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "completes/s")
 		})
 	}
+}
+
+// BenchmarkWaitingLeaseMemory measures what one waiting lease costs the
+// process that runs core and its embedded NATS server (as `kuebus dev` and
+// a node with the nats and core roles do): each op is one lease that
+// finds nothing and waits. Run it with a fixed count, as the docs' figure
+// was taken:
+//
+//	go test ./core/service -run XXX -bench WaitingLeaseMemory -benchtime 10000x
+//
+// It reports, per waiting lease, the live heap (after a GC) and the
+// goroutine stacks that the waiting leases hold, the memory the Go
+// runtime got from the OS for them (Sys), and what the resident set grew
+// by (RSS, on Linux; before the collection that the heap figure needs, so
+// that the garbage the leases left counts, as in a running core). The leases
+// come from another connection as a worker's would, published with a
+// reply subject nobody reads, so that the asker's own memory is not
+// counted.
+func BenchmarkWaitingLeaseMemory(b *testing.B) {
+	var parked atomic.Int64
+	all := make(chan struct{})
+	target := int64(b.N)
+	c := nodetest.NewCore(b, service.Config{MaxWaitingLeases: b.N, OnLeaseWait: func([]string) {
+		if parked.Add(1) == target {
+			close(all)
+		}
+	}})
+	nc := bustest.Connect(b, c.NATS.ClientURL())
+	body, err := bus.Encode(core.LeaseRequest{Types: []string{"idle"}, Max: 8, Worker: "host-12345-0123456789abcdef", Wait: core.MaxLeaseWait, TTL: 60_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	subject := c.Client.Subjects().Core(bus.MethodLease)
+	before, rssBefore := memNow(), rss()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := nc.PublishRequest(subject, "_INBOX.memory."+strconv.Itoa(i), body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-all:
+	case <-time.After(time.Minute):
+		b.Fatalf("%d of %d leases waiting after a minute", parked.Load(), b.N)
+	}
+	b.StopTimer()
+	rssAfter, after := rss(), memNow()
+	n := float64(b.N)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/lease")
+	b.ReportMetric(float64(after.StackInuse-before.StackInuse)/n, "stack-B/lease")
+	b.ReportMetric(float64(after.Sys-before.Sys)/n, "sys-B/lease")
+	if rssBefore > 0 && rssAfter > 0 {
+		b.ReportMetric(float64(rssAfter-rssBefore)/n, "rss-B/lease")
+	}
+}
+
+// rss is the process's resident set in bytes (Linux: /proc/self/statm),
+// 0 where it cannot be read.
+func rss() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(fields[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// memNow is the runtime's memory statistics after a full collection.
+func memNow() runtime.MemStats {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
 }

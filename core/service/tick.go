@@ -63,6 +63,9 @@ func parseTiming(cronExpr string, every *int64, tz string, anchor int64) (timing
 		}
 		return everyTiming{anchor: anchor, every: *every}, nil
 	}
+	if len(cronExpr) > core.MaxCronLen {
+		return nil, core.Invalidf("cron", "%d bytes is longer than %d", len(cronExpr), core.MaxCronLen)
+	}
 	// One way to give a zone: the tz field. robfig's CRON_TZ= prefix and
 	// @every would be a second way to say what tz and every say.
 	if strings.HasPrefix(cronExpr, "TZ=") || strings.HasPrefix(cronExpr, "CRON_TZ=") {
