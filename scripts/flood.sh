@@ -3,7 +3,7 @@
 #
 # The memory ceiling of `kuebus dev` under the floods of issue 25: it
 # starts `kuebus dev` (on a redis-server of its own, loopback ports the
-# kernel picks) once per flood, and runs scripts/flood against it:
+# kernel picks) once per flood, and runs cmd/kuebus-flood against it:
 #   1. 60,000 waiting lease requests at once (LEASES=…);
 #   2. 3 subscribers to job.> that never read (SUBSCRIBERS=…) while
 #      `kuebus bench --only process` creates and runs 100,000 jobs (JOBS=…).
@@ -29,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 BIN=${1:-}
 if [ -z "$BIN" ]; then BIN=$D/kuebus; go build -o "$BIN" ./cmd/kuebus; fi
-go build -o "$D/flood" ./scripts/flood
+go build -o "$D/flood" ./cmd/kuebus-flood
 
 # A free loopback port for Redis: the kernel's pick, released at once.
 RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
