@@ -110,6 +110,12 @@ func (b *bucket) wait(every float64) time.Duration {
 	return time.Duration((1 - b.tokens) * every * float64(time.Second))
 }
 
+// refill brings addr's bucket b and the shared one up to t. l.mu is held.
+func (l *loginLimiter) refill(b *bucket, t time.Time) {
+	b.refill(t, l.burst, l.every)
+	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
+}
+
 // held reports how long addr must wait before its credentials are checked
 // again: 0 when they may be checked now.
 func (l *loginLimiter) held(addr string) time.Duration {
@@ -120,8 +126,7 @@ func (l *loginLimiter) held(addr string) time.Duration {
 		return 0
 	}
 	t := l.now()
-	b.refill(t, l.burst, l.every)
-	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
+	l.refill(b, t)
 	return max(b.wait(l.every), l.overall.wait(l.every/loginOverallFactor))
 }
 
@@ -156,8 +161,7 @@ func (l *loginLimiter) debt(addr string) time.Duration {
 		return 0
 	}
 	t := l.now()
-	b.refill(t, l.burst, l.every)
-	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
+	l.refill(b, t)
 	owed := func(tokens, every float64) time.Duration {
 		if tokens >= 0 {
 			return 0
