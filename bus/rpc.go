@@ -329,7 +329,8 @@ func (s *Server) unsubscribe() error {
 type Client struct {
 	nc       *nats.Conn
 	timeout  time.Duration
-	refusals *refusals // nil for a connection Connect did not make
+	refusals *refusals   // nil for a connection Connect did not make
+	late     lateReplies // the replies of calls made WithLateReply (late.go)
 }
 
 // CallTimeoutDefault bounds a call whose context has no deadline.
@@ -375,7 +376,9 @@ func (c *Client) CallRaw(ctx context.Context, subject string, body []byte, resp 
 	}
 	var msg *nats.Msg
 	var err error
-	if h := OutgoingHeader(ctx); h != nil {
+	if late := lateOf(ctx); late != nil {
+		msg, err = c.requestLate(ctx, &nats.Msg{Subject: subject, Data: body, Header: OutgoingHeader(ctx)}, late)
+	} else if h := OutgoingHeader(ctx); h != nil {
 		msg, err = c.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: body, Header: h})
 	} else {
 		msg, err = c.nc.RequestWithContext(ctx, subject, body)

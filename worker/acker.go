@@ -86,6 +86,23 @@ func (a *acker) start() {
 
 func (a *acker) push(x ack) { a.in <- x }
 
+// offer pushes x unless the queue is full or the acker stops: for a
+// release nobody waits for (a late lease reply's), whose job rescue takes
+// back anyway, and which must never block the goroutine that offers it.
+func (a *acker) offer(x ack) bool {
+	select {
+	case <-a.quit:
+		return false
+	default:
+	}
+	select {
+	case a.in <- x:
+		return true
+	default:
+		return false
+	}
+}
+
 // stop sends what is still queued, then returns. Batches that core does
 // not answer are retried for at most grace; then they are given up (their
 // jobs come back through rescue), and one warning line says how many.

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/bus/batch"
 	"github.com/kuebus/kuebus/core"
 )
@@ -146,6 +147,10 @@ func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, er
 	// core dies.
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+core.LeaseReplyMargin)
 	defer cancel()
+	// A reply that comes after the call gave up (this process was stopped
+	// while core answered in time) is given back at once, rather than its
+	// jobs staying leased to this live worker until their ttl.
+	callCtx = bus.WithLateReply(callCtx, p.w.giveBackLate)
 	return p.w.client.Lease(callCtx, core.LeaseRequest{
 		Types: types, Max: n, Worker: p.w.cfg.ID, Wait: wait.Milliseconds(),
 	})

@@ -284,6 +284,25 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
+// giveBackLate releases the jobs of a lease reply that came after its
+// call gave up (bus.WithLateReply): nobody runs them here.
+func (w *Worker) giveBackLate(body []byte) {
+	var reply core.JobsReply
+	if err := bus.DecodeReply(body, &reply); err != nil || len(reply.Jobs) == 0 {
+		return
+	}
+	w.log.Warn("a lease reply came after its call gave up; giving its jobs back", "jobs", len(reply.Jobs))
+	now := time.Now()
+	for i := range reply.Jobs {
+		j := &reply.Jobs[i]
+		w.acks.offer(ack{
+			op:       core.LeaseOp{Op: core.OpRelease, ID: j.ID, Lease: j.Lease, Type: j.Type},
+			job:      j,
+			leaseEnd: now.Add(time.Duration(j.TTL) * time.Millisecond),
+		})
+	}
+}
+
 // giveBack releases jobs (at a shutdown, or leased after the stop began)
 // through the acker, as acknowledgements: batched, sent again while core
 // does not answer, and given up with the others when the stop's grace for
