@@ -21,6 +21,8 @@ import (
 //	                rescue found it silent and ended its leases (workers.go)
 //	workers_instance HASH worker id → the instance token of its last
 //	                heartbeat, which its gone must carry (never listed)
+//	workers_clock HASH  last: when any heartbeat was stored; since: when
+//	                their current unbroken run began (lua/heartbeat.lua)
 //
 // Keys of type T, under <prefix>:{T}:
 //

@@ -136,6 +136,9 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: 60_000}})
 	must(err)
 	must(st.Heartbeat(ctx, now-10_000, &core.Heartbeat{Worker: "w3", Types: []string{"mon"}, Concurrency: 1, StartedAt: now}))
+	for at := now - 3000; at <= now; at += 500 { // another worker beats on: the run is unbroken
+		must(st.Heartbeat(ctx, at, &core.Heartbeat{Worker: "w4", Types: []string{"mon"}, Concurrency: 1, StartedAt: now}))
+	}
 	quiet, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w3", Token: "L4"})
 	must(err)
 	require.NotEmpty(t, quiet)

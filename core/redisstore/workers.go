@@ -30,8 +30,8 @@ func (s *Store) Heartbeat(ctx context.Context, now int64, hb *core.Heartbeat) er
 		body = string(b)
 	}
 	keys := []string{s.keys.global("workers"), s.keys.global("workers_seen"),
-		s.keys.global("workers_silent"), s.keys.global("workers_instance")}
-	n, err := s.evalNoWait(ctx, heartbeat, keys, hb.Worker, body, now, now-workersForget, hb.Instance).Int()
+		s.keys.global("workers_silent"), s.keys.global("workers_instance"), s.keys.global("workers_clock")}
+	n, err := s.evalNoWait(ctx, heartbeat, keys, hb.Worker, body, now, now-workersForget, hb.Instance, heartbeatGap).Int()
 	if err != nil {
 		return s.fail("heartbeat", err)
 	}
@@ -78,6 +78,13 @@ func (s *Store) Workers(ctx context.Context, since int64) ([]core.WorkerInfo, er
 // expireChunk bounds the candidates of one expire_leases call.
 const expireChunk = 500
 
+// heartbeatGap is the longest pause between two heartbeats stored (of any
+// worker) that keeps their run unbroken: five beats. A worker is judged
+// silent only over a time the whole of which heartbeats were being stored:
+// after Redis stalled, or every core was down, no worker could be heard,
+// and none is silent until the run has lasted core.WorkerSilentAfter.
+const heartbeatGap = 5 * core.HeartbeatEvery
+
 // ExpireSilent ends the leases of the active jobs whose worker is silent:
 // heard from within workersForget but not since now - WorkerSilentAfter,
 // and not found silent before at that same last heartbeat
@@ -95,13 +102,18 @@ func (s *Store) ExpireSilent(ctx context.Context, now int64) (ended int, next in
 		Min: strconv.FormatInt(now-workersForget, 10), Max: strconv.FormatInt(silentBefore, 10)})
 	live := pipe.ZRangeByScoreWithScores(ctx, seenKey, &redis.ZRangeBy{
 		Min: "(" + strconv.FormatInt(silentBefore, 10), Max: "+inf", Count: 1})
+	clock := pipe.HMGet(ctx, s.keys.global("workers_clock"), "last", "since")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, 0, s.fail("find silent workers", err)
 	}
 	if l := live.Val(); len(l) > 0 {
 		next = int64(l[0].Score) + core.WorkerSilentAfter
 	}
-	if len(silent.Val()) == 0 {
+	// Only over an unbroken run of heartbeats, as long as the silence, and
+	// going on now (else a worker that died alone is judged once another
+	// beats again, a run later).
+	last, since := num(clock.Val()[0]), num(clock.Val()[1])
+	if len(silent.Val()) == 0 || now-last > heartbeatGap || since > silentBefore {
 		return 0, next, nil
 	}
 	ids := make([]string, len(silent.Val()))

@@ -26,11 +26,13 @@ func TestExpireSilentEndsTheLeasesOfASilentWorker(t *testing.T) {
 		"{_}:types":        []string{"t"},
 		"{_}:workers":      map[string]string{"gone-quiet": beat("gone-quiet"), "beating": beat("beating")},
 		"{_}:workers_seen": map[string]float64{"gone-quiet": 7000, "beating": 9900},
-		"{t}:jobs":         map[string]float64{"1": 1, "2": 2, "3": 3},
-		"{t}:leases":       map[string]float64{"1": 60000, "2": 60000, "3": 9000},
-		"{t}:seq":          "3",
-		"{t}:job:1":        jobHash(map[string]string{"state": "active", "lease": "L", "lease_until": "60000", "worker_id": "gone-quiet"}),
-		"{t}:job:2":        jobHash(map[string]string{"id": "2", "state": "active", "lease": "M", "lease_until": "60000", "worker_id": "beating"}),
+		// heartbeats stored without a break since 1000, the last at 9900
+		"{_}:workers_clock": map[string]string{"last": "9900", "since": "1000"},
+		"{t}:jobs":          map[string]float64{"1": 1, "2": 2, "3": 3},
+		"{t}:leases":        map[string]float64{"1": 60000, "2": 60000, "3": 9000},
+		"{t}:seq":           "3",
+		"{t}:job:1":         jobHash(map[string]string{"state": "active", "lease": "L", "lease_until": "60000", "worker_id": "gone-quiet"}),
+		"{t}:job:2":         jobHash(map[string]string{"id": "2", "state": "active", "lease": "M", "lease_until": "60000", "worker_id": "beating"}),
 		// lease_until already past: the rescue's anyway, left as it is
 		"{t}:job:3": jobHash(map[string]string{"id": "3", "state": "active", "lease": "N", "lease_until": "9000", "worker_id": "gone-quiet"}),
 	}
@@ -50,6 +52,14 @@ func TestExpireSilentEndsTheLeasesOfASilentWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, ended, "found silent once per silence")
 	st.requireKeys(after, "a second call changes nothing")
+
+	// After a stall in which no heartbeat could be stored (Redis or core
+	// down), nobody is silent until the run of them is as long again.
+	require.NoError(t, st.rdb.Del(ctx, st.prefix+":{_}:workers_silent").Err())
+	st.seed(keyspace{"{_}:workers_clock": map[string]string{"last": "10400", "since": "10000"}})
+	ended, _, err = st.ExpireSilent(ctx, 10500)
+	require.NoError(t, err)
+	require.Zero(t, ended, "the run began 500 ms ago: no silence is judged over the stall")
 
 	moved, _, err := st.Rescue(ctx, 10500, 100, 1)
 	require.NoError(t, err)

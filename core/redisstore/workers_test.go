@@ -40,8 +40,8 @@ func TestHeartbeatKeepsTheLiveWorkers(t *testing.T) {
 	require.NotEmpty(t, prefix)
 	keys, err := rdb.Keys(ctx, prefix+"workers*").Result()
 	require.NoError(t, err)
-	require.ElementsMatch(t, []string{prefix + "workers", prefix + "workers_seen", prefix + "workers_instance"}, keys,
-		"the heartbeats, when each was heard, each one's instance token")
+	require.ElementsMatch(t, []string{prefix + "workers", prefix + "workers_seen", prefix + "workers_instance", prefix + "workers_clock"}, keys,
+		"the heartbeats, when each was heard, each one's instance token, the run of them")
 	got, err := st.Workers(ctx, 3_690_000)
 	require.NoError(t, err)
 	require.Equal(t, []core.WorkerInfo{{Heartbeat: core.Heartbeat{Worker: "w1", Types: []string{"email"}, Concurrency: 4, Running: 1}, SeenAt: 3_700_000}}, got)

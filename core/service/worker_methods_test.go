@@ -786,8 +786,12 @@ func TestASilentWorkersJobsComeBackBeforeTheirTTL(t *testing.T) {
 	dead := lease(t, c, core.LeaseRequest{Types: []string{"long"}, Worker: "dies"})[0]
 	alive := lease(t, c, core.LeaseRequest{Types: []string{"long"}, Worker: "lives"})[0]
 
-	clock.Advance(core.WorkerSilentAfter*time.Millisecond - time.Millisecond)
-	beat("lives")
+	// the other worker beats on, so heartbeats are being stored, up to a
+	// millisecond before the first one turns silent
+	for _, step := range []time.Duration{900, 900, core.WorkerSilentAfter - 1801} {
+		clock.Advance(step * time.Millisecond)
+		beat("lives")
+	}
 	mv, err := c.Client.Rescue(ctx, nil)
 	require.NoError(t, err)
 	require.Zero(t, mv.Moved, "not silent yet")
@@ -810,8 +814,10 @@ func TestASilentWorkersJobsComeBackBeforeTheirTTL(t *testing.T) {
 
 	again := lease(t, c, core.LeaseRequest{Types: []string{"long"}, Worker: "lives"})[0]
 	require.Equal(t, dead.ID, again.ID, "another worker runs it")
-	clock.Advance(core.WorkerSilentAfter * time.Millisecond)
-	beat("lives")
+	for range 3 {
+		clock.Advance(900 * time.Millisecond)
+		beat("lives")
+	}
 	mv, err = c.Client.Rescue(ctx, nil)
 	require.NoError(t, err)
 	require.Zero(t, mv.Moved, "the worker found silent is not found so again, and its job is another's now")

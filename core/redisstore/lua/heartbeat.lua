@@ -7,12 +7,17 @@
 --                                 rescue found it silent (expire_leases.lua)
 -- KEYS[4]  workers_instance HASH  worker id → the instance token of its
 --                                 last heartbeat (never listed)
+-- KEYS[5]  workers_clock   HASH   last: when any heartbeat was stored;
+--                                 since: when the current unbroken run of
+--                                 them began (no gap over ARGV[6])
 --
 -- ARGV[1]  worker    its id
 -- ARGV[2]  body      its heartbeat, JSON without its instance ("" when gone)
 -- ARGV[3]  now       unix ms
 -- ARGV[4]  forget    unix ms: workers last heard before it are dropped
 -- ARGV[5]  instance  the worker process's token, "" for none
+-- ARGV[6]  gap       ms: a longer pause between any two heartbeats stored
+--                    breaks the run (core or Redis could not store them)
 --
 -- Reply: the number of workers dropped as forgotten, or -1 (and nothing
 -- changed) for a gone whose instance is not the one the worker's last
@@ -28,6 +33,15 @@ else
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   redis.call('HSET', KEYS[4], ARGV[1], ARGV[5])
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+  -- The run of heartbeats: a silence judged over a time in which none
+  -- could be stored (Redis stalled, core down) would be everyone's.
+  local now, clock = tonumber(ARGV[3]), redis.call('HMGET', KEYS[5], 'last', 'since')
+  local last = tonumber(clock[1]) or 0
+  if now - last > tonumber(ARGV[6]) then
+    redis.call('HSET', KEYS[5], 'last', now, 'since', now)
+  elseif now > last then
+    redis.call('HSET', KEYS[5], 'last', now)
+  end
 end
 local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4], 'LIMIT', 0, 100)
 if #old > 0 then
