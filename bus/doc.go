@@ -42,6 +42,8 @@
 //	                  requests): errors naming the field
 //	errors.go         Code, Error and the sentinels per code, CodeOf
 //	rpc.go            Server, Handle and HandleWaiting; Client and its calls
+//	late.go           WithLateReply: a call's reply that comes after it gave up,
+//	                  handed to a func instead of dropped
 //	header.go         WithHeader, RequestHeader: a request's headers in its context
 //	discovery.go      the micro discovery replies ($SRV.PING, INFO, STATS) and their counts
 //	conn.go           Connect and its defaults, URLDefault; LoopbackHost
