@@ -32,7 +32,9 @@ import (
 // cleaner's reads remember a type whose Redis failed slowly (the call took
 // slowFailure or more) and skip it, reporting the remembered error, for a
 // while before they try it again: 2 s after a first failure, twice as
-// long after each slow failure in a row, at most 10 s, which is also the
+// long after each slow failure in a row (of a call that tried it again
+// after the window, not of calls that ran beside the first), at most 10 s,
+// which is also the
 // longest a type whose master answers again waits to be served. A quick
 // failure (a refused connection, CLUSTERDOWN, MOVED during a failover) is
 // not remembered: trying again costs a round trip, and the type is served
@@ -176,6 +178,12 @@ func (d *downTypes) note(now int64, tried []string, failed typeErrs, took time.D
 		}
 		window := int64(downRetryFirst)
 		if prev, ok := d.m[t]; ok {
+			if prev.until > now {
+				// put down while this call ran, by one beside it: the same
+				// outage, one window (doubling per call in flight took a
+				// type out for 8 s after a Redis down for 1)
+				continue
+			}
 			window = min(2*prev.window, downRetryMax)
 		}
 		if d.m == nil {

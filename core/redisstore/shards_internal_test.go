@@ -29,6 +29,21 @@ func TestDownTypesSkipForAWindowThatDoublesUpToItsMax(t *testing.T) {
 	}
 }
 
+// TestDownTypesCountCallsBesideEachOtherOnce: calls that ran at once and
+// failed slowly are one failure: the window does not double per call in
+// flight, only when a call tries the type again after its window.
+func TestDownTypesCountCallsBesideEachOtherOnce(t *testing.T) {
+	var d downTypes
+	boom := bus.Errorf(bus.CodeUnavailable, "redis lease: dial tcp: connection refused")
+	for range 4 { // four calls started at 1000, each failing slowly
+		d.note(1000, []string{"a"}, typeErrs{"a": boom}, hung)
+	}
+	require.Equal(t, int64(2000), d.m["a"].window, "one outage, one window")
+	require.Equal(t, int64(3000), d.m["a"].until)
+	d.note(3000, []string{"a"}, typeErrs{"a": boom}, hung)
+	require.Equal(t, int64(4000), d.m["a"].window, "tried again after it, and down: doubled")
+}
+
 func TestDownTypesForgetATypeThatAnswers(t *testing.T) {
 	var d downTypes
 	down := bus.Errorf(bus.CodeUnavailable, "redis read ready jobs: i/o timeout")
