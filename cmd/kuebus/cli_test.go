@@ -54,7 +54,10 @@ func TestUsage(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+			{[]string{"frobnicate"}, `unknown command "frobnicate" (see`},
+			{[]string{"job", "crate"}, `unknown command "job crate": did you mean "kuebus job create"?`},
+			{[]string{"stat"}, `unknown command "stat": did you mean "kuebus stats"?`},
+			{[]string{"help", "job", "lss"}, `help: unknown command "job lss": did you mean "kuebus job ls"?`},
 			{[]string{"job", "frob"}, `unknown command "job frob"`},
 			{[]string{"help", "frob"}, `unknown command "frob"`},
 			{[]string{"--nats-url", "x", "stats"}, "expected a command before the flag --nats-url"},

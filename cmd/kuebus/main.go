@@ -57,6 +57,21 @@ func (c *command) find(name string) *command {
 	return nil
 }
 
+// didYouMean is ": did you mean "kuebus job create"?" for the subcommand
+// of c whose name is a likely misspelling of name (nearest, as for
+// variable names in envcheck.go), "" when none is.
+func (c *command) didYouMean(name string) string {
+	names := make([]string, len(c.sub))
+	for i, s := range c.sub {
+		names[i] = s.name
+	}
+	best := nearest(name, names)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(`: did you mean "kuebus %s"?`, strings.TrimSpace(c.path()+" "+best))
+}
+
 // commands is the command tree; its root has no name.
 func commands() *command {
 	root := &command{sub: []*command{
@@ -141,8 +156,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		sub := cmd.find(name)
 		if sub == nil {
-			return fail(stderr, usagef("unknown command %q (see 'kuebus %s')",
-				strings.TrimSpace(cmd.path()+" "+name), strings.TrimSpace("help "+cmd.path())))
+			return fail(stderr, usagef("unknown command %q%s (see 'kuebus %s')",
+				strings.TrimSpace(cmd.path()+" "+name), cmd.didYouMean(name), strings.TrimSpace("help "+cmd.path())))
 		}
 		cmd, rest = sub, rest[1:]
 	}
@@ -194,7 +209,7 @@ func runHelp(root *command, args []string, stdout, stderr io.Writer) int {
 	for _, name := range args {
 		sub := cmd.find(name)
 		if sub == nil {
-			return fail(stderr, usagef("help: unknown command %q", strings.Join(args, " ")))
+			return fail(stderr, usagef("help: unknown command %q%s", strings.Join(args, " "), cmd.didYouMean(name)))
 		}
 		cmd = sub
 	}
