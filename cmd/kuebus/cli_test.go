@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -45,6 +46,34 @@ func TestUsage(t *testing.T) {
 			require.Equal(t, 2, r.code, args)
 			require.Contains(t, r.stderr, "Usage:", args)
 			require.Empty(t, r.stdout, args)
+		}
+	})
+
+	t.Run("every command's help names each flag's value in one word", func(t *testing.T) {
+		t.Parallel()
+		// A backquoted phrase in a flag's usage is taken for the name of
+		// its value: "--events-durable kuebus events --since".
+		flagLine := regexp.MustCompile(`^  (-{1,2}[a-z0-9-]+)( .*)?$`)
+		var leaves func(c *command)
+		var paths [][]string
+		leaves = func(c *command) {
+			if c.run != nil {
+				paths = append(paths, strings.Fields(c.path()))
+			}
+			for _, s := range c.sub {
+				leaves(s)
+			}
+		}
+		leaves(commands())
+		require.NotEmpty(t, paths)
+		for _, p := range paths {
+			r := kuebus(t, append(p, "--help")...)
+			require.Equal(t, 0, r.code, "%v: %s", p, r.stderr)
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if m := flagLine.FindStringSubmatch(line); m != nil {
+					require.NotContains(t, strings.TrimSpace(m[2]), " ", "%v: %q", p, line)
+				}
+			}
 		}
 	})
 

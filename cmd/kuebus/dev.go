@@ -69,7 +69,7 @@ func parseDevFlags(e *env, args []string) (devConfig, error) {
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "use the Redis at this `URL` (redis://host:6379/0) instead of starting redis-server")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", devRedisPrefixDefault, "`PREFIX` of every Redis key")
 	fs.StringVar(&cfg.dataDir, "data-dir", devDataDirDefault, "`DIR` for the data of the redis-server child (in DIR/redis, with its password in DIR/redis/password)")
-	fs.BoolVar(&cfg.eventsDurable, "events-durable", false, "keep every event in a JetStream stream (in DIR/nats, 24h or 1 GiB at most) that `kuebus events --since` and the dashboard replay")
+	fs.BoolVar(&cfg.eventsDurable, "events-durable", false, "keep every event in a JetStream stream (in DIR/nats, 24h or 1 GiB at most) that 'kuebus events --since' and the dashboard replay")
 	fs.StringVar(&cfg.prefix, "prefix", "", "NATS subject `PREFIX` of the deployment, e.g. acme")
 	var lf logFlags
 	lf.register(fs, "text")
