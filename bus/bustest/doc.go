@@ -8,4 +8,6 @@
 //	doc.go      this comment
 //	bustest.go  Server, NewServer, Connect, ConnectInProcess and FreeAddr
 //	pki.go      PKI, NewPKI: a CA and a loopback certificate as PEM files
+//	locked.go   Locked, StartLocked: a server locked with users, serving
+//	            two core methods, for the tests of who may call what
 package bustest

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/bus/bustest"
 	"github.com/kuebus/kuebus/bus/embedded"
 )
 
@@ -28,55 +28,9 @@ type echoResp struct {
 	Twice int `json:"twice"`
 }
 
-// lockedServer starts an embedded server locked with users under the
-// prefix "t", with an echo endpoint on core.create and core.remove served
-// by an in-process connection of the core role. removes counts the
-// requests core.remove reached.
-type lockedServer struct {
-	*embedded.Server
-	subj    bus.Subjects
-	removes atomic.Int32
-}
-
-func startLocked(t *testing.T, users ...embedded.User) *lockedServer {
-	t.Helper()
-	subj, err := bus.NewSubjects("t")
-	require.NoError(t, err)
-	e, err := embedded.Start(embedded.Config{Listen: "127.0.0.1:-1", Users: users, Subjects: subj})
-	require.NoError(t, err)
-	t.Cleanup(e.Shutdown)
-	ls := &lockedServer{Server: e, subj: subj}
-	coreConn, err := bus.Connect(e.ClientURL(), "core", e.InProcessAs(bus.RoleCore))
-	require.NoError(t, err)
-	t.Cleanup(coreConn.Close)
-	srv, err := bus.NewServer(coreConn, bus.ServerConfig{Name: bus.CoreServiceName})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
-	require.NoError(t, bus.Handle(srv, bus.MethodCreate, subj.Core(bus.MethodCreate), func(_ context.Context, r *echoReq) (*echoResp, error) {
-		return &echoResp{Twice: 2 * r.N}, nil
-	}))
-	require.NoError(t, bus.Handle(srv, bus.MethodRemove, subj.Core(bus.MethodRemove), func(context.Context, *echoReq) (*echoResp, error) {
-		ls.removes.Add(1)
-		return &echoResp{}, nil
-	}))
-	require.NoError(t, srv.Ready())
-	return ls
-}
-
-// connectAs connects over TCP with auth, as an outside client would.
-func connectAs(t *testing.T, ls *lockedServer, auth bus.Auth, extra ...nats.Option) *nats.Conn {
-	t.Helper()
-	opts, err := auth.Options(ls.subj)
-	require.NoError(t, err)
-	nc, err := bus.Connect(ls.ClientURL(), t.Name(), append(opts, extra...)...)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	return nc
-}
-
 func TestLockedServerRefusesAnonymousClients(t *testing.T) {
 	t.Parallel()
-	ls := startLocked(t, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	ls := bustest.StartLocked(t, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
 	_, err := bus.Connect(ls.ClientURL(), "anonymous")
 	require.ErrorIs(t, err, nats.ErrAuthorization)
 	_, err = bus.Connect(ls.ClientURL(), "wrong", nats.UserInfo("p1", "nope"))
@@ -85,7 +39,7 @@ func TestLockedServerRefusesAnonymousClients(t *testing.T) {
 
 func TestInProcessUsersCannotLogInOverTCP(t *testing.T) {
 	t.Parallel()
-	ls := startLocked(t, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	ls := bustest.StartLocked(t, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
 	// The in-process users' names are known; their passwords are not, and
 	// even with one the TCP listener would refuse them. A guess is refused.
 	_, err := bus.Connect(ls.ClientURL(), "guess", nats.UserInfo("_local_admin", ""))
@@ -94,21 +48,21 @@ func TestInProcessUsersCannotLogInOverTCP(t *testing.T) {
 
 func TestProducerCreatesAndTheReplyReachesItsOwnInbox(t *testing.T) {
 	t.Parallel()
-	ls := startLocked(t, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
-	nc := connectAs(t, ls, bus.Auth{User: "p1", Password: "pw"})
+	ls := bustest.StartLocked(t, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	nc := ls.ConnectAs(t, bus.Auth{User: "p1", Password: "pw"})
 	var resp echoResp
-	err := bus.NewClient(nc, 5*time.Second).Call(context.Background(), ls.subj.Core(bus.MethodCreate), echoReq{N: 21}, &resp)
+	err := bus.NewClient(nc, 5*time.Second).Call(context.Background(), ls.Subjects.Core(bus.MethodCreate), echoReq{N: 21}, &resp)
 	require.NoError(t, err)
 	require.Equal(t, 42, resp.Twice)
 }
 
 func TestUserMayNotSubscribeToOtherInboxes(t *testing.T) {
 	t.Parallel()
-	ls := startLocked(t,
+	ls := bustest.StartLocked(t,
 		embedded.User{Name: "w1", Password: "pw", Role: bus.RoleWorker},
 		embedded.User{Name: "w2", Password: "pw", Role: bus.RoleWorker})
-	nc := connectAs(t, ls, bus.Auth{User: "w1", Password: "pw"}, nats.PermissionErrOnSubscribe(true))
-	w2Inbox, err := ls.subj.Inbox("w2")
+	nc := ls.ConnectAs(t, bus.Auth{User: "w1", Password: "pw"}, nats.PermissionErrOnSubscribe(true))
+	w2Inbox, err := ls.Subjects.Inbox("w2")
 	require.NoError(t, err)
 	for _, subject := range []string{"_INBOX.>", "t._INBOX.>", w2Inbox + ".>", "t.core.>", ">"} {
 		sub, err := nc.SubscribeSync(subject)
@@ -122,9 +76,9 @@ func TestUserMayNotSubscribeToOtherInboxes(t *testing.T) {
 	admin, err := bus.Connect(ls.ClientURL(), "admin", ls.InProcess())
 	require.NoError(t, err)
 	t.Cleanup(admin.Close)
-	own, err := ls.subj.Inbox("w1")
+	own, err := ls.Subjects.Inbox("w1")
 	require.NoError(t, err)
-	for _, subject := range []string{own + ".x", ls.subj.Job(bus.EventEnqueue, 1, "email")} {
+	for _, subject := range []string{own + ".x", ls.Subjects.Job(bus.EventEnqueue, 1, "email")} {
 		sub, err := nc.SubscribeSync(subject)
 		require.NoError(t, err)
 		require.NoError(t, nc.Flush())
@@ -136,16 +90,16 @@ func TestUserMayNotSubscribeToOtherInboxes(t *testing.T) {
 
 func TestOnlyCorePublishesEvents(t *testing.T) {
 	t.Parallel()
-	ls := startLocked(t, embedded.User{Name: "v1", Password: "pw", Role: bus.RoleViewer}, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
-	viewer := connectAs(t, ls, bus.Auth{User: "v1", Password: "pw"})
+	ls := bustest.StartLocked(t, embedded.User{Name: "v1", Password: "pw", Role: bus.RoleViewer}, embedded.User{Name: "p1", Password: "pw", Role: bus.RoleProducer})
+	viewer := ls.ConnectAs(t, bus.Auth{User: "v1", Password: "pw"})
 	got := make(chan *nats.Msg, 1)
-	sub, err := viewer.ChanSubscribe(ls.subj.AllJobEvents(), got)
+	sub, err := viewer.ChanSubscribe(ls.Subjects.AllJobEvents(), got)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	require.NoError(t, viewer.Flush())
 
-	forger := connectAs(t, ls, bus.Auth{User: "p1", Password: "pw"})
-	forged := ls.subj.Job(bus.EventComplete, 1, "email")
+	forger := ls.ConnectAs(t, bus.Auth{User: "p1", Password: "pw"})
+	forged := ls.Subjects.Job(bus.EventComplete, 1, "email")
 	require.NoError(t, forger.Publish(forged, []byte("{}")))
 	require.NoError(t, forger.Flush())
 	require.ErrorIs(t, forger.LastError(), nats.ErrPermissionViolation)
@@ -153,7 +107,7 @@ func TestOnlyCorePublishesEvents(t *testing.T) {
 	core, err := bus.Connect(ls.ClientURL(), "core", ls.InProcessAs(bus.RoleCore))
 	require.NoError(t, err)
 	t.Cleanup(core.Close)
-	real := ls.subj.Job(bus.EventComplete, 2, "email")
+	real := ls.Subjects.Job(bus.EventComplete, 2, "email")
 	require.NoError(t, core.Publish(real, []byte("{}")))
 	require.NoError(t, core.Flush())
 	select {
@@ -169,7 +123,7 @@ func TestOnlyCorePublishesEvents(t *testing.T) {
 // waiting leases of a resumed type wake.
 func TestACoreHearsAnotherCoresResume(t *testing.T) {
 	t.Parallel()
-	ls := startLocked(t, embedded.User{Name: "v1", Password: "pw", Role: bus.RoleViewer}) // locked with users
+	ls := bustest.StartLocked(t, embedded.User{Name: "v1", Password: "pw", Role: bus.RoleViewer}) // locked with users
 	conns := make([]*nats.Conn, 2)
 	for i := range conns {
 		nc, err := bus.Connect(ls.ClientURL(), "core", ls.InProcessAs(bus.RoleCore))
@@ -178,11 +132,11 @@ func TestACoreHearsAnotherCoresResume(t *testing.T) {
 		conns[i] = nc
 	}
 	got := make(chan *nats.Msg, 1)
-	sub, err := conns[0].ChanSubscribe(ls.subj.Queue(bus.QueueResume), got)
+	sub, err := conns[0].ChanSubscribe(ls.Subjects.Queue(bus.QueueResume), got)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	require.NoError(t, conns[0].Flush())
-	require.NoError(t, conns[1].Publish(ls.subj.Queue(bus.QueueResume), []byte(`{"event":"resume","type":"email","at":1}`)))
+	require.NoError(t, conns[1].Publish(ls.Subjects.Queue(bus.QueueResume), []byte(`{"event":"resume","type":"email","at":1}`)))
 	require.NoError(t, conns[1].Flush())
 	select {
 	case m := <-got:
@@ -204,14 +158,14 @@ func TestNkeyUserAuthenticatesWithItsSeedAndGetsItsInbox(t *testing.T) {
 	seedFile := filepath.Join(t.TempDir(), "user.nk")
 	require.NoError(t, os.WriteFile(seedFile, seed, 0o600))
 
-	ls := startLocked(t, embedded.User{Name: "p-nkey", Nkey: pub, Role: bus.RoleProducer})
+	ls := bustest.StartLocked(t, embedded.User{Name: "p-nkey", Nkey: pub, Role: bus.RoleProducer})
 	auth := bus.Auth{NkeySeedFile: seedFile}
-	inbox, err := auth.InboxPrefix(ls.subj)
+	inbox, err := auth.InboxPrefix(ls.Subjects)
 	require.NoError(t, err)
 	require.Equal(t, "t._INBOX."+pub, inbox)
-	nc := connectAs(t, ls, auth)
+	nc := ls.ConnectAs(t, auth)
 	var resp echoResp
-	require.NoError(t, bus.NewClient(nc, 5*time.Second).Call(context.Background(), ls.subj.Core(bus.MethodCreate), echoReq{N: 1}, &resp))
+	require.NoError(t, bus.NewClient(nc, 5*time.Second).Call(context.Background(), ls.Subjects.Core(bus.MethodCreate), echoReq{N: 1}, &resp))
 	require.Equal(t, 2, resp.Twice)
 }
 
@@ -334,15 +288,15 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 	for role := range allowed {
 		users = append(users, embedded.User{Name: string(role), Password: "pw", Role: role})
 	}
-	ls := startLocked(t, users...)
+	ls := bustest.StartLocked(t, users...)
 	for role, methods := range allowed {
 		t.Run(string(role)+" calls "+fmt.Sprint(len(methods))+" methods", func(t *testing.T) {
 			t.Parallel()
-			client := bus.NewClient(connectAs(t, ls, bus.Auth{User: string(role), Password: "pw"}), time.Minute)
+			client := bus.NewClient(ls.ConnectAs(t, bus.Auth{User: string(role), Password: "pw"}), time.Minute)
 			for _, m := range all {
 				// An allowed call reaches the server: answered, or "no
 				// responders" for the methods the test serves not.
-				err := client.Call(context.Background(), ls.subj.Core(m), echoReq{}, nil)
+				err := client.Call(context.Background(), ls.Subjects.Core(m), echoReq{}, nil)
 				if slices.Contains(methods, m) {
 					require.NotErrorIs(t, err, bus.ErrPermissionDenied, "%s may call %s", role, m)
 				} else {
