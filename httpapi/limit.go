@@ -143,10 +143,9 @@ func (l *loginLimiter) failed(addr string) {
 		b = &bucket{tokens: l.burst, last: t}
 		l.addrs[addr] = b
 	}
-	b.refill(t, l.burst, l.every)
+	l.refill(b, t)
 	b.tokens = math.Max(-1, b.tokens-1)
 	b.failedAt = t
-	l.overall.refill(t, l.burst*loginOverallFactor, l.every/loginOverallFactor)
 	l.overall.tokens = math.Max(-1, l.overall.tokens-1)
 }
 
