@@ -171,25 +171,25 @@ const (
 var (
 	rowFields, rowDecoders = rowOf(jobFields)
 
-	newJobSharedFields = namesOf(shared)
-	newJobOwnFields    = namesOf(own)
-	newJobSparseFields = namesOf(sparse)
-	newJobShared       = encodersOf(shared)
-	newJobOwn          = encodersOf(own)
-	newJobSparse       = encodersOf(sparse)
-	newJobSparseZero   = zerosOf(sparse)
+	newJobSharedFields = ofClass(shared, jobField.nameOf)
+	newJobOwnFields    = ofClass(own, jobField.nameOf)
+	newJobSparseFields = ofClass(sparse, jobField.nameOf)
+	newJobShared       = ofClass(shared, jobField.encoder)
+	newJobOwn          = ofClass(own, jobField.encoder)
+	newJobSparse       = ofClass(sparse, jobField.encoder)
+	newJobSparseZero   = ofClass(sparse, jobField.zeroOf)
 
 	// fieldDecoders decode a field by name (a leased job's hash, which
 	// lease_job.lua replies as name-value pairs).
 	fieldDecoders = decodersByName(jobFields)
 )
 
-// A row may be followed by the job's data, then its result: rowData and
-// rowResult are their positions; rowWithData is the HMGET of all three.
+// A row may be followed by the job's data, then its result: rowWithData is
+// the HMGET of all three, and rowWithDataDecoders decode them by position.
 var (
-	rowData     = len(rowFields)
-	rowResult   = len(rowFields) + 1
-	rowWithData = append(append([]string{}, rowFields...), "data", "result")
+	rowWithData         = append(append([]string{}, rowFields...), "data", "result")
+	rowWithDataDecoders = append(append([]func(*core.Job, any){}, rowDecoders...),
+		fieldDecoders["data"], fieldDecoders["result"])
 )
 
 func rowOf(fields []jobField) (names []string, decoders []func(*core.Job, any)) {
@@ -201,35 +201,21 @@ func rowOf(fields []jobField) (names []string, decoders []func(*core.Job, any)) 
 	return names, decoders
 }
 
-func namesOf(class newJobClass) []string {
-	var out []string
+// ofClass lists what of reads of each field a create sends as class, in
+// jobFields' order.
+func ofClass[T any](class newJobClass, of func(jobField) T) []T {
+	var out []T
 	for _, f := range jobFields {
 		if f.newJob == class {
-			out = append(out, f.name)
+			out = append(out, of(f))
 		}
 	}
 	return out
 }
 
-func encodersOf(class newJobClass) []func(*core.Job) any {
-	var out []func(*core.Job) any
-	for _, f := range jobFields {
-		if f.newJob == class {
-			out = append(out, f.encode)
-		}
-	}
-	return out
-}
-
-func zerosOf(class newJobClass) []string {
-	var out []string
-	for _, f := range jobFields {
-		if f.newJob == class {
-			out = append(out, f.zero)
-		}
-	}
-	return out
-}
+func (f jobField) nameOf() string               { return f.name }
+func (f jobField) encoder() func(*core.Job) any { return f.encode }
+func (f jobField) zeroOf() string               { return f.zero }
 
 func decodersByName(fields []jobField) map[string]func(*core.Job, any) {
 	out := make(map[string]func(*core.Job, any), len(fields))

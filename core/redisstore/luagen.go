@@ -55,8 +55,8 @@ local function snapshot(jobkey)
 	writeNames(b, rowFields, "")
 	b.WriteString(`end
 
--- the job's row followed by its data and result (rowData, rowResult in
--- row.go): what a reply that carries the whole job holds
+-- the job's row followed by its data and result (rowWithData in
+-- fields.go): what a reply that carries the whole job holds
 local function snapshot_with_data(jobkey)
   return redis.call('HMGET', jobkey,
 `)

@@ -30,16 +30,10 @@ func decodeRowInto(j *core.Job, v any) bool {
 	if len(vals) == 0 {
 		return false
 	}
-	for i, dec := range rowDecoders {
+	for i, dec := range rowWithDataDecoders {
 		if i < len(vals) && vals[i] != nil && dec != nil {
 			dec(j, vals[i])
 		}
-	}
-	if len(vals) > rowData {
-		j.Data = raw(vals[rowData])
-	}
-	if len(vals) > rowResult {
-		j.Result = raw(vals[rowResult])
 	}
 	return j.ID != 0
 }
