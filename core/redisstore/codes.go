@@ -7,19 +7,21 @@ package redisstore
 // side compares bare integers.
 type replyCode int64
 
+// The codes; what each means is said once, in replyCodes below, which
+// codes_gen.lua repeats beside the Lua names.
 const (
-	codeNoJob            replyCode = 0  // no such job
-	codeNotHolder        replyCode = -1 // the lease given is not (or no longer) the job's current one
-	codeDone             replyCode = 1  // done as asked
-	codeCompletedRemoved replyCode = 2  // completed, and removed (its retention is true)
-	codeFailed           replyCode = 3  // failed for good
-	codeRepeated         replyCode = 4  // done before by this very request, sent again: nothing changed
-	codeFailedRemoved    replyCode = 5  // failed for good, and removed (its retention is true)
-	codeRetrying         replyCode = 6  // a failed attempt: the job runs again, now or after its backoff
-	codeUnchanged        replyCode = 7  // nothing to do: the job (or type) is as asked already, or finished
-	codeDuplicate        replyCode = 8  // not stored: an unfinished job of another id has its unique key
-	codeSkipped          replyCode = 9  // a schedule's tick that does not fire (not due, gone, paused, changed, fired)
-	codePaused           replyCode = 10 // the type is paused: nothing leased
+	codeNoJob            replyCode = 0
+	codeNotHolder        replyCode = -1
+	codeDone             replyCode = 1
+	codeCompletedRemoved replyCode = 2
+	codeFailed           replyCode = 3
+	codeRepeated         replyCode = 4
+	codeFailedRemoved    replyCode = 5
+	codeRetrying         replyCode = 6
+	codeUnchanged        replyCode = 7
+	codeDuplicate        replyCode = 8
+	codeSkipped          replyCode = 9
+	codePaused           replyCode = 10
 )
 
 // replyCodes names each code in Lua, in the order codes_gen.lua lists them.
