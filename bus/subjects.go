@@ -43,6 +43,19 @@ const (
 // Nats-Service-Error-Code.
 const ProtocolVersion = "2.0.0"
 
+// SchemaURL is where the JSON Schema of the protocol's bodies is read:
+// docs/schema/kuebus.schema.json of the repository, whose $id it is. Core's
+// micro service names it in $SRV.INFO's metadata (MetadataSchema), so that
+// a client that discovers the service finds how to talk to it.
+const SchemaURL = "https://raw.githubusercontent.com/kuebus/kuebus/main/docs/schema/kuebus.schema.json"
+
+// Keys of core's metadata in $SRV.INFO: the subject prefix it serves
+// under, and SchemaURL.
+const (
+	MetadataPrefix = "prefix"
+	MetadataSchema = "schema"
+)
+
 // Job events, the <event> token of job.<event>.<id>.<type>.
 const (
 	EventEnqueue       = "enqueue"

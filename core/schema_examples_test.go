@@ -1,0 +1,207 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+)
+
+// protocolDoc is the wire reference whose examples the schema must take.
+const protocolDoc = "../docs/protocol.md"
+
+// example is one request of docs/protocol.md: `→ core.get {"id":1}` or
+// `nats req core.get '{"id":1}'`, with the reply the document shows.
+type example struct {
+	line    int
+	method  string
+	request string
+	// reply is the JSON the document answers with on the same line, ""
+	// when it shows none there or something else (an error, "…").
+	reply string
+	// invalid: the document shows core answering `invalid`.
+	invalid bool
+}
+
+var (
+	arrowExample = regexp.MustCompile(`^→ core\.([a-z_]+) (\{.*?\})(?:\s+← (.*))?$`)
+	natsExample  = regexp.MustCompile(`^(?:\$ )?nats req .*?core\.([a-z_]+) '(.*)'$`)
+	// answeredInvalid is how the document shows an invalid answer, on the
+	// example's line or the lines after it, up to the next example: the
+	// whole request's, or one batch operation's.
+	answeredInvalid = regexp.MustCompile(`← invalid|Kuebus-Error-Code: invalid|"code":"invalid"`)
+)
+
+// protocolExamples reads every example request of the document.
+func protocolExamples(t *testing.T) []example {
+	t.Helper()
+	text, err := os.ReadFile(protocolDoc)
+	require.NoError(t, err)
+	lines := strings.Split(string(text), "\n")
+	var out []example
+	for i, l := range lines {
+		var ex example
+		if m := arrowExample.FindStringSubmatch(l); m != nil {
+			ex = example{line: i + 1, method: m[1], request: m[2]}
+			if json.Valid([]byte(m[3])) {
+				ex.reply = m[3]
+			}
+		} else if m := natsExample.FindStringSubmatch(l); m != nil {
+			ex = example{line: i + 1, method: m[1], request: m[2]}
+		} else {
+			continue
+		}
+		// What follows, up to the next example or the end of the block.
+		for j := i; j < len(lines) && j < i+8; j++ {
+			if j > i && (arrowExample.MatchString(lines[j]) || natsExample.MatchString(lines[j]) || strings.HasPrefix(lines[j], "```")) {
+				break
+			}
+			if answeredInvalid.MatchString(lines[j]) {
+				ex.invalid = true
+			}
+		}
+		out = append(out, ex)
+	}
+	return out
+}
+
+// compileMethodSchemas compiles the request and reply schema of every
+// method of the schema file.
+func compileMethodSchemas(t *testing.T) (requests, replies map[string]*jsonschema.Schema) {
+	t.Helper()
+	f, err := os.Open(schemaFile)
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource(bus.SchemaURL, doc))
+	var top struct {
+		Methods map[string]json.RawMessage `json:"x-methods"`
+	}
+	raw, err := os.ReadFile(schemaFile)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &top))
+	requests, replies = map[string]*jsonschema.Schema{}, map[string]*jsonschema.Schema{}
+	for m := range top.Methods {
+		requests[m], err = c.Compile(bus.SchemaURL + "#/x-methods/" + m + "/request")
+		require.NoError(t, err, m)
+		replies[m], err = c.Compile(bus.SchemaURL + "#/x-methods/" + m + "/reply")
+		require.NoError(t, err, m)
+	}
+	return requests, replies
+}
+
+func validate(s *jsonschema.Schema, body string) error {
+	if strings.TrimSpace(body) == "" {
+		body = "{}" // core reads an empty body as {}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(body)))
+	if err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	return s.Validate(v)
+}
+
+// TestEveryProtocolExampleValidates: each request docs/protocol.md shows
+// is valid by the schema, but those the document shows answered with
+// invalid, which the schema refuses too; and each reply shown whole on an
+// example's line is valid by the method's reply schema. The validator is
+// santhosh-tekuri/jsonschema: it implements draft 2020-12 (the schema's)
+// whole, passes the official test suite, and needs no module beyond
+// golang.org/x/text.
+func TestEveryProtocolExampleValidates(t *testing.T) {
+	t.Parallel()
+	requests, replies := compileMethodSchemas(t)
+	examples := protocolExamples(t)
+	require.Greater(t, len(examples), 60, "the document's examples were not found: has their form changed?")
+	seen := map[string]bool{}
+	for _, ex := range examples {
+		s, ok := requests[ex.method]
+		if !assertTrue(t, ok, "%s:%d: core.%s is no method of the schema", protocolDoc, ex.line, ex.method) {
+			continue
+		}
+		seen[ex.method] = true
+		err := validate(s, ex.request)
+		if ex.invalid {
+			if err == nil {
+				t.Errorf("%s:%d: core.%s %s is answered invalid there, but the schema takes it", protocolDoc, ex.line, ex.method, ex.request)
+			}
+		} else if err != nil {
+			t.Errorf("%s:%d: core.%s %s: %v", protocolDoc, ex.line, ex.method, ex.request, err)
+		}
+		if ex.reply != "" {
+			if err := validate(replies[ex.method], ex.reply); err != nil {
+				t.Errorf("%s:%d: the reply of core.%s %s: %v", protocolDoc, ex.line, ex.method, ex.reply, err)
+			}
+		}
+	}
+	for m := range requests {
+		if !seen[m] {
+			t.Errorf("%s shows no example request of core.%s", protocolDoc, m)
+		}
+	}
+}
+
+// TestTheSchemaRefusesWhatCoreRefuses: a few requests core answers with
+// invalid for their shape (a missing type, an unknown field, a bound
+// passed) are refused by the schema too, and their nearest valid
+// neighbours are taken.
+func TestTheSchemaRefusesWhatCoreRefuses(t *testing.T) {
+	t.Parallel()
+	requests, _ := compileMethodSchemas(t)
+	for _, tc := range []struct {
+		method, body string
+		valid        bool
+	}{
+		{"create", `{"type":"email"}`, true},
+		{"create", `{}`, false},
+		{"create", `{"type":"email","bogus":1}`, false},
+		{"create", `{"type":"e.mail"}`, false},
+		{"create", `{"type":"email","delay":315360000000}`, true},
+		{"create", `{"type":"email","delay":315360000001}`, false},
+		{"create", `{"type":"email","delay":-1}`, false},
+		{"create", `{"type":"email","priority":"urgent"}`, false},
+		{"create", `{"type":"email","backoff":{"delay":5}}`, false},
+		{"create", `{"type":"email","remove_on_complete":{"age":1,"days":2}}`, false},
+		{"create_bulk", `{"jobs":[]}`, false},
+		{"get", `{"id":1}`, true},
+		{"get", `{"type":"t","unique_key":"k"}`, true},
+		{"get", `{"id":1,"type":"t","unique_key":"k"}`, false},
+		{"get", `{"type":"t"}`, false},
+		{"get", `{"id":0}`, false},
+		{"lease", `{"types":["a"],"wait":300000}`, true},
+		{"lease", `{"types":["a"],"wait":300001}`, false},
+		{"lease", `{"types":[]}`, false},
+		{"schedule_set", `{"name":"n","every":1000,"spec":{"type":"t"}}`, true},
+		{"schedule_set", `{"name":"n","every":999,"spec":{"type":"t"}}`, false},
+		{"schedule_set", `{"name":"n","cron":"@daily","every":1000,"spec":{"type":"t"}}`, false},
+		{"schedule_set", `{"name":"n","every":1000,"tz":"UTC","spec":{"type":"t"}}`, false},
+		{"schedule_set", `{"name":"n","cron":"@daily","spec":{}}`, false},
+		{"types", `{}`, true},
+		{"types", `{"x":1}`, false},
+	} {
+		err := validate(requests[tc.method], tc.body)
+		if tc.valid {
+			require.NoError(t, err, "%s %s", tc.method, tc.body)
+		} else {
+			require.Error(t, err, "%s %s", tc.method, tc.body)
+		}
+	}
+}
+
+func assertTrue(t *testing.T, ok bool, format string, args ...any) bool {
+	t.Helper()
+	if !ok {
+		t.Errorf(format, args...)
+	}
+	return ok
+}
