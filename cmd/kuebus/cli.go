@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -39,7 +40,7 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	// No default from the variable here: resolve applies it under a
 	// context, and --help must not show a URL's password.
 	fs.StringVar(&c.url, "nats-url", "",
-		"NATS `URL` of the queue (default: the context's, else $"+envNATSURL+", else "+bus.URLDefault+" with a warning)")
+		"NATS `URL` of the queue (default: --context's, else $"+envNATSURL+", else the current context's, else "+bus.URLDefault+" with a warning)")
 	fs.StringVar(&c.prefix, "prefix", "", "subject `PREFIX` of the deployment, e.g. acme (default: the context's)")
 	fs.StringVar(&c.context, "context", "", "talk to the deployment of the context `NAME` (see 'kuebus context'; default $"+envContext+", else the current one)")
 	fs.DurationVar(&c.timeout, "timeout", cliTimeoutDefault, "how long to wait for each answer from core, a `DURATION`")
@@ -78,11 +79,11 @@ func (d *deployment) String() string {
 }
 
 // resolve settles the connection settings; each comes from, first found:
-// its flag; the context in force; its variable; the default. The context
-// in force is the one --context names; else, when neither --nats-url nor
-// $KUEBUS_NATS_URL gives a URL, the one $KUEBUS_CONTEXT names, else the
-// current one (kuebus context use). A URL given any other way is thus
-// never mixed with the current context's prefix.
+// its flag; the context --context names; its variable; the current
+// context ($KUEBUS_CONTEXT names it, else 'kuebus context use' chose it);
+// the default. The current context applies only when neither --nats-url
+// nor $KUEBUS_NATS_URL gives a URL, so a URL given on its own is never
+// mixed with a context's prefix.
 func (c *connFlags) resolve() (*deployment, error) {
 	if c.at != nil {
 		return c.at, nil
@@ -111,10 +112,13 @@ func (c *connFlags) resolve() (*deployment, error) {
 		d.context, d.by = "", ""
 		named = &namedContext{}
 	}
+	// A context --context names wins over the variables; the current one
+	// gives only what no variable does.
+	overVariables := d.by == "--context"
 	switch {
 	case c.url != "":
 		d.url, d.urlFrom = c.url, "--nats-url"
-	case named.NATSURL != "":
+	case named.NATSURL != "" && (overVariables || envURL == ""):
 		d.url, d.urlFrom = named.NATSURL, "context"
 	case envURL != "":
 		d.url, d.urlFrom = envURL, "$"+envNATSURL
@@ -125,21 +129,20 @@ func (c *connFlags) resolve() (*deployment, error) {
 	if !flagGiven(c.fs, "prefix") {
 		d.prefix = named.Prefix
 	}
-	// The credential flags hold their variables' values already; a
-	// context's file names win over a variable, not over a flag.
+	// The credential flags hold their variables' values already.
 	for _, f := range []struct {
-		to   *string
-		flag string
-		from string
+		to        *string
+		flag, env string
+		from      string
 	}{
-		{&c.auth.User, "nats-user", named.NATSUser},
-		{&c.auth.NkeySeedFile, "nats-nkey", named.NATSNkey},
-		{&c.auth.CredsFile, "nats-creds", named.NATSCreds},
-		{&c.auth.TLSCA, "nats-tls-ca", named.NATSTLSCA},
-		{&c.auth.TLSCert, "nats-tls-cert", named.NATSTLSCert},
-		{&c.auth.TLSKey, "nats-tls-key", named.NATSTLSKey},
+		{&c.auth.User, "nats-user", envNATSUser, named.NATSUser},
+		{&c.auth.NkeySeedFile, "nats-nkey", envNATSNkey, named.NATSNkey},
+		{&c.auth.CredsFile, "nats-creds", envNATSCreds, named.NATSCreds},
+		{&c.auth.TLSCA, "nats-tls-ca", envNATSTLSCA, named.NATSTLSCA},
+		{&c.auth.TLSCert, "nats-tls-cert", envNATSTLSCert, named.NATSTLSCert},
+		{&c.auth.TLSKey, "nats-tls-key", envNATSTLSKey, named.NATSTLSKey},
 	} {
-		if f.from != "" && !flagGiven(c.fs, f.flag) {
+		if f.from != "" && !flagGiven(c.fs, f.flag) && (overVariables || strings.TrimSpace(os.Getenv(f.env)) == "") {
 			*f.to = f.from
 		}
 	}

@@ -93,7 +93,7 @@ func TestUsage(t *testing.T) {
 			}
 			require.Contains(t, r.stdout, "\nExamples:\n", p)
 			for line := range strings.SplitSeq(c.example, "\n") {
-				require.True(t, strings.HasPrefix(line, "kuebus "+c.path()), "%v: example %q is not of the command", p, line)
+				require.Contains(t, line+" ", "kuebus "+c.path()+" ", "%v: example %q is not of the command", p, line)
 				for _, m := range exampleFlag.FindAllStringSubmatch(line, -1) {
 					require.True(t, flags[m[1]], "%v: example %q gives --%s, which the command has not", p, line, m[1])
 				}

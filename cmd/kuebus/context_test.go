@@ -66,7 +66,11 @@ func TestAContextChoosesTheDeployment(t *testing.T) {
 	require.Empty(t, r.stderr, "a chosen deployment needs no warning")
 	require.True(t, strings.HasPrefix(r.stdout, "deployment  "+url+", prefix ctxtest (context test, the current one)\n"), r.stdout)
 
-	r = kuebus(t, "job", "create", "email")
+	r = kuebus(t, "job", "create", "email", "--quiet")
+	require.Equal(t, 0, r.code, r.stderr)
+	id := strings.TrimSuffix(r.stdout, "\n")
+	require.Regexp(t, `^[1-9][0-9]*$`, id, "--quiet: the id alone, for a script")
+	r = kuebus(t, "job", "get", id)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, `"type": "email"`)
 
@@ -193,4 +197,33 @@ func TestBadContextsAreRefused(t *testing.T) {
 		r = kuebus(t, "stats")
 		require.Equal(t, exitUsage, r.code, "a client command does not guess past a broken file")
 	}
+}
+
+// TestACredentialFileComesFromTheFirstThatGivesIt: the flag, then the
+// context --context names, then the variable, then the current context.
+// Not parallel: it sets XDG_CONFIG_HOME and variables.
+func TestACredentialFileComesFromTheFirstThatGivesIt(t *testing.T) {
+	isolateContexts(t)
+	dir := t.TempDir()
+	r := kuebus(t, "context", "set", "prod", "--nats-url", "nats://127.0.0.1:1", "--nats-creds", filepath.Join(dir, "ctx.creds"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = kuebus(t, "context", "use", "prod")
+	require.Equal(t, 0, r.code, r.stderr)
+	creds := func(args ...string) string {
+		t.Helper()
+		e := &env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, cmd: commands().find("stats")}
+		var cf connFlags
+		fs := e.flags()
+		cf.register(fs)
+		_, err := e.parse(fs, args, 0, 0)
+		require.NoError(t, err)
+		_, err = cf.resolve()
+		require.NoError(t, err)
+		return cf.auth.CredsFile
+	}
+	require.Equal(t, filepath.Join(dir, "ctx.creds"), creds(), "the current context's")
+	t.Setenv(envNATSCreds, "/var.creds")
+	require.Equal(t, "/var.creds", creds(), "a variable wins over the current context")
+	require.Equal(t, filepath.Join(dir, "ctx.creds"), creds("--context", "prod"), "a context named by --context wins over the variable")
+	require.Equal(t, "/flag.creds", creds("--context", "prod", "--nats-creds", "/flag.creds"), "the flag wins over all")
 }

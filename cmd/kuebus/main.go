@@ -84,7 +84,7 @@ func commands() *command {
 		{name: "cluster", summary: "show the promoter ring: leader, members and their state", run: runCluster, example: "kuebus cluster --context prod"},
 		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench, example: "kuebus bench --n 10000 --only process"},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
-			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate, example: "kuebus job create email --data '{\"to\":\"ann@example.com\"}' --priority high\nkuebus job create report --delay 10m --unique-key daily-2026-11-27 --attempts 5 --backoff exponential:1s"},
+			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate, example: "kuebus job create email --data '{\"to\":\"ann@example.com\"}' --priority high\nkuebus job create report --delay 10m --unique-key daily-2026-11-27 --attempts 5 --backoff exponential:1s\nID=$(kuebus job create email --quiet) && kuebus job get $ID"},
 			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet, example: "kuebus job get 1001\nkuebus job get --type report --key daily-2026-11-27"},
 			{name: "ls", summary: "list jobs by state and type", run: runJobList, example: "kuebus job ls --state failed --type email\nkuebus job ls --state inactive --order desc --from 0 --to 49"},
 			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch, example: "kuebus job search ann@example.com --state failed"},
