@@ -149,11 +149,17 @@ func (e *env) printHelp(fs *flag.FlagSet) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
+	// A group is shown when the command registered it whole: dev's
+	// --nats-token, which locks its server, is no connection flag.
+	registered := make([]bool, len(flagGroups))
+	for i, g := range flagGroups {
+		registered[i] = !slices.ContainsFunc(g.names(), func(n string) bool { return fs.Lookup(n) == nil })
+	}
 	grouped := make([][]*flag.Flag, len(flagGroups))
 	var own []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
 		for i, g := range flagGroups {
-			if slices.Contains(g.names(), f.Name) {
+			if registered[i] && slices.Contains(g.names(), f.Name) {
 				grouped[i] = append(grouped[i], f)
 				return
 			}

@@ -86,7 +86,7 @@ func TestUsage(t *testing.T) {
 				if m := flagLine.FindStringSubmatch(line); m != nil {
 					require.NotContains(t, strings.TrimSpace(m[2]), " ", "%v: %q", p, line)
 					flags[strings.TrimLeft(m[1], "-")] = true
-					if slices.Contains([]string{"nats-url", "prefix", "timeout", "nats-token", "context"}, strings.TrimLeft(m[1], "-")) && c.name != "bench" && c.parent.name != "context" {
+					if slices.Contains([]string{"nats-url", "prefix", "timeout", "nats-token", "context"}, strings.TrimLeft(m[1], "-")) && c.name != "bench" && !c.serves && c.parent.name != "context" {
 						require.Equal(t, "Connection flags:", section, "%v: %s is a connection flag, shown after the command's own", p, m[1])
 					}
 				}
@@ -113,6 +113,10 @@ func TestUsage(t *testing.T) {
 		require.Less(t, strings.Index(r.stdout, "--unique-key KEY"), conn)
 		require.Greater(t, strings.Index(r.stdout, "--nats-url URL"), conn)
 		require.Contains(t, r.stdout, "\nExamples:\n  kuebus job create email --data")
+		r = kuebus(t, "dev", "--help")
+		require.Equal(t, 0, r.code)
+		require.NotContains(t, r.stdout, "Connection flags:", "dev's --nats-token locks its own server")
+		require.Contains(t, r.stdout, "\nLog flags:\n  --log-format FORMAT")
 	})
 
 	t.Run("a bad command line gets one line naming what is wrong and exits 2", func(t *testing.T) {
