@@ -82,7 +82,7 @@ func commands() *command {
 		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev, serves: true, example: "kuebus dev\nkuebus dev --nats-listen 127.0.0.1:4333 --http-listen 127.0.0.1:8081"},
 		{name: "node", summary: "run one cluster member with the roles its config file gives", run: runNode, serves: true, example: "kuebus node --config node.yaml"},
 		{name: "cluster", summary: "show the promoter ring: leader, members and their state", run: runCluster, example: "kuebus cluster --context prod"},
-		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench, example: "kuebus bench --n 10000 --only process"},
+		{name: "bench", summary: "measure throughput and latency, to set beside asynq's and BullMQ's (docs/benchmarks.md)", run: runBench, example: "kuebus bench --n 10000 --only process"},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
 			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate, example: "kuebus job create email --data '{\"to\":\"ann@example.com\"}' --priority high\nkuebus job create report --delay 10m --unique-key daily-2026-11-27 --attempts 5 --backoff exponential:1s\nID=$(kuebus job create email --quiet) && kuebus job get $ID"},
 			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet, example: "kuebus job get 1001\nkuebus job get --type report --key daily-2026-11-27"},
