@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
 )
 
 // protocolDoc is the wire reference whose examples the schema must take.
@@ -195,6 +196,46 @@ func TestTheSchemaRefusesWhatCoreRefuses(t *testing.T) {
 		} else {
 			require.Error(t, err, "%s %s", tc.method, tc.body)
 		}
+	}
+}
+
+// TestTheMethodTableListsEachMethodsCodes: docs/protocol.md §3's table of
+// methods has a row for each method of core.Methods, and its last column
+// names the codes the schema's x-error-codes gives beside invalid,
+// unavailable and internal ("—" for none; for batch, per operation).
+func TestTheMethodTableListsEachMethodsCodes(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile(protocolDoc)
+	require.NoError(t, err)
+	head := "| method | request | reply | codes besides invalid/unavailable/internal |"
+	_, table, ok := strings.Cut(string(text), head)
+	require.True(t, ok, "%s: no method table", protocolDoc)
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := map[string][]string{}
+	code := regexp.MustCompile("`(not_found|conflict)`")
+	for _, row := range strings.Split(strings.TrimSpace(table), "\n")[1:] {
+		cells := strings.Split(row, "|")
+		require.Len(t, cells, 6, row)
+		var codes []string
+		if !strings.Contains(cells[4], "per op") {
+			for _, m := range code.FindAllStringSubmatch(cells[4], -1) {
+				codes = append(codes, m[1])
+			}
+		}
+		for _, name := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(cells[1], -1) {
+			rows[name[1]] = codes
+		}
+	}
+	for _, m := range core.Methods {
+		got, ok := rows[m.Name]
+		if !assertTrue(t, ok, "%s: the method table has no row for %s", protocolDoc, m.Name) {
+			continue
+		}
+		var want []string
+		for _, c := range methodCodes[m.Name] {
+			want = append(want, string(c))
+		}
+		require.Equal(t, want, got, "%s: %s's codes in the method table and methodCodes", protocolDoc, m.Name)
 	}
 }
 

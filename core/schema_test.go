@@ -83,6 +83,8 @@ func protocolSchema(t *testing.T) []byte {
 		methods[m.Name] = map[string]any{
 			"request": g.of(t, reflect.TypeOf(m.Request)),
 			"reply":   g.of(t, reflect.TypeOf(m.Reply)),
+			"x-error-codes": slices.Concat([]bus.Code{bus.CodeInvalid, bus.CodeUnavailable, bus.CodeInternal},
+				methodCodes[m.Name]),
 		}
 		structsOf(reflect.TypeOf(m.Request), requests)
 	}
@@ -219,6 +221,27 @@ var codeMeaning = map[bus.Code]string{
 	bus.CodeConflict:    "a stale lease, or a state the change does not apply to (cancel of a finished job)",
 	bus.CodeUnavailable: "Redis down or failing over, core shutting down or busy, no core answering: retry later",
 	bus.CodeInternal:    "a bug or an unexpected failure, logged by core",
+}
+
+// methodCodes are the codes a method may answer besides invalid,
+// unavailable and internal, which any may: docs/protocol.md §3's method
+// table says the same (TestTheMethodTableListsEachMethodsCodes).
+var methodCodes = map[string][]bus.Code{
+	bus.MethodGet:            {bus.CodeNotFound},
+	bus.MethodRemove:         {bus.CodeNotFound},
+	bus.MethodLog:            {bus.CodeNotFound},
+	bus.MethodAddLog:         {bus.CodeNotFound},
+	bus.MethodSetState:       {bus.CodeNotFound},
+	bus.MethodSetPriority:    {bus.CodeNotFound},
+	bus.MethodComplete:       {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodFail:           {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodTouch:          {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodRelease:        {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodRejoin:         {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodProgress:       {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodScheduleRemove: {bus.CodeNotFound},
+	bus.MethodCancel:         {bus.CodeNotFound, bus.CodeConflict},
+	bus.MethodHeartbeat:      {bus.CodeConflict},
 }
 
 // structsOf adds the names of the structs typ is made of, itself included.
