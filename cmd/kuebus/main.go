@@ -108,7 +108,7 @@ func commands() *command {
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause, example: "kuebus pause email"},
 		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume, example: "kuebus resume email"},
 		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents, example: "kuebus events\nkuebus events 'job.failed.>' --since 1h"},
-		{name: "context", summary: "name the deployments a command may talk to, and choose one", sub: []*command{
+		{name: "context", summary: "name the deployments a command may talk to ($XDG_CONFIG_HOME/kuebus/contexts.yaml), and choose one", sub: []*command{
 			{name: "set", args: "NAME", summary: "create or replace a context: a deployment's NATS URL, prefix and credential files", run: runContextSet, example: "kuebus context set prod --nats-url tls://nats.acme.internal:4222 --prefix acme --nats-creds ~/acme.creds"},
 			{name: "use", args: "NAME", summary: "make NAME the current context, the one a command talks to when nothing else is chosen", run: runContextUse, example: "kuebus context use prod"},
 			{name: "ls", summary: "list the contexts, the current one marked with *", run: runContextList, example: "kuebus context ls"},
@@ -260,7 +260,7 @@ func printUsage(w io.Writer, group *command) {
 	fmt.Fprint(w, "\nRun 'kuebus help <command>' or 'kuebus <command> --help' for its flags.\n")
 	if group.parent == nil {
 		fmt.Fprintf(w, "\nDeployment now: %s\n", deploymentNow(flag.NewFlagSet("", flag.ContinueOnError)))
-		fmt.Fprintf(w, "\nEnvironment:\n  %s  default of --nats-url, under --context's\n", envNATSURL)
+		fmt.Fprintf(w, "\nEnvironment:\n  %s  default of --nats-url (a context --context names wins over it)\n", envNATSURL)
 		fmt.Fprintf(w, "  %s   default of --context when no NATS URL is given\n", envContext)
 		fmt.Fprintf(w, "  %s, %s, %s, %s, %s,\n  %s, %s, %s\n      defaults of --nats-token, --nats-user, ... --nats-tls-key\n",
 			envNATSToken, envNATSUser, envNATSPassword, envNATSNkey, envNATSCreds, envNATSTLSCA, envNATSTLSCert, envNATSTLSKey)
