@@ -81,7 +81,7 @@ func protocolSchema(t *testing.T) []byte {
 	requests := map[string]bool{}
 	for _, m := range core.Methods {
 		methods[m.Name] = map[string]any{
-			"request": g.of(t, reflect.TypeOf(m.Request)),
+			"request": leaseOpShape(m.Name, g.of(t, reflect.TypeOf(m.Request))),
 			"reply":   g.of(t, reflect.TypeOf(m.Reply)),
 			"x-error-codes": slices.Concat([]bus.Code{bus.CodeInvalid, bus.CodeUnavailable, bus.CodeInternal},
 				methodCodes[m.Name]),
@@ -221,6 +221,38 @@ var codeMeaning = map[bus.Code]string{
 	bus.CodeConflict:    "a stale lease, or a state the change does not apply to (cancel of a finished job)",
 	bus.CodeUnavailable: "Redis down or failing over, core shutting down or busy, no core answering: retry later",
 	bus.CodeInternal:    "a bug or an unexpected failure, logged by core",
+}
+
+// leaseOpTakes are the fields of a LeaseOp that each single lease
+// operation takes besides id, lease, type and op; core refuses the others
+// (checkOp).
+var leaseOpTakes = map[string][]string{
+	bus.MethodComplete: {"result"},
+	bus.MethodFail:     {"error", "final", "stack", "delay"},
+	bus.MethodTouch:    nil,
+	bus.MethodRelease:  nil,
+	bus.MethodRejoin:   {"delay"},
+	bus.MethodProgress: {"complete", "total"},
+}
+
+// leaseOpShape narrows a lease operation's request to the fields its
+// method takes: LeaseOp's own, less the others' ("field": false).
+func leaseOpShape(method string, ref map[string]any) map[string]any {
+	takes, ok := leaseOpTakes[method]
+	if !ok {
+		return ref
+	}
+	not := map[string]any{}
+	for _, f := range []string{"result", "error", "final", "stack", "delay", "complete", "total"} {
+		if !slices.Contains(takes, f) {
+			not[f] = false
+		}
+	}
+	shape := map[string]any{"$ref": ref["$ref"], "properties": not}
+	if method == bus.MethodProgress {
+		shape["required"] = []string{"complete", "total"}
+	}
+	return shape
 }
 
 // methodCodes are the codes a method may answer besides invalid,
