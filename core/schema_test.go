@@ -91,6 +91,7 @@ func protocolSchema(t *testing.T) []byte {
 	for name := range requests {
 		g.closeRequest(t, name)
 	}
+	g.unitsByName()
 	codes := map[string]any{}
 	for _, c := range []bus.Code{bus.CodeInvalid, bus.CodeNotFound, bus.CodeConflict, bus.CodeUnavailable, bus.CodeInternal} {
 		codes[string(c)] = map[string]any{"status": bus.StatusOf(c), "description": codeMeaning[c]}
@@ -491,6 +492,35 @@ var requestShapes = map[string]map[string]any{
 		"oneOf":             []any{map[string]any{"required": []string{"cron"}}, map[string]any{"required": []string{"every"}}},
 		"dependentRequired": map[string]any{"tz": []string{"cron"}},
 	},
+}
+
+// unitsByName gives each integer field of a reply or event the unit its
+// name says, the protocol's one word per concept: *_at, next_due and
+// lease_until are instants (unix ms); delay, ttl, duration, every and
+// work_time durations (ms); progress a percent. A request's fields have
+// theirs from requestRules already.
+func (g *schemaGen) unitsByName() {
+	for _, d := range g.defs {
+		def, ok := d.(map[string]any)
+		if !ok {
+			continue
+		}
+		props, _ := def["properties"].(map[string]any)
+		for name, p := range props {
+			prop, ok := p.(map[string]any)
+			if !ok || prop["type"] != "integer" || prop["x-unit"] != nil {
+				continue
+			}
+			switch {
+			case name == "at" || strings.HasSuffix(name, "_at") || name == "next_due" || name == "lease_until":
+				prop["x-unit"] = "unix ms"
+			case slices.Contains([]string{"delay", "ttl", "duration", "every", "work_time"}, name):
+				prop["x-unit"] = "ms"
+			case name == "progress":
+				prop["x-unit"] = "percent"
+			}
+		}
+	}
 }
 
 // closeRequest makes the definition of a request type what core accepts:
