@@ -10,6 +10,12 @@
 // connection) that flagGroups in args.go names. Exit codes:
 // 0 success, 1 failure, 2 usage error (bad command, flag or argument).
 //
+// A client command talks to the deployment its connection flags, a
+// context (context.go) or the variables choose (connFlags.resolve in
+// cli.go); when none does, it dials nats://127.0.0.1:4222, where `kuebus
+// dev` listens, and says so on stderr first: what answers there may be
+// another queue.
+//
 // How a node is assembled, started and stopped is package node's, and what
 // the bench measures is package bench's; here flags become their configs,
 // and errors one line and an exit code.
