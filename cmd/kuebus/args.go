@@ -140,8 +140,8 @@ func (e *env) printHelp(fs *flag.FlagSet) {
 	w := e.stdout
 	c := e.cmd
 	fmt.Fprintf(w, "Usage:\n  %s\n\n%s.\n", strings.TrimSpace("kuebus "+c.path()+" [flags] "+c.args), upperFirst(c.summary))
-	if c.name == "events" {
-		fmt.Fprint(w, "\nSUBJECT is a subject or wildcard pattern without the prefix, e.g. job.complete.> or job.*.*.email.\n")
+	if c.details != "" {
+		fmt.Fprintf(w, "\n%s\n", c.details)
 	}
 	if c.example != "" {
 		fmt.Fprint(w, "\nExamples:\n")

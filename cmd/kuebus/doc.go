@@ -5,9 +5,9 @@
 //	kuebus <command> [subcommand] [flags] [args]
 //
 // Flags and arguments may come in any order; `--` ends the flags. A
-// command's entry in the tree (main.go) gives its name, summary and
-// example; its help lists its own flags, then the shared groups (log,
-// connection) that flagGroups in args.go names. Exit codes:
+// command's entry in the tree (main.go) gives its name, summary, example
+// and any details; its help lists its own flags, then the shared groups
+// (log, connection) that flagGroups in args.go names. Exit codes:
 // 0 success, 1 failure, 2 usage error (bad command, flag or argument).
 //
 // A client command talks to the deployment its connection flags, a

@@ -37,6 +37,9 @@ type command struct {
 	// example is one command line a user may copy, or several, one a
 	// line; every leaf has one (TestUsage), and its help shows it.
 	example string
+	// details, when set, is more for its help, after the summary: what an
+	// argument may be, say.
+	details string
 	run     func(ctx context.Context, e *env, args []string) error
 	sub     []*command
 	parent  *command
@@ -107,7 +110,8 @@ func commands() *command {
 		{name: "stats", summary: "count jobs per state and type, and list the paused types; with a Redis shard down, print the other types and exit 1 naming the unreadable ones", run: runStats, example: "kuebus stats\nkuebus stats --context prod"},
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause, example: "kuebus pause email"},
 		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume, example: "kuebus resume email"},
-		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents, example: "kuebus events\nkuebus events 'job.failed.>' --since 1h"},
+		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents, example: "kuebus events\nkuebus events 'job.failed.>' --since 1h",
+			details: "SUBJECT is a subject or wildcard pattern without the prefix, e.g. job.complete.> or job.*.*.email."},
 		{name: "context", summary: "name the deployments a command may talk to ($XDG_CONFIG_HOME/kuebus/contexts.yaml), and choose one", sub: []*command{
 			{name: "set", args: "NAME", summary: "create or replace a context: a deployment's NATS URL, prefix and credential files", run: runContextSet, example: "kuebus context set prod --nats-url tls://nats.acme.internal:4222 --prefix acme --nats-creds ~/acme.creds"},
 			{name: "use", args: "NAME", summary: "make NAME the current context, the one a command talks to when nothing else is chosen", run: runContextUse, example: "kuebus context use prod"},
