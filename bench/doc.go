@@ -1,5 +1,5 @@
-// Package bench measures kuebus the way shared/peerbench measures asynq and
-// BullMQ, so that `kuebus bench` prints figures that stand beside theirs:
+// Package bench measures kuebus the way the peer harness of
+// docs/benchmarks.md measures asynq and BullMQ, so that `kuebus bench` prints figures that stand beside theirs:
 // `name value unit` lines, `#` for comments, with the peers' names.
 //
 // Phases, in this order (Config.Only selects some):

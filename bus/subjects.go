@@ -14,8 +14,8 @@ const (
 	PromoterServiceName = "kuebus-promoter"
 )
 
-// Header names carried on the reply of a failed call (DESIGN §3, "Error
-// headers"). The first two are micro's own, so that any micro client sees
+// Header names carried on the reply of a failed call (docs/protocol.md §1,
+// "Errors"). The first two are micro's own, so that any micro client sees
 // kuebus errors the way it sees every service's: HeaderErrorCode holds the
 // number of the code (StatusOf: invalid 400, not_found 404, conflict 409,
 // unavailable 503, internal 500), as NATS micro clients in other languages
@@ -42,6 +42,19 @@ const (
 // 2 since the error code went from a word to a number in
 // Nats-Service-Error-Code.
 const ProtocolVersion = "2.0.0"
+
+// SchemaURL is where the JSON Schema of the protocol's bodies is read:
+// docs/schema/kuebus.schema.json of the repository, whose $id it is. Core's
+// micro service names it in $SRV.INFO's metadata (MetadataSchema), so that
+// a client that discovers the service finds how to talk to it.
+const SchemaURL = "https://raw.githubusercontent.com/kuebus/kuebus/main/docs/schema/kuebus.schema.json"
+
+// Keys of core's metadata in $SRV.INFO: the subject prefix it serves
+// under, and SchemaURL.
+const (
+	MetadataPrefix = "prefix"
+	MetadataSchema = "schema"
+)
 
 // Job events, the <event> token of job.<event>.<id>.<type>.
 const (

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# peerbench-extra.sh: kuebus as applications run it, for ../shared/peerbench's
+# peerbench-extra.sh: kuebus as applications run it, for the peer harness's
 # EXTRA_CMD: core in a `kuebus dev` of its own on the peers' Redis, and
 # `kuebus bench` against it over NATS; then the in-process `kuebus bench`,
 # its figures prefixed inproc_ (docs/benchmarks.md).

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kuebus/kuebus/core"
@@ -18,10 +20,18 @@ import (
 // nothing itself: parse reports errors and help.
 func (e *env) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("kuebus "+e.cmd.path(), flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs.SetOutput(helpWriter{stderr: e.stderr})
 	fs.Usage = func() {}
 	return fs
 }
+
+// helpWriter is a flag set's output: it drops what the flag package would
+// print (parse reports errors and help itself) and carries the command's
+// stderr to what holds only the flag set (connFlags' warning), so that
+// the register methods keep their one-argument shape.
+type helpWriter struct{ stderr io.Writer }
+
+func (helpWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // parse parses args, where flags and positional arguments may be mixed, and
 // checks that there are between minArgs and maxArgs positional ones (maxArgs
@@ -33,6 +43,9 @@ func (e *env) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) ([]st
 		if errors.Is(err, flag.ErrHelp) {
 			e.printHelp(fs)
 			return nil, errHelp
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			return nil, usagef("%s: unknown flag --%s%s (see 'kuebus %s --help')", e.cmd.path(), name, flagDidYouMean(fs, name), e.cmd.path())
 		}
 		return nil, usagef("%s: %v (see 'kuebus %s --help')", e.cmd.path(), err, e.cmd.path())
 	}
@@ -83,16 +96,113 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// printHelp prints a leaf command's usage and flags, GNU style (--name).
+// flagDidYouMean is ": did you mean --priority?" for the flag of fs whose
+// name is a likely misspelling of name, "" when none is.
+func flagDidYouMean(fs *flag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := nearest(name, names); near != "" {
+		return fmt.Sprintf(": did you mean --%s?", near)
+	}
+	return ""
+}
+
+// flagGroup is a heading of a command's help and the flags under it.
+type flagGroup struct {
+	title string
+	// names lists the group's flags: those its register method adds. A
+	// command's flags that no group lists are its own, shown first.
+	names func() []string
+}
+
+// flagGroups are the shared sets of flags, shown after a command's own in
+// this order. A new shared set gets a line here, and every command that
+// registers it has its help grouped.
+var flagGroups = []flagGroup{
+	{"Log flags", flagNames(func(fs *flag.FlagSet) { (&logFlags{}).register(fs, "text") })},
+	{"Connection flags", flagNames(func(fs *flag.FlagSet) { (&connFlags{}).register(fs) })},
+}
+
+// flagNames is the names of the flags register adds, found once.
+func flagNames(register func(fs *flag.FlagSet)) func() []string {
+	return sync.OnceValue(func() []string {
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		register(fs)
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		return names
+	})
+}
+
+// printHelp prints a leaf command's usage, examples and flags, GNU style
+// (--name): its own flags first, then each shared group under its heading.
 func (e *env) printHelp(fs *flag.FlagSet) {
 	w := e.stdout
 	c := e.cmd
 	fmt.Fprintf(w, "Usage:\n  %s\n\n%s.\n", strings.TrimSpace("kuebus "+c.path()+" [flags] "+c.args), upperFirst(c.summary))
-	if c.name == "events" {
-		fmt.Fprint(w, "\nSUBJECT is a subject or wildcard pattern without the prefix, e.g. job.complete.> or job.*.*.email.\n")
+	if c.details != "" {
+		fmt.Fprintf(w, "\n%s\n", c.details)
 	}
-	fmt.Fprint(w, "\nFlags:\n")
+	if c.example != "" {
+		fmt.Fprint(w, "\nExamples:\n")
+		for line := range strings.SplitSeq(c.example, "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	// A group is shown when the command registered it whole: dev's
+	// --nats-token, which locks its server, is no connection flag.
+	registered := make([]bool, len(flagGroups))
+	for i, g := range flagGroups {
+		registered[i] = !slices.ContainsFunc(g.names(), func(n string) bool { return fs.Lookup(n) == nil })
+	}
+	grouped := make([][]*flag.Flag, len(flagGroups))
+	var own []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
+		for i, g := range flagGroups {
+			if registered[i] && slices.Contains(g.names(), f.Name) {
+				grouped[i] = append(grouped[i], f)
+				return
+			}
+		}
+		own = append(own, f)
+	})
+	if len(own) > 0 {
+		fmt.Fprint(w, "\nFlags:\n")
+		printFlags(w, own)
+	}
+	for i, g := range flagGroups {
+		if len(grouped[i]) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		if g.title == "Connection flags" {
+			fmt.Fprintf(w, "  now: %s\n", deploymentNow(fs))
+		}
+		printFlags(w, grouped[i])
+	}
+}
+
+// deploymentNow says what a command would talk to with the flags of fs
+// given so far, for its help.
+func deploymentNow(fs *flag.FlagSet) string {
+	cf := connFlags{fs: fs}
+	for _, f := range []struct {
+		to   *string
+		name string
+	}{{&cf.url, "nats-url"}, {&cf.prefix, "prefix"}, {&cf.context, "context"}} {
+		if fl := fs.Lookup(f.name); fl != nil {
+			*f.to = fl.Value.String()
+		}
+	}
+	d, err := cf.resolve()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return d.String()
+}
+
+func printFlags(w io.Writer, flags []*flag.Flag) {
+	for _, f := range flags {
 		name, usage := flag.UnquoteUsage(f)
 		if name != "" {
 			name = " " + name
@@ -102,7 +212,7 @@ func (e *env) printHelp(fs *flag.FlagSet) {
 			fmt.Fprintf(w, " (default %s)", f.DefValue)
 		}
 		fmt.Fprintln(w)
-	})
+	}
 }
 
 func upperFirst(s string) string {

@@ -12,8 +12,8 @@ import (
 	"github.com/kuebus/kuebus/core/redisstore"
 )
 
-// runBench runs package bench: the figures that stand beside
-// shared/peerbench's asynq and BullMQ figures.
+// runBench runs package bench: the figures that stand beside the peer
+// harness's asynq and BullMQ figures (docs/benchmarks.md).
 func runBench(ctx context.Context, e *env, args []string) error {
 	var cfg bench.Config
 	fs := e.flags()

@@ -20,6 +20,9 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	cf.register(fs)
 	var sf specFlags
 	sf.register(fs)
+	// Ids come in blocks per type and core, so a script takes the id from
+	// the reply rather than guessing it.
+	quiet := fs.Bool("quiet", false, "print only the job's id, for a script: ID=$(kuebus job create email --quiet)")
 	pos, err := e.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -31,6 +34,10 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	return cf.withClient(ctx, func(c *core.Client) error {
 		job, err := c.CreateSpec(ctx, sp)
 		if err != nil {
+			return err
+		}
+		if *quiet {
+			_, err := fmt.Fprintln(e.stdout, job.ID)
 			return err
 		}
 		return printJSON(e.stdout, job)

@@ -23,9 +23,19 @@ import (
 // then those types with their errors, and fails (exit 1) naming them: a
 // script sees that the totals leave a shard out, a person sees the rest.
 func runStats(ctx context.Context, e *env, args []string) error {
-	return withClient(ctx, e, args, func(c *core.Client) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	if _, err := e.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
 		st, err := c.StatsPartial(ctx)
 		if err != nil {
+			return err
+		}
+		// First, which deployment the counts are of.
+		if _, err := fmt.Fprintf(e.stdout, "deployment  %s\n\n", cf.at); err != nil {
 			return err
 		}
 		if err := printStats(e.stdout, st); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,32 +50,73 @@ func TestUsage(t *testing.T) {
 		}
 	})
 
-	t.Run("every command's help names each flag's value in one word", func(t *testing.T) {
+	t.Run("every command's help has an example, its own flags first, and names each flag's value in one word", func(t *testing.T) {
 		t.Parallel()
 		// A backquoted phrase in a flag's usage is taken for the name of
 		// its value: "--events-durable kuebus events --since".
 		flagLine := regexp.MustCompile(`^  (-{1,2}[a-z0-9-]+)( .*)?$`)
-		var leaves func(c *command)
-		var paths [][]string
-		leaves = func(c *command) {
-			if c.run != nil {
-				paths = append(paths, strings.Fields(c.path()))
+		exampleFlag := regexp.MustCompile(`(?:^| )--([a-z0-9-]+)`)
+		var leaves []*command
+		var walk func(c *command)
+		walk = func(c *command) {
+			if c.sub == nil {
+				leaves = append(leaves, c)
 			}
 			for _, s := range c.sub {
-				leaves(s)
+				walk(s)
 			}
 		}
-		leaves(commands())
-		require.NotEmpty(t, paths)
-		for _, p := range paths {
+		walk(commands())
+		require.NotEmpty(t, leaves)
+		for _, c := range leaves {
+			p := strings.Fields(c.path())
+			// Every command, new ones too, shows the user one way to call it.
+			require.NotEmpty(t, c.example, "%v: no example in its entry of commands()", p)
+			if c.run == nil {
+				continue // help
+			}
 			r := kuebus(t, append(p, "--help")...)
 			require.Equal(t, 0, r.code, "%v: %s", p, r.stderr)
+			flags := map[string]bool{}
+			section := ""
 			for _, line := range strings.Split(r.stdout, "\n") {
+				if strings.HasSuffix(line, ":") && !strings.HasPrefix(line, " ") {
+					section = line
+				}
 				if m := flagLine.FindStringSubmatch(line); m != nil {
 					require.NotContains(t, strings.TrimSpace(m[2]), " ", "%v: %q", p, line)
+					flags[strings.TrimLeft(m[1], "-")] = true
+					if slices.Contains([]string{"nats-url", "prefix", "timeout", "nats-token", "context"}, strings.TrimLeft(m[1], "-")) && c.name != "bench" && !c.serves && c.parent.name != "context" {
+						require.Equal(t, "Connection flags:", section, "%v: %s is a connection flag, shown after the command's own", p, m[1])
+					}
+				}
+			}
+			require.Contains(t, r.stdout, "\nExamples:\n", p)
+			for line := range strings.SplitSeq(c.example, "\n") {
+				require.Contains(t, line+" ", "kuebus "+c.path()+" ", "%v: example %q is not of the command", p, line)
+				for _, m := range exampleFlag.FindAllStringSubmatch(line, -1) {
+					require.True(t, flags[m[1]], "%v: example %q gives --%s, which the command has not", p, line, m[1])
 				}
 			}
 		}
+
+		r := kuebus(t, "job", "state", "--help")
+		require.Equal(t, 0, r.code)
+		own, conn := strings.Index(r.stdout, "\nFlags:"), strings.Index(r.stdout, "\nConnection flags:")
+		require.Equal(t, -1, own, "job state has no flags of its own: %s", r.stdout)
+		require.Positive(t, conn)
+		r = kuebus(t, "job", "create", "--help")
+		require.Equal(t, 0, r.code)
+		own, conn = strings.Index(r.stdout, "\nFlags:\n  --attempts N"), strings.Index(r.stdout, "\nConnection flags:\n")
+		require.Positive(t, own, r.stdout)
+		require.Greater(t, conn, own, r.stdout)
+		require.Less(t, strings.Index(r.stdout, "--unique-key KEY"), conn)
+		require.Greater(t, strings.Index(r.stdout, "--nats-url URL"), conn)
+		require.Contains(t, r.stdout, "\nExamples:\n  kuebus job create email --data")
+		r = kuebus(t, "dev", "--help")
+		require.Equal(t, 0, r.code)
+		require.NotContains(t, r.stdout, "Connection flags:", "dev's --nats-token locks its own server")
+		require.Contains(t, r.stdout, "\nLog flags:\n  --log-format FORMAT")
 	})
 
 	t.Run("a bad command line gets one line naming what is wrong and exits 2", func(t *testing.T) {
@@ -105,7 +147,9 @@ func TestUsage(t *testing.T) {
 			{[]string{"job", "get", "0"}, `ID "0" is not a job id`},
 			{[]string{"job", "get", "-3"}, `ID "-3" is not a job id`},
 			{[]string{"job", "get", "1", "2"}, `unexpected argument "2"`},
-			{[]string{"job", "get", "1", "--bogus"}, "flag provided but not defined: -bogus"},
+			{[]string{"job", "get", "1", "--bogus"}, "job get: unknown flag --bogus (see 'kuebus job get --help')"},
+			{[]string{"job", "create", "x", "--prioriy", "high"}, "unknown flag --prioriy: did you mean --priority?"},
+			{[]string{"stats", "--nats-ulr", "nats://h:1"}, "unknown flag --nats-ulr: did you mean --nats-url?"},
 			{[]string{"job", "rm"}, "no job given: give an ID, or --all"},
 			{[]string{"job", "state", "1", "sleeping"}, `STATE "sleeping" is not a state`},
 			{[]string{"job", "priority", "1", "urgent"}, "PRIORITY"},

@@ -4,8 +4,17 @@
 //
 //	kuebus <command> [subcommand] [flags] [args]
 //
-// Flags and arguments may come in any order; `--` ends the flags. Exit codes:
+// Flags and arguments may come in any order; `--` ends the flags. A
+// command's entry in the tree (main.go) gives its name, summary, example
+// and any details; its help lists its own flags, then the shared groups
+// (log, connection) that flagGroups in args.go names. Exit codes:
 // 0 success, 1 failure, 2 usage error (bad command, flag or argument).
+//
+// A client command talks to the deployment its connection flags, a
+// context (context.go) or the variables choose (connFlags.resolve in
+// cli.go); when none does, it dials nats://127.0.0.1:4222, where `kuebus
+// dev` listens, and says so on stderr first: what answers there may be
+// another queue.
 //
 // How a node is assembled, started and stopped is package node's, and what
 // the bench measures is package bench's; here flags become their configs,
@@ -15,10 +24,15 @@
 //
 //	doc.go          this comment
 //	main.go         main, the command tree, run, help and usage, exit codes
-//	args.go         flag parsing with flags and arguments mixed, help, and
-//	                the parsers of ids, durations, backoff, JSON, addresses
-//	cli.go          the connection flags of every client command, and
-//	                explain: the errors a person meets, as one sentence
+//	args.go         flag parsing with flags and arguments mixed, help with
+//	                examples and grouped flags, and the parsers of ids,
+//	                durations, backoff, JSON, addresses
+//	cli.go          the connection flags of every client command, where
+//	                each setting comes from (flag, context, variable,
+//	                default), and explain: the errors a person meets, as one
+//	                sentence
+//	context.go      kuebus context set, use, ls, rm, show: named deployments
+//	                in $XDG_CONFIG_HOME/kuebus/contexts.yaml
 //	nats_auth.go    the NATS credential and TLS flags and their variables
 //	envcheck.go     the warning for a KUEBUS_* variable nothing reads
 //	logflags.go     --log-level and --log-format of dev and worker

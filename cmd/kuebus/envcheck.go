@@ -18,7 +18,7 @@ const envPrefix = "KUEBUS_"
 // may hold while running the binary.
 func knownEnv() []string {
 	names := []string{
-		envConfig, envNATSURL,
+		envConfig, envNATSURL, envContext,
 		envNATSToken, envNATSUser, envNATSPassword, envNATSNkey, envNATSCreds,
 		envNATSTLSCA, envNATSTLSCert, envNATSTLSKey,
 		envHTTPToken, envHTTPBasic, envHTTPMetricsToken,

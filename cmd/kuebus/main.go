@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,12 @@ type command struct {
 	name    string // "create"; path() gives "job create"
 	args    string // positional arguments for the usage line: "TYPE"
 	summary string
+	// example is one command line a user may copy, or several, one a
+	// line; every leaf has one (TestUsage), and its help shows it.
+	example string
+	// details, when set, is more for its help, after the summary: what an
+	// argument may be, say.
+	details string
 	run     func(ctx context.Context, e *env, args []string) error
 	sub     []*command
 	parent  *command
@@ -75,37 +82,45 @@ func (c *command) didYouMean(name string) string {
 // commands is the command tree; its root has no name.
 func commands() *command {
 	root := &command{sub: []*command{
-		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev, serves: true},
-		{name: "node", summary: "run one cluster member with the roles its config file gives", run: runNode, serves: true},
-		{name: "cluster", summary: "show the promoter ring: leader, members and their state", run: runCluster},
-		{name: "bench", summary: "measure throughput and latency, beside shared/peerbench (asynq, BullMQ)", run: runBench},
+		{name: "dev", summary: "run NATS, Redis, core and the promoter in one process", run: runDev, serves: true, example: "kuebus dev\nkuebus dev --nats-listen 127.0.0.1:4333 --http-listen 127.0.0.1:8081"},
+		{name: "node", summary: "run one cluster member with the roles its config file gives", run: runNode, serves: true, example: "kuebus node --config node.yaml"},
+		{name: "cluster", summary: "show the promoter ring: leader, members and their state", run: runCluster, example: "kuebus cluster --context prod"},
+		{name: "bench", summary: "measure throughput and latency, to set beside asynq's and BullMQ's (docs/benchmarks.md)", run: runBench, example: "kuebus bench --n 10000 --only process"},
 		{name: "job", summary: "create, read and change jobs", sub: []*command{
-			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate},
-			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet},
-			{name: "ls", summary: "list jobs by state and type", run: runJobList},
-			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch},
-			{name: "rm", args: "ID | --all", summary: "remove a job and its log, or every job of --state that matches", run: runJobRemove},
-			{name: "remove", args: "ID | --all", summary: "the same as rm, named as bulk's action", run: runJobRemove},
-			{name: "log", args: "ID", summary: "print a job's log, one line per entry (--time: with the time of each)", run: runJobLog},
-			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},
-			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},
-			{name: "retry", args: "ID | --all", summary: "run a job again (set its state to inactive), or every failed or cancelled one that matches", run: runJobRetry},
-			{name: "cancel", args: "ID | --all", summary: "cancel a job that has not finished (its running handler is told), or every one that matches", run: runJobCancel},
-			{name: "promote", args: "ID | --all", summary: "make a delayed job ready now, or every one that matches", run: runJobPromote},
+			{name: "create", args: "TYPE", summary: "create a job and print it as JSON", run: runJobCreate, example: "kuebus job create email --data '{\"to\":\"ann@example.com\"}' --priority high\nkuebus job create report --delay 10m --unique-key daily-2026-11-27 --attempts 5 --backoff exponential:1s\nID=$(kuebus job create email --quiet) && kuebus job get $ID"},
+			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet, example: "kuebus job get 1001\nkuebus job get --type report --key daily-2026-11-27"},
+			{name: "ls", summary: "list jobs by state and type", run: runJobList, example: "kuebus job ls --state failed --type email\nkuebus job ls --state inactive --order desc --from 0 --to 49"},
+			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch, example: "kuebus job search ann@example.com --state failed"},
+			{name: "rm", args: "ID | --all", summary: "remove a job and its log, or every job of --state that matches", run: runJobRemove, example: "kuebus job rm 1001\nkuebus job rm --all --state complete --type email"},
+			{name: "remove", args: "ID | --all", summary: "the same as rm, named as bulk's action", run: runJobRemove, example: "kuebus job remove --all --state failed --type email"},
+			{name: "log", args: "ID", summary: "print a job's log, one line per entry (--time: with the time of each)", run: runJobLog, example: "kuebus job log 1001 --time"},
+			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState, example: "kuebus job state 1001 inactive"},
+			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority, example: "kuebus job priority 1001 critical\nkuebus job priority 1001 -15"},
+			{name: "retry", args: "ID | --all", summary: "run a job again (set its state to inactive), or every failed or cancelled one that matches", run: runJobRetry, example: "kuebus job retry 1001\nkuebus job retry --all --state failed --type email"},
+			{name: "cancel", args: "ID | --all", summary: "cancel a job that has not finished (its running handler is told), or every one that matches", run: runJobCancel, example: "kuebus job cancel 1001\nkuebus job cancel --all --state delayed --type report"},
+			{name: "promote", args: "ID | --all", summary: "make a delayed job ready now, or every one that matches", run: runJobPromote, example: "kuebus job promote 1001\nkuebus job promote --all --type report"},
 		}},
 		{name: "schedule", summary: "create jobs periodically: set, list and remove schedules", sub: []*command{
-			{name: "set", args: "NAME", summary: "create or replace a schedule (--cron or --every, --type, job flags) and print it as JSON", run: runScheduleSet},
-			{name: "ls", summary: "list the schedules with their next and last ticks", run: runScheduleList},
-			{name: "rm", args: "NAME", summary: "remove a schedule (the jobs it made stay)", run: runScheduleRemove},
+			{name: "set", args: "NAME", summary: "create or replace a schedule (--cron or --every, --type, job flags) and print it as JSON", run: runScheduleSet, example: "kuebus schedule set nightly-report --cron '0 3 * * *' --type report\nkuebus schedule set heartbeat --every 30s --type ping --data '{}'"},
+			{name: "ls", summary: "list the schedules with their next and last ticks", run: runScheduleList, example: "kuebus schedule ls"},
+			{name: "rm", args: "NAME", summary: "remove a schedule (the jobs it made stay)", run: runScheduleRemove, example: "kuebus schedule rm nightly-report"},
 		}},
-		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
-		{name: "workers", summary: "list the live workers: types, running jobs, last heartbeat", run: runWorkers},
-		{name: "stats", summary: "count jobs per state and type, and list the paused types; with a Redis shard down, print the other types and exit 1 naming the unreadable ones", run: runStats},
-		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause},
-		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume},
-		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents},
-		{name: "version", summary: "print the version", run: runVersion},
-		{name: "help", args: "[COMMAND]", summary: "show help for kuebus or one command"},
+		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker, example: "kuebus worker email sms --concurrency 4"},
+		{name: "workers", summary: "list the live workers: types, running jobs, last heartbeat", run: runWorkers, example: "kuebus workers"},
+		{name: "stats", summary: "count jobs per state and type, and list the paused types; with a Redis shard down, print the other types and exit 1 naming the unreadable ones", run: runStats, example: "kuebus stats\nkuebus stats --context prod"},
+		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause, example: "kuebus pause email"},
+		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume, example: "kuebus resume email"},
+		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents, example: "kuebus events\nkuebus events 'job.failed.>' --since 1h",
+			details: "SUBJECT is a subject or wildcard pattern without the prefix, e.g. job.complete.> or job.*.*.email."},
+		{name: "context", summary: "name the deployments a command may talk to ($XDG_CONFIG_HOME/kuebus/contexts.yaml), and choose one", sub: []*command{
+			{name: "set", args: "NAME", summary: "create or replace a context: a deployment's NATS URL, prefix and credential files", run: runContextSet, example: "kuebus context set prod --nats-url tls://nats.acme.internal:4222 --prefix acme --nats-creds ~/acme.creds"},
+			{name: "use", args: "NAME", summary: "make NAME the current context, the one a command talks to when nothing else is chosen", run: runContextUse, example: "kuebus context use prod"},
+			{name: "ls", summary: "list the contexts, the current one marked with *", run: runContextList, example: "kuebus context ls"},
+			{name: "rm", args: "NAME", summary: "remove a context (when it is the current one, no context is current after)", run: runContextRemove, example: "kuebus context rm staging"},
+			{name: "show", summary: "print the deployment a command would talk to now, and what chose it", run: runContextShow, example: "kuebus context show\nkuebus context show --context staging"},
+		}},
+		{name: "version", summary: "print the version", run: runVersion, example: "kuebus version"},
+		{name: "help", args: "[COMMAND]", summary: "show help for kuebus or one command", example: "kuebus help job create"},
 	}}
 	var link func(c *command)
 	link = func(c *command) {
@@ -248,7 +263,9 @@ func printUsage(w io.Writer, group *command) {
 	}
 	fmt.Fprint(w, "\nRun 'kuebus help <command>' or 'kuebus <command> --help' for its flags.\n")
 	if group.parent == nil {
-		fmt.Fprintf(w, "\nEnvironment:\n  %s  default of --nats-url\n", envNATSURL)
+		fmt.Fprintf(w, "\nDeployment now: %s\n", deploymentNow(flag.NewFlagSet("", flag.ContinueOnError)))
+		fmt.Fprintf(w, "\nEnvironment:\n  %s  default of --nats-url (a context --context names wins over it)\n", envNATSURL)
+		fmt.Fprintf(w, "  %s   default of --context when no NATS URL is given\n", envContext)
 		fmt.Fprintf(w, "  %s, %s, %s, %s, %s,\n  %s, %s, %s\n      defaults of --nats-token, --nats-user, ... --nats-tls-key\n",
 			envNATSToken, envNATSUser, envNATSPassword, envNATSNkey, envNATSCreds, envNATSTLSCA, envNATSTLSCert, envNATSTLSKey)
 	}

@@ -15,8 +15,19 @@ import (
 
 // TestMain gives the --redis-url test a shared Redis and checks for leaked
 // goroutines (see nodetest.Main for its ignore list). The `kuebus dev` tests
-// start their own redis-server child, as the command does.
-func TestMain(m *testing.M) { os.Exit(nodetest.Main(m)) }
+// start their own redis-server child, as the command does. No test reads
+// the contexts file of the user who runs them (context.go): each sees an
+// empty configuration directory unless it sets one of its own.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kuebus-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	code := nodetest.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // waitTimeout bounds every wait on a signal; generous for slow machines.
 const waitTimeout = 15 * time.Second

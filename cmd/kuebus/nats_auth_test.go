@@ -207,6 +207,9 @@ func TestDevAndTheCLIShareTheTokenVariable(t *testing.T) {
 func TestHelpNeverShowsASecretFromTheEnvironment(t *testing.T) {
 	t.Setenv(envNATSToken, "token-from-env")
 	t.Setenv(envNATSPassword, "password-from-env")
+	// Help names the deployment a command talks to: its URL's password
+	// masked.
+	t.Setenv(envNATSURL, "nats://u:url-password-from-env@127.0.0.1:4222")
 	for _, cmd := range []string{"dev", "stats", "worker", "bench", "cluster", "events"} {
 		r := kuebus(t, cmd, "--help")
 		require.Equal(t, 0, r.code, r.stderr)
@@ -214,4 +217,9 @@ func TestHelpNeverShowsASecretFromTheEnvironment(t *testing.T) {
 		require.NotContains(t, r.stdout, "token-from-env", cmd)
 		require.NotContains(t, r.stdout, "password-from-env", cmd)
 	}
+	r := kuebus(t, "stats", "--help")
+	require.Contains(t, r.stdout, "now: nats://u:xxxxx@127.0.0.1:4222 ($KUEBUS_NATS_URL)")
+	r = kuebus(t, "help")
+	require.Contains(t, r.stdout, "Deployment now: nats://u:xxxxx@127.0.0.1:4222 ($KUEBUS_NATS_URL)")
+	require.NotContains(t, r.stdout, "url-password-from-env")
 }

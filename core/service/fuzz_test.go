@@ -270,7 +270,7 @@ func FuzzRescue(f *testing.F) {
 	fuzzRequest(f, seeds, func(req *core.RescueRequest) error { _, err := checkRescue(req); return err },
 		func(t *testing.T, req *core.RescueRequest) {
 			limit, _ := checkRescue(req)
-			require(t, limit >= 1 && limit <= core.MaxMoveLimit && req.StallLimit >= 0, "%+v", *req)
+			require(t, limit >= 1 && limit <= core.MaxMoveLimit && req.StallLimit >= 0 && req.StallLimit <= core.MaxStallLimit, "%+v", *req)
 		})
 }
 

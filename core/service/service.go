@@ -152,7 +152,7 @@ func New(cfg Config) (*Service, error) {
 		Name:        bus.CoreServiceName,
 		QueueGroup:  bus.CoreQueueGroup,
 		Description: "kuebus core: the job queue's RPC methods",
-		Metadata:    map[string]string{"prefix": cfg.Subjects.Prefix()},
+		Metadata:    map[string]string{bus.MetadataPrefix: cfg.Subjects.Prefix(), bus.MetadataSchema: bus.SchemaURL},
 		MaxWaiting:  cfg.MaxWaitingLeases + leaseHeadroom,
 		Logger:      s.log,
 	})

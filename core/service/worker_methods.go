@@ -476,8 +476,10 @@ func (s *Service) announceComplete(ctx context.Context, o *StoreOp, a *Applied) 
 }
 
 func checkRescue(req *core.RescueRequest) (limit int, err error) {
-	if req.StallLimit < 0 {
-		return 0, core.Invalidf("stall_limit", "%d is negative", req.StallLimit)
+	// The bound a job's own stall_limit has, so that the schema can state
+	// one for each number of a request.
+	if req.StallLimit < 0 || req.StallLimit > core.MaxStallLimit {
+		return 0, core.Invalidf("stall_limit", "%d is outside 0..%d (0 means the core's)", req.StallLimit, core.MaxStallLimit)
 	}
 	return checkLimit(req.Limit)
 }

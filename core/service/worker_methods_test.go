@@ -386,6 +386,7 @@ func TestWorkerMethodsRefuseBadInput(t *testing.T) {
 		{"batch", `{"ops":[]}`, "invalid", "ops: no operations given"},
 		{"rescue", `{"limit":-1}`, "invalid", "limit: -1"},
 		{"rescue", `{"stall_limit":-1}`, "invalid", "stall_limit: -1"},
+		{"rescue", `{"stall_limit":1000001}`, "invalid", "stall_limit: 1000001 is outside 0..1000000"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.body, func(t *testing.T) {
