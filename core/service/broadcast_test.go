@@ -184,3 +184,28 @@ func TestBulkCreatedBroadcastsGoOutEachOnce(t *testing.T) {
 	require.Len(t, leased, 1, "the ordinary job, alone")
 	require.Equal(t, jobs[1].ID, leased[0].ID)
 }
+
+// TestAScheduleOfBroadcastsBroadcastsEachTick: "at 09:00 every day, tell
+// every node": a schedule whose spec is a broadcast makes, at each tick, a
+// broadcast job, which the next promote publishes.
+func TestAScheduleOfBroadcastsBroadcastsEachTick(t *testing.T) {
+	c, clock := newCore(t)
+	ch := listener(t, c, "prices")
+	every := int64(60_000)
+	_, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "reload", Every: &every,
+		Spec: core.Spec{Type: "prices", Data: json.RawMessage(`{"do":"reload"}`), Broadcast: true}})
+	require.NoError(t, err)
+	for tick := range 2 {
+		clock.Advance(time.Minute)
+		fired, err := c.Client.FireSchedules(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, 1, fired.Fired, "tick %d", tick)
+		leaseNothing(t, c, "prices")
+		mv, err := c.Client.Promote(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, 1, mv.Moved, "tick %d", tick)
+		b := nextBroadcast(t, ch)
+		require.JSONEq(t, `{"do":"reload"}`, string(b.Data))
+		require.Equal(t, "reload", b.Job.Schedule)
+	}
+}
