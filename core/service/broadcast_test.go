@@ -209,3 +209,37 @@ func TestAScheduleOfBroadcastsBroadcastsEachTick(t *testing.T) {
 		require.Equal(t, "reload", b.Job.Schedule)
 	}
 }
+
+// TestABroadcastWhoseCoreDiedGoesOutAfterItsClaim: a core that ran the
+// promote's script, and took the broadcast to publish it, then died (here:
+// the store calls alone, no publish) leaves it recorded; promote publishes
+// it once the 5 s claim ran out, not before, and says when to come back.
+func TestABroadcastWhoseCoreDiedGoesOutAfterItsClaim(t *testing.T) {
+	c, clock := newCore(t)
+	ch := listener(t, c, "radio")
+	job, err := c.Client.Create(ctx, "radio", json.RawMessage(`"lost?"`), &core.CreateOpts{Broadcast: true})
+	require.NoError(t, err)
+	now := clock.Now().UnixMilli()
+	moved, _, err := c.Store.Promote(ctx, now, 10)
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+	taken, _, err := c.Store.TakeBroadcasts(ctx, now, now+5000, 10)
+	require.NoError(t, err)
+	require.Len(t, taken, 1)
+
+	mv, err := c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	require.Zero(t, mv.Moved)
+	require.Equal(t, now+5000, mv.NextDue, "the promoter comes back when the claim runs out")
+
+	clock.Advance(5 * time.Second)
+	_, err = c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	b := nextBroadcast(t, ch)
+	require.Equal(t, job.ID, b.ID)
+	require.GreaterOrEqual(t, b.At, now+5000, "not while the dead core's claim held")
+	require.JSONEq(t, `"lost?"`, string(b.Data))
+	n, err := c.Client.Count(ctx, core.StateComplete, "radio")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+}
