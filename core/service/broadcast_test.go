@@ -243,3 +243,45 @@ func TestABroadcastWhoseCoreDiedGoesOutAfterItsClaim(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 }
+
+// TestABroadcastMovedByHandIsBroadcastNotLeased: set_state → inactive and
+// a bulk promote make a broadcast due at once (an enqueue event and
+// queue.due, which wakes the promoter), never ready; the next promote
+// broadcasts it, and a finished one runs again that way.
+func TestABroadcastMovedByHandIsBroadcastNotLeased(t *testing.T) {
+	c, clock := newCore(t)
+	ch := listener(t, c, "radio")
+	dues := events(t, c, c.Client.Subjects().Queue(bus.QueueDue))
+	enqueues := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventEnqueue, "radio"))
+	job, err := c.Client.Create(ctx, "radio", json.RawMessage(`"now"`), &core.CreateOpts{Broadcast: true, Delay: time.Hour})
+	require.NoError(t, err)
+	require.Equal(t, job.PromoteAt, next(t, dues).DueAt)
+	require.True(t, next(t, enqueues).New)
+
+	clock.Advance(time.Second)
+	reply, err := c.Client.Bulk(ctx, core.BulkActionRequest{Action: core.BulkPromote, State: core.StateDelayed, Type: "radio"})
+	require.NoError(t, err)
+	require.Equal(t, 1, reply.Done)
+	ev := next(t, enqueues)
+	require.Equal(t, core.StateDelayed, ev.Job.State, "due at once, not inactive")
+	require.Equal(t, clock.Now().UnixMilli(), ev.Job.PromoteAt)
+	require.Equal(t, clock.Now().UnixMilli(), next(t, dues).DueAt)
+	leaseNothing(t, c, "radio")
+	mv, err := c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, mv.Moved)
+	require.Equal(t, job.ID, nextBroadcast(t, ch).ID)
+
+	// Run it again by hand, as the dashboard's button does.
+	got, err := c.Client.SetState(ctx, job.ID, core.StateInactive)
+	require.NoError(t, err)
+	require.Equal(t, core.StateDelayed, got.State)
+	require.Equal(t, got.PromoteAt, next(t, dues).DueAt)
+	leaseNothing(t, c, "radio")
+	mv, err = c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, mv.Moved)
+	b := nextBroadcast(t, ch)
+	require.Equal(t, job.ID, b.ID)
+	require.JSONEq(t, `"now"`, string(b.Data))
+}
