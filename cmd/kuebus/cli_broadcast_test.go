@@ -56,4 +56,15 @@ func TestBroadcastFromTheCommandLine(t *testing.T) {
 	n, err := c.Client.Count(t.Context(), "", "prices")
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "the bad ones stored nothing")
+
+	// --broadcast is a job flag: job create and schedule set take it.
+	r = kuebus(t, "job", "create", "prices", "--broadcast", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &job), r.stdout)
+	require.True(t, job.Broadcast)
+	r = kuebus(t, "schedule", "set", "reload", "--every", "1m", "--type", "prices", "--broadcast", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	var sc core.Schedule
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sc), r.stdout)
+	require.True(t, sc.Spec.Broadcast)
 }
