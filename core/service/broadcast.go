@@ -14,13 +14,15 @@ import (
 // claim of broadcastClaim), publish each with its data and flush, then
 // tell the store they were sent. Delivery is at least once, never at most
 // once: a core that dies after the promote, or after the take, leaves the
-// broadcast waiting, and the first promote after its claim ran out (the
-// promoter wakes for it: promote's next_due counts it) publishes it again.
-// The only duplicate is a core that died, or stalled past the claim,
-// between its publish and its "sent". Publishing first and completing
-// after would lose nothing either, but would need the publish inside the
-// state change; completing first and publishing without the record would
-// lose the broadcast of a core that died in between.
+// broadcast waiting, and a later promote (of any core) publishes it again
+// once its claim ran out: within broadcastSweep, or at the claim's end
+// when that promote saw the claim (the promoter wakes for it: promote's
+// next_due counts it), so at most about 10 s late. The only duplicate is a
+// core that died, or stalled past the claim, between its publish and its
+// "sent". Publishing first and completing after would need the same
+// record (a crash between the two) and could duplicate as well;
+// completing first and publishing without the record would lose the
+// broadcast of a core that died in between (at most once).
 
 // broadcastClaim is how long a take holds a broadcast for the core that
 // took it. A take, a publish and a flush take milliseconds; the claim only
@@ -31,12 +33,29 @@ const broadcastClaim = 5 * time.Second
 // broadcasts just published.
 const broadcastFlush = 2 * time.Second
 
+// broadcastSweep is how often promote reads the waiting broadcasts when
+// it completed none itself: what another core left (it died) is found
+// within this of its claim's end. Reading them at every promote would
+// double the reads of a promote (one per type), for what is a crash's
+// leftover.
+const broadcastSweep = 5 * time.Second
+
 // broadcast publishes up to limit waiting broadcasts and returns the
-// earliest time another waits (0: none). Failures are reported on
-// queue.error and logged; what was not said to be sent goes out again
+// earliest time another waits (0: none known). It reads them when this
+// promote completed some (promoted), and otherwise at most every
+// broadcastSweep, or when a claim it saw runs out. Failures are reported
+// on queue.error and logged; what was not said to be sent goes out again
 // after its claim.
-func (s *Service) broadcast(ctx context.Context, now int64, limit int) int64 {
+func (s *Service) broadcast(ctx context.Context, now int64, limit int, promoted bool) int64 {
+	if !promoted && now < s.sweepAt.Load() {
+		return 0
+	}
 	jobs, next, err := s.store.TakeBroadcasts(ctx, now, now+broadcastClaim.Milliseconds(), limit)
+	sweepAt := now + broadcastSweep.Milliseconds()
+	if next > 0 && next < sweepAt {
+		sweepAt = next
+	}
+	s.sweepAt.Store(sweepAt)
 	if err != nil {
 		s.errs.report(bus.MethodPromote, err)
 		s.log.Warn("broadcasts not taken", "err", err, "taken", len(jobs))

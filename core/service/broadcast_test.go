@@ -285,3 +285,28 @@ func TestABroadcastMovedByHandIsBroadcastNotLeased(t *testing.T) {
 	require.Equal(t, job.ID, b.ID)
 	require.JSONEq(t, `"now"`, string(b.Data))
 }
+
+// TestABroadcastWhoseCoreDiedAfterThePromoteGoesOutWithinASweep: a core
+// that ran the promote's script and died before it took the broadcast
+// leaves it recorded; another core's promote, which completed no
+// broadcast itself, finds it at its next sweep (every 5 s).
+func TestABroadcastWhoseCoreDiedAfterThePromoteGoesOutWithinASweep(t *testing.T) {
+	c, clock := newCore(t)
+	ch := listener(t, c, "radio")
+	_, err := c.Client.Promote(ctx, 0) // a sweep: the next is 5 s from now
+	require.NoError(t, err)
+	job, err := c.Client.Create(ctx, "radio", json.RawMessage(`"late"`), &core.CreateOpts{Broadcast: true})
+	require.NoError(t, err)
+	now := clock.Now().UnixMilli()
+	moved, _, err := c.Store.Promote(ctx, now, 10) // the core that dies
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+
+	clock.Advance(5 * time.Second)
+	mv, err := c.Client.Promote(ctx, 0)
+	require.NoError(t, err)
+	require.Zero(t, mv.Moved)
+	b := nextBroadcast(t, ch)
+	require.Equal(t, job.ID, b.ID)
+	require.JSONEq(t, `"late"`, string(b.Data))
+}

@@ -525,15 +525,18 @@ func (s *Service) promote(ctx context.Context, req *core.LimitRequest) (*core.Mo
 	}
 	now := s.dueNow()
 	moved, next, err := s.store.Promote(ctx, now, limit)
+	promoted := false
 	for i := range moved {
-		if !moved[i].Broadcast {
+		if moved[i].Broadcast {
+			promoted = true
+		} else {
 			s.publish(bus.EventPromotion, &moved[i], nil)
 		}
 	}
 	// The broadcasts this promote completed, and any a core took before
 	// and did not say it sent (broadcast.go), go out now; the promoter
 	// wakes again for one whose claim runs out.
-	if bnext := s.broadcast(ctx, now, limit); bnext > 0 && (next == 0 || bnext < next) {
+	if bnext := s.broadcast(ctx, now, limit, promoted); bnext > 0 && (next == 0 || bnext < next) {
 		next = bnext
 	}
 	return s.moveReply(bus.MethodPromote, moved, next, err)
