@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,56 @@ func TestABroadcastMovedToInactiveByHandIsDueInstead(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, moved, 1)
 	require.Equal(t, core.StateComplete, moved[0].State)
+}
+
+// TestTwoCoresTakeEachBroadcastOnce: two cores' promotes race over the
+// same due broadcasts: each is completed once and taken by one core.
+func TestTwoCoresTakeEachBroadcastOnce(t *testing.T) {
+	t.Parallel()
+	st, _ := nodetest.NewStore(t)
+	ctx := context.Background()
+	const n = 600
+	specs := make([]core.Spec, n)
+	for i := range specs {
+		specs[i] = core.Spec{Type: []string{"a", "b"}[i%2], Data: []byte(`1`), MaxAttempts: 1, TTL: 1000, Broadcast: true}
+	}
+	_, _, err := st.Create(ctx, 1000, specs)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	promoted, taken := map[int64]int{}, map[int64]int{}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				moved, _, err := st.Promote(ctx, 1000, 37)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				jobs, _, err := st.TakeBroadcasts(ctx, 1000, 6000, 29)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, j := range moved {
+					promoted[j.ID]++
+				}
+				for _, j := range jobs {
+					taken[j.ID]++
+				}
+				mu.Unlock()
+				if len(moved) == 0 && len(jobs) == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, promoted, n)
+	require.Len(t, taken, n)
+	for id := range promoted {
+		require.Equal(t, 1, promoted[id], "job %d completed once", id)
+		require.Equal(t, 1, taken[id], "job %d taken once", id)
+	}
 }
