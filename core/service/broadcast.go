@@ -66,8 +66,9 @@ func (s *Service) broadcast(ctx context.Context, now int64, limit int, promoted 
 	for i := range jobs {
 		s.publishBroadcast(&jobs[i])
 	}
-	// Sent means the NATS server has them (and, with durable events, its
-	// stream): until the flush answers they could still be in our buffer.
+	// Sent means the NATS server has them (with durable events, it stores
+	// them in its stream from there, as every event): until the flush
+	// answers they could still be in our buffer.
 	fctx, cancel := context.WithTimeout(ctx, broadcastFlush)
 	defer cancel()
 	if err := s.nc.FlushWithContext(fctx); err != nil {
