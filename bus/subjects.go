@@ -74,6 +74,9 @@ const (
 	EventCancel = "cancel"
 	// EventPriority: set_priority changed a job's priority.
 	EventPriority = "priority"
+	// EventBroadcast: a broadcast job fell due; the event carries the
+	// job with its data, for every listener (DESIGN §10.4).
+	EventBroadcast = "broadcast"
 )
 
 // Queue events, the <event> token of queue.<event>.

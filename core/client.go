@@ -131,6 +131,9 @@ type CreateOpts struct {
 	UniqueKey        string
 	StallLimit       *int      // nil: the core's configured limit (1)
 	RemoveOnFail     Retention // zero: the type's default (none: kept)
+	// Broadcast sends the job to every SubscribeBroadcast listener of its
+	// type when due, instead of to one worker (Spec.Broadcast).
+	Broadcast bool
 }
 
 // Spec turns a type, data and options into the spec sent on the wire. data
@@ -149,6 +152,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
 		sp.StallLimit, sp.RemoveOnFail = o.StallLimit, o.RemoveOnFail
+		sp.Broadcast = o.Broadcast
 	}
 	return sp, nil
 }

@@ -34,6 +34,8 @@
 //	trace.go          CheckTraceparent: the W3C trace context a job keeps
 //	replay.go         Client.Replay: durable events from a time or a
 //	                  sequence, then live
+//	broadcast.go      Client.SubscribeBroadcast: broadcast jobs as they fall
+//	                  due, with their data
 //
 // Delivery is at least once; handlers must be idempotent.
 package core

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -141,4 +142,41 @@ func ExampleCallMiddleware() {
 	// Output:
 	// core.get err: core.get: kuebus: not_found: job 42 not found
 	// core.stats err: <nil>
+}
+
+// Broadcast: one job to every listener of its type, with its data, when it
+// falls due (here 100 ms from now). The promoter of `kuebus dev` publishes
+// it; no worker leases it, and it ends complete.
+func ExampleClient_SubscribeBroadcast() {
+	natsURL, stop := nodetest.Queue()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	got := make(chan string, 2)
+	for _, node := range []string{"node-a", "node-b"} {
+		nc, _ := nats.Connect(natsURL)
+		defer nc.Close()
+		listener, _ := core.NewClient(nc, nil)
+		sub, _ := listener.SubscribeBroadcast("prices", func(b *core.Broadcast) {
+			got <- node + " " + string(b.Data)
+		})
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	client, _ := core.NewClient(nc, nil)
+	job, _ := client.Create(ctx, "prices", map[string]string{"do": "reload"},
+		&core.CreateOpts{Broadcast: true, Delay: 100 * time.Millisecond})
+	heard := []string{<-got, <-got}
+	slices.Sort(heard)
+	fmt.Println(heard[0])
+	fmt.Println(heard[1])
+	done, _ := client.Await(ctx, job.ID)
+	fmt.Println(done.State, done.Broadcast)
+	// Output:
+	// node-a {"do":"reload"}
+	// node-b {"do":"reload"}
+	// complete true
 }

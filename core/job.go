@@ -238,6 +238,12 @@ type Spec struct {
 	// job keeps it, and the worker's span continues that trace. Empty: the
 	// request's traceparent header, if any and valid.
 	Trace string `json:"trace,omitempty"`
+	// Broadcast makes the job a message to every listener instead of work
+	// for one worker (DESIGN §10.4): no worker leases it; when it is due
+	// (at once, or after Delay) core publishes it once, with its data, on
+	// job.broadcast.<id>.<type>, and it ends complete. Its attempts,
+	// backoff, ttl and stall limit do not apply.
+	Broadcast bool `json:"broadcast,omitempty"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -341,6 +347,9 @@ type Job struct {
 	// Trace is the W3C traceparent of the create that made the job (empty:
 	// none came with it): a worker's span for the job continues that trace.
 	Trace string `json:"trace,omitempty"`
+	// Broadcast marks a job that goes to every listener when due, never to
+	// a worker (Spec.Broadcast).
+	Broadcast bool `json:"broadcast,omitempty"`
 }
 
 // AttemptError is one failed attempt in a job's error history: which

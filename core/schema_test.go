@@ -361,6 +361,7 @@ var requestRules = map[string]map[string]map[string]any{
 		"backoff":            {},
 		"remove_on_complete": {},
 		"remove_on_fail":     {},
+		"broadcast":          {"description": "true: published to every listener when due, never leased"},
 	},
 	"Backoff": {
 		"type":  required,

@@ -17,8 +17,8 @@ import (
 //     "max_attempts","backoff","ttl","remove_on_complete","remove_on_fail"}
 //     (each retention true, false or {"age","count"}).
 //
-// unique_key and stall_limit (kuebus's own, Kue has neither) sit at the top
-// in both forms.
+// unique_key, stall_limit and broadcast (kuebus's own, Kue has none of
+// them) sit at the top in both forms.
 // Options in both places at once are refused: one of them would be ignored.
 type jobBody struct {
 	Type      string          `json:"type"`
@@ -36,6 +36,9 @@ type jobBody struct {
 
 	// StallLimit is at the top in both forms, as UniqueKey is.
 	StallLimit *int `json:"stall_limit,omitempty"`
+	// Broadcast too (kuebus's own): the job goes to every listener when
+	// due, never to a worker.
+	Broadcast bool `json:"broadcast,omitempty"`
 }
 
 // kueOptions are Kue's job options, with Kue's names on the wire.
@@ -53,7 +56,7 @@ type kueOptions struct {
 // spec turns the body into core.create's spec. Values are checked by core,
 // which names the field.
 func (b *jobBody) spec() (core.Spec, error) {
-	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit}
+	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit, Broadcast: b.Broadcast}
 	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil || b.RemoveOnFail != nil
 	if b.Options == nil {
 		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), deref(b.Delay), deref(b.MaxAttempts)

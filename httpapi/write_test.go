@@ -74,6 +74,17 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, 1, job.StallLimit, "the node's default")
 	})
 
+	t.Run("broadcast sits at the top in both forms, and is a boolean", func(t *testing.T) {
+		job := e.create(`{"type":"radio","broadcast":true,"options":{"delay":500}}`)
+		require.True(t, job.Broadcast, "Kue's form")
+		require.Equal(t, core.StateDelayed, job.State)
+		job = e.create(`{"type":"radio","broadcast":true,"data":{"say":"hi"}}`)
+		require.True(t, job.Broadcast, "the flat spec")
+		require.Equal(t, core.StateDelayed, job.State, "a broadcast waits for the promoter, never in ready")
+		require.Equal(t, "broadcast: expected bool, got JSON string",
+			e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"radio","broadcast":"yes"}`))
+	})
+
 	t.Run("an array creates all its jobs and answers an array", func(t *testing.T) {
 		var out []struct {
 			Message string

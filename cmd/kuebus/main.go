@@ -105,6 +105,7 @@ func commands() *command {
 			{name: "ls", summary: "list the schedules with their next and last ticks", run: runScheduleList, example: "kuebus schedule ls"},
 			{name: "rm", args: "NAME", summary: "remove a schedule (the jobs it made stay)", run: runScheduleRemove, example: "kuebus schedule rm nightly-report"},
 		}},
+		{name: "broadcast", args: "TYPE", summary: "send --data to every listener of TYPE (job.broadcast.>) when due (--delay), and print the job as JSON", run: runBroadcast, example: "kuebus broadcast prices --data '{\"do\":\"reload\"}'\nkuebus broadcast prices --data '{\"do\":\"reload\"}' --delay 30s"},
 		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker, example: "kuebus worker email sms --concurrency 4"},
 		{name: "workers", summary: "list the live workers: types, running jobs, last heartbeat", run: runWorkers, example: "kuebus workers"},
 		{name: "stats", summary: "count jobs per state and type, and list the paused types; with a Redis shard down, print the other types and exit 1 naming the unreadable ones", run: runStats, example: "kuebus stats\nkuebus stats --context prod"},

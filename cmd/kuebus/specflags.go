@@ -13,6 +13,7 @@ type specFlags struct {
 	data, priority, delay, backoff, ttl, uniqueKey, stallLimit *string
 	maxAttempts                                                *int
 	removeOnComplete, removeOnFail                             retentionFlag
+	broadcast                                                  *bool
 }
 
 func (f *specFlags) register(fs *flag.FlagSet) {
@@ -23,6 +24,7 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	f.backoff = fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
 	f.ttl = fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
 	f.uniqueKey = fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
+	f.broadcast = fs.Bool("broadcast", false, "send the job's data to every listener of its type when due (job.broadcast), never to a worker")
 	fs.Var(&f.removeOnComplete, "remove-on-complete", "remove the job as it completes; or, as =age=DURATION,count=N, keep it that long and while among the N newest complete jobs of its type (default: the type's default, else kept)")
 	fs.Var(&f.removeOnFail, "remove-on-fail", "the same, once the job failed for good")
 	f.stallLimit = fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
@@ -33,6 +35,7 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 func (f *specFlags) spec(jobType string) (core.Spec, error) {
 	sp := core.Spec{Type: jobType, MaxAttempts: *f.maxAttempts, UniqueKey: *f.uniqueKey,
 		RemoveOnComplete: f.removeOnComplete.r, RemoveOnFail: f.removeOnFail.r}
+	sp.Broadcast = *f.broadcast
 	var err error
 	if *f.data != "" {
 		if sp.Data, err = parseJSON("data", *f.data); err != nil {

@@ -74,7 +74,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 // runPromoteDue moves the due jobs among ids to ready: the next due time
 // (0: none) and the jobs moved.
 func (s *Store) runPromoteDue(ctx context.Context, tk typeKeys, now int64, ids []int64) (int64, []core.Job, error) {
-	keys := tk.fixed()
+	keys := append(tk.fixed(), tk.broadcasts())
 	args := make([]any, 0, 1+len(ids))
 	args = append(args, now)
 	for _, id := range ids {
@@ -86,6 +86,32 @@ func (s *Store) runPromoteDue(ctx context.Context, tk typeKeys, now int64, ids [
 		return 0, nil, err
 	}
 	return num(res[0]), decodeRows(res[1:]), nil
+}
+
+// runBroadcastTake claims the broadcasts among ids that are due by now
+// until `until`: the earliest time still in the type's broadcasts (0:
+// none) and the jobs taken, data included.
+func (s *Store) runBroadcastTake(ctx context.Context, tk typeKeys, now, until int64, ids []int64) (int64, []core.Job, error) {
+	args := make([]any, 0, 2+len(ids))
+	args = append(args, now, until)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	res, err := s.eval(ctx, broadcastTake, append(tk.fixed(), tk.broadcasts(), tk.job(0)), args...).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	return num(res[0]), decodeRows(res[1:]), nil
+}
+
+// runBroadcastSent marks the broadcasts of ids published: how many were
+// still waiting to be.
+func (s *Store) runBroadcastSent(ctx context.Context, tk typeKeys, ids []int64) (int64, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return s.eval(ctx, broadcastSent, append(tk.fixed(), tk.broadcasts(), tk.job(0), tk.log(0), tk.errors(0)), args...).Int64()
 }
 
 // decodeRows decodes rows, leaving out any of a job that does not exist.

@@ -20,6 +20,8 @@
 //	schedule.go schedules beside their job type's keys: set, list, remove,
 //	            the due ones, and firing one tick
 //	clean.go    the cleaner's removal of finished jobs past their retention
+//	broadcast.go broadcast jobs promoted and not yet published: take them
+//	            to publish, and say they were
 //	search.go   search: the type-by-type walk within a budget, and its script
 //	history.go  the per-minute history: add a core's counts, read minutes summed
 //	workers.go  workers' heartbeats (lua/heartbeat.lua) and the list of live ones

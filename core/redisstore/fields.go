@@ -95,6 +95,9 @@ var jobFields = []jobField{
 	{name: "schedule_at", row: true, newJob: sparse, zero: "0", // that tick, unix ms
 		decode: func(j *core.Job, v any) { j.ScheduleAt = num(v) },
 		encode: func(j *core.Job) any { return j.ScheduleAt }},
+	{name: "broadcast", row: true, newJob: sparse, zero: "0", // "1": published to every listener when due, never leased (promote_due.lua)
+		decode: func(j *core.Job, v any) { j.Broadcast = str(v) == "1" },
+		encode: func(j *core.Job) any { return flag(j.Broadcast) }},
 
 	// Written by later scripts only. A new job has no attempts and no
 	// progress: it writes neither, and they read as 0.

@@ -37,6 +37,10 @@ import (
 //	failed    ZSET  failed jobs; score = when they failed, member = id
 //	cancelled ZSET  cancelled jobs; score = when they were cancelled, member = id
 //	unique    HASH  unique_key → id of the unfinished job holding it
+//	broadcasts ZSET broadcast jobs complete but not yet published; score =
+//	                when a core may take one to publish it (at once, or
+//	                when the claim of a core that took it and did not say
+//	                it was sent runs out), member = id (lua/broadcast_take.lua)
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
 //	                paused "1" while the type is paused (lua/pause.lua);
@@ -89,6 +93,8 @@ func (t typeKeys) stats() string     { return t.base + "stats" }
 func (t typeKeys) cancelled() string { return t.base + "cancelled" }
 
 func (t typeKeys) schedules() string { return t.base + "schedules" }
+
+func (t typeKeys) broadcasts() string { return t.base + "broadcasts" }
 
 func (t typeKeys) schedule(name string) string { return t.base + "schedule:" + name }
 

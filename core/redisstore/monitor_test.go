@@ -76,7 +76,8 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
 		"remove_job.lua", "clean.lua", "search.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
-		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua"} {
+		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
+		"broadcast_take.lua", "broadcast_sent.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
 	require.Len(t, ran, len(redisstore.ScriptNames()), "every script of lua/ ran")
@@ -152,8 +153,16 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	require.NotEmpty(t, stray)
 	_, _, err = st.Rescue(ctx, now+100, 100, 1)
 	must(err)
+	// a broadcast: the promote completes it; a core takes it to publish,
+	// then says it went out
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", Data: []byte(`"all"`), MaxAttempts: 1, TTL: 1000, Broadcast: true}})
+	must(err)
 	_, _, err = st.Promote(ctx, now+100, 100)
 	must(err)
+	taken, _, err := st.TakeBroadcasts(ctx, now+100, now+5100, 100)
+	must(err)
+	require.Len(t, taken, 1)
+	must(st.BroadcastsSent(ctx, taken))
 
 	_, _, err = st.SetState(ctx, now, jobs2[0].ID, core.StateFailed)
 	must(err)

@@ -85,6 +85,8 @@ var (
 	addHistory    = loadScript("history_add.lua")
 	heartbeat     = loadScript("heartbeat.lua")
 	expireLeases  = loadScript("expire_leases.lua")
+	broadcastTake = loadScript("broadcast_take.lua")
+	broadcastSent = loadScript("broadcast_sent.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

@@ -76,8 +76,23 @@ func (s *Service) bulk(ctx context.Context, req *core.BulkActionRequest) (*core.
 		return nil, err
 	}
 	event := bulkEvents[q.Action]
+	var due int64
 	for i := range res.Jobs {
-		s.publish(event, &res.Jobs[i], nil)
+		j := &res.Jobs[i]
+		if j.Broadcast && j.State == core.StateDelayed && (q.Action == core.BulkRetry || q.Action == core.BulkPromote) {
+			// A broadcast a retry or promote made due at once instead of
+			// inactive (never leased): back in the queue, as set_state
+			// says it, and the promoter told.
+			s.publish(bus.EventEnqueue, j, nil)
+			if due == 0 || j.PromoteAt < due {
+				due = j.PromoteAt
+			}
+			continue
+		}
+		s.publish(event, j, nil)
+	}
+	if due > 0 {
+		s.announceDue(due)
 	}
 	reply := &core.BulkActionReply{Matched: res.Matched, Done: len(res.Jobs), More: res.Next != nil}
 	if res.Next != nil {

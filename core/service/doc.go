@@ -23,6 +23,8 @@
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
 //	cancel.go          cancel a job that has not finished, then job.cancel
+//	broadcast.go       the broadcasts a promote completed: published with
+//	                   their data on job.broadcast, then ended in the store
 //	bulk.go            bulk: one action on the jobs of a state, bounded per call
 //	schedule.go        schedule_set, _list, _remove, and schedule_fire, the
 //	                   leader's call that fires the ticks that have come

@@ -474,7 +474,7 @@ func (s *Service) setState(ctx context.Context, req *core.SetStateRequest) (*cor
 				ev.Error, ev.Attempts = job.Error, job.Attempts
 			}
 		})
-		if req.State == core.StateDelayed {
+		if job.State == core.StateDelayed { // a broadcast job sent to inactive is due at once instead
 			s.announceDue(job.PromoteAt)
 		}
 	}
@@ -523,9 +523,21 @@ func (s *Service) promote(ctx context.Context, req *core.LimitRequest) (*core.Mo
 	if err != nil {
 		return nil, err
 	}
-	moved, next, err := s.store.Promote(ctx, s.dueNow(), limit)
+	now := s.dueNow()
+	moved, next, err := s.store.Promote(ctx, now, limit)
+	promoted := false
 	for i := range moved {
-		s.publish(bus.EventPromotion, &moved[i], nil)
+		if moved[i].Broadcast {
+			promoted = true
+		} else {
+			s.publish(bus.EventPromotion, &moved[i], nil)
+		}
+	}
+	// The broadcasts this promote completed, and any a core took before
+	// and did not say it sent (broadcast.go), go out now; the promoter
+	// wakes again for one whose claim runs out.
+	if bnext := s.broadcast(ctx, now, limit, promoted); bnext > 0 && (next == 0 || bnext < next) {
+		next = bnext
 	}
 	return s.moveReply(bus.MethodPromote, moved, next, err)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -113,13 +114,16 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
-	creates  *batch.Joiner[core.Spec, stored]
-	waits    *waitRoom
-	errs     *errorReporter       // queue.error
-	history  *history             // per-minute counts not yet in Redis
-	wakes    *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
-	wakeSub  []*nats.Subscription // queue.resume
-	closing  chan struct{}        // closed by Stop: waiting leases answer at once
+	creates *batch.Joiner[core.Spec, stored]
+	waits   *waitRoom
+	errs    *errorReporter       // queue.error
+	history *history             // per-minute counts not yet in Redis
+	wakes   *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
+	wakeSub []*nats.Subscription // queue.resume
+	closing chan struct{}        // closed by Stop: waiting leases answer at once
+	// sweepAt is when promote next reads the waiting broadcasts although
+	// it completed none (broadcast.go), unix ms.
+	sweepAt  atomic.Int64
 	stopOnce sync.Once
 	stopErr  error
 }

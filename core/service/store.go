@@ -73,6 +73,13 @@ type Store interface {
 	// Promote moves up to limit delayed jobs whose time has come to inactive,
 	// returning them and the next due time (0 when none waits).
 	Promote(ctx context.Context, now int64, limit int) (moved []core.Job, nextDue int64, err error)
+	// TakeBroadcasts claims, until `until`, up to limit broadcast jobs
+	// that a promote completed and no core has published yet (or whose
+	// earlier claim ran out), returning them with their data and the
+	// earliest time another waits (0: none).
+	TakeBroadcasts(ctx context.Context, now, until int64, limit int) (jobs []core.Job, next int64, err error)
+	// BroadcastsSent ends the broadcasts of jobs once they are published.
+	BroadcastsSent(ctx context.Context, jobs []core.Job) error
 	// Pause pauses (paused true) or resumes a job type; changed is false
 	// when it was so already. A type paused before it has jobs is listed
 	// by Types from then on.

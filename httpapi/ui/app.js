@@ -690,7 +690,8 @@ function renderJob(id, loaded) {
   const backoff = job.backoff ? `${job.backoff.type}, ${duration(job.backoff.delay)}` : "none (retry at once)";
   return h("div", { id: "job", dataset: { id: job.id, state: job.state } },
     h("a", { class: "back", href: listHash({ state: job.state, type: "all", order: defaultOrder(job.state), page: 0 }) }, `‹ ${job.state} jobs`),
-    h("div", { class: "jobhead" }, h("h1", {}, `#${job.id} `, h("span", { class: "muted" }, job.type)), h("span", { id: "job-state" }, badge(job.state)), actions),
+    h("div", { class: "jobhead" }, h("h1", {}, `#${job.id} `, h("span", { class: "muted" }, job.type)), h("span", { id: "job-state" }, badge(job.state)),
+      job.broadcast ? h("span", { class: "tag broadcast", id: "job-broadcast", title: "published to every listener when due (job.broadcast), never leased by a worker" }, "broadcast") : null, actions),
     h("div", { class: "panel" }, h("h3", {}, "Progress"),
       h("div", { class: "progress" }, bar(job.progress, job.state, true), h("span", { class: "mono", id: "job-progress" }, `${job.progress || 0}%`))),
     job.error ? h("div", { class: "panel" }, h("h3", {}, job.state === "failed" ? "Error" : "Last error"), h("div", { class: "errorbox", id: "job-error" }, job.error)) : null,

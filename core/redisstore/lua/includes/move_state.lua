@@ -11,6 +11,13 @@
 -- attempts and stalls and takes the unique key back unless another job
 -- holds it by now.
 local function move_state(jobkey, id, cur, new, now)
+  -- a broadcast job is never leased: a move that would let a worker have
+  -- it (to inactive or active) makes it due at once instead, and the next
+  -- promote broadcasts it
+  local due_now = false
+  if (new == 'inactive' or new == 'active') and redis.call('HGET', jobkey, 'broadcast') == '1' then
+    new, due_now = 'delayed', true
+  end
   leave(jobkey, id, cur)
   -- a person moved the job: no earlier lease may act on it, nor be
   -- answered as a retry of what it did
@@ -19,7 +26,8 @@ local function move_state(jobkey, id, cur, new, now)
   if new == 'inactive' then
     enter_ready(jobkey, id, redis.call('HGET', jobkey, 'priority'))
   elseif new == 'delayed' then
-    local at = now + (tonumber(redis.call('HGET', jobkey, 'delay')) or 0)
+    local at = now
+    if not due_now then at = now + (tonumber(redis.call('HGET', jobkey, 'delay')) or 0) end
     enter_due(id, at)
     redis.call('HSET', jobkey, 'promote_at', at)
   elseif new == 'active' then
