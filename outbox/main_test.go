@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := nodetest.Main(m)
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
 	if err := pg.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "outbox: stop PostgreSQL: %v\n", err)
 		code = max(code, 1)
