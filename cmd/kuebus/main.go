@@ -104,6 +104,7 @@ func commands() *command {
 		{name: "pause", args: "TYPE", summary: "pause a job type: its jobs stay, and none is leased until resumed", run: runPause},
 		{name: "resume", args: "TYPE", summary: "resume a paused job type", run: runResume},
 		{name: "events", args: "[SUBJECT]", summary: "print events as they happen: job.> and queue.>, or SUBJECT; with --since or --from-seq, the durable events stored first", run: runEvents},
+		{name: "outbox", args: "relay|migrate|stats [FLAGS]", summary: "run kuebus-outbox: move jobs enqueued in SQL transactions to core (docs/outbox.md)", run: runOutbox},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", args: "[COMMAND]", summary: "show help for kuebus or one command"},
 	}}
