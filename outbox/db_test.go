@@ -22,10 +22,11 @@ type testDB struct {
 	db      *sql.DB
 }
 
-// forEachDB runs fn as a subtest on a fresh database of each dialect the
-// suite can start: PostgreSQL and SQLite.
+// forEachDB runs fn as a subtest on a fresh database of each dialect:
+// PostgreSQL, MariaDB (for MySQL) and SQLite.
 func forEachDB(t *testing.T, fn func(t *testing.T, d *testDB)) {
 	t.Run("on PostgreSQL", func(t *testing.T) { fn(t, newPostgresDB(t)) })
+	t.Run("on MariaDB", func(t *testing.T) { fn(t, newMariaDB(t)) })
 	t.Run("on SQLite", func(t *testing.T) { fn(t, newSQLiteDB(t)) })
 }
 
@@ -45,6 +46,26 @@ func newPostgresDB(t testing.TB) *testDB {
 	d.db = d.open(t)
 	t.Cleanup(func() {
 		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
+	})
+	return d
+}
+
+// newMariaDB creates a database of its own on the suite's MariaDB,
+// dropped when the test ends.
+func newMariaDB(t testing.TB) *testDB {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "t" + hex.EncodeToString(b)
+	admin, err := sql.Open("mysql", maria.dsn(""))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	_, err = admin.ExecContext(context.Background(), "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	d := &testDB{dialect: outbox.MySQL, driver: "mysql", dsn: maria.dsn(name)}
+	d.db = d.open(t)
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name)
 	})
 	return d
 }

@@ -419,6 +419,18 @@ func (r *Relay) finish(ctx context.Context, q querier, rows []row, dead []deadRo
 			return fmt.Errorf("outbox: relay: insert into %s: %w", tableDead, err)
 		}
 	}
+	if r.ob.dialect == MySQL {
+		// One row at a time, by its key: InnoDB may run an IN list as a
+		// scan that locks rows it does not delete, another relay's among
+		// them, and the two relays then deadlock (the test of two relays
+		// found it). A delete by primary key locks that row only.
+		for _, w := range rows {
+			if _, err := q.ExecContext(ctx, r.ob.dialect.deleteRows(1), w.id); err != nil {
+				return fmt.Errorf("outbox: relay: delete row %d: %w", w.id, err)
+			}
+		}
+		return nil
+	}
 	ids := make([]any, len(rows))
 	for i, w := range rows {
 		ids[i] = w.id

@@ -5,20 +5,21 @@
 # Chromium for the dashboard's browser test; with --node, Node.js and npm and
 # the Node example's one dependency (examples/node, run by its Go test);
 # with --prom, promtool (Debian's prometheus package), which checks the
-# alert rules of deploy/prometheus; with --postgres, Debian's postgresql,
-# whose server the outbox module's tests start in a folder of their own
-# (the package's own cluster service is not used). Installs only what is
-# missing.
+# alert rules of deploy/prometheus; with --postgres and --mariadb, Debian's
+# postgresql and mariadb-server, whose servers the outbox module's tests
+# start in folders of their own (the packages' own services are not used).
+# Installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-browser=0 nodejs=0 prom=0 postgres=0
+browser=0 nodejs=0 prom=0 postgres=0 mariadb=0
 for arg in "$@"; do
   case "$arg" in
     --browser) browser=1 ;;
     --node) nodejs=1 ;;
     --prom) prom=1 ;;
     --postgres) postgres=1 ;;
-    *) echo "install-deps: unknown flag $arg (takes --browser, --node, --prom, --postgres)" >&2; exit 2 ;;
+    --mariadb) mariadb=1 ;;
+    *) echo "install-deps: unknown flag $arg (takes --browser, --node, --prom, --postgres, --mariadb)" >&2; exit 2 ;;
   esac
 done
 need=()
@@ -40,6 +41,9 @@ if ((nodejs)); then
 fi
 if ((postgres)) && ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then
   need+=(postgresql)
+fi
+if ((mariadb)) && ! command -v mariadb-install-db >/dev/null 2>&1; then
+  need+=(mariadb-server)
 fi
 # promtool alone is used: the server's recommends stay out.
 need_lean=()

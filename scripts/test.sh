@@ -6,7 +6,7 @@
 # embedded NATS servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --browser --node --prom --postgres
+scripts/install-deps.sh --browser --node --prom --postgres --mariadb
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n "$unformatted" ]]; then
   echo "gofmt would change:" >&2
