@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/kuebus/kuebus/node"
 )
 
 // outboxBinary is the outbox's command (outbox/cmd/kuebus-outbox): a
 // binary of the outbox module, which links the SQL drivers that kuebus
 // must not (docs/outbox.md).
-const outboxBinary = "kuebus-outbox"
+const outboxBinary = node.OutboxBinary
 
 // outboxStopGrace is how long `kuebus outbox` waits for its child after
 // passing on SIGTERM, before it kills it.
@@ -34,9 +35,9 @@ func runOutbox(ctx context.Context, e *env, args []string) error {
 		}
 		return errHelp
 	}
-	path, err := findOutboxBinary()
+	path, err := node.FindOutboxBinary()
 	if err != nil {
-		return err
+		return fmt.Errorf("outbox: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.stdout, e.stderr
@@ -54,21 +55,4 @@ func runOutbox(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("outbox: run %s: %w", path, err)
 	}
 	return nil
-}
-
-// findOutboxBinary looks beside this executable first (a release puts
-// both in one folder), then on PATH.
-func findOutboxBinary() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), outboxBinary)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(outboxBinary); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("outbox: no %s next to kuebus or on PATH; build it from the kuebus repository with "+
-		"`cd outbox && go build -o DIR/%s ./cmd/%s` (it is a module of its own, so that kuebus links no SQL driver)",
-		outboxBinary, outboxBinary, outboxBinary)
 }
