@@ -2,14 +2,22 @@ package outbox_test
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // binDir holds the kuebus-outbox the tests build, once per run; TestMain
@@ -120,4 +128,33 @@ func stopRelay(t testing.TB, cmd *exec.Cmd) {
 	t.Helper()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "the relay exits 0 on SIGTERM")
+}
+
+func TestTheRelayServesItsMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a relay binary")
+	}
+	d := newSQLiteDB(t)
+	c := nodetest.NewCore(t, service.Config{})
+	ob := d.outbox(t)
+	port, err := freePort()
+	require.NoError(t, err)
+	relay := startRelay(t, d, c.NATS.ClientURL(), "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", port))
+	enqueue(t, d.db, ob, true, spec("metered", 1), spec("metered", 2))
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if err != nil {
+			return false // not listening yet
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, "kuebus_outbox_relayed_total 2\n")
+	}, 60*time.Second, 10*time.Millisecond)
+	require.Contains(t, body, "kuebus_outbox_rows_waiting 0\n")
+	require.Contains(t, body, "kuebus_outbox_oldest_age_seconds 0.000\n")
+	require.Contains(t, body, "kuebus_outbox_rows_dead 0\n")
+	require.Contains(t, body, "kuebus_outbox_dead_total 0\n")
+	stopRelay(t, relay)
 }
