@@ -60,7 +60,9 @@ func TestTheRingsLeaderRunsTheRelayAndTheNextLeaderTakesOver(t *testing.T) {
 	startOutboxNode(t, "b", c, d, a.Info().RingAddr)
 	require.NoError(t, a.Stop(), "a stops its relay with itself")
 	enqueue(t, d.db, ob, true, batch(10)...)
-	require.Eventually(t, func() bool { return count() == 20 }, 60*time.Second, 5*time.Millisecond,
+	// The table empties after the jobs exist: the relay deletes a batch's
+	// rows once core has made its jobs.
+	require.Eventually(t, func() bool { return d.rows(t, "kuebus_outbox") == 0 }, 60*time.Second, 5*time.Millisecond,
 		"b leads once a has left, and runs the relay")
-	require.Zero(t, d.rows(t, "kuebus_outbox"))
+	require.Equal(t, int64(20), count())
 }
