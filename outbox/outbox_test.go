@@ -273,3 +273,35 @@ func TestTwoRelaysOnOneTableNeverSendARowTwice(t *testing.T) {
 		}
 	})
 }
+
+func TestEveryFieldOfASpecReachesItsJob(t *testing.T) {
+	d := newSQLiteDB(t)
+	c := nodetest.NewCore(t, service.Config{})
+	ob := d.outbox(t)
+	ctx := context.Background()
+	stalls := 3
+	sp := core.Spec{
+		Type: "full", Data: json.RawMessage(`{"order":42,"items":["a","b"]}`),
+		Priority: core.PriorityHigh, Delay: 3_600_000, MaxAttempts: 5,
+		Backoff: core.ExponentialBackoff(2 * time.Second), TTL: 90_000,
+		RemoveOnComplete: core.RemoveAtOnce, RemoveOnFail: core.Retention{Age: 86_400_000, Count: 10},
+		UniqueKey: "order-42", StallLimit: &stalls,
+	}
+	enqueue(t, d.db, ob, true, sp)
+	require.NoError(t, ob.Relay(c.Client, nil).Drain(ctx))
+	jobs := jobsOf(t, c.Client, "full")
+	require.Len(t, jobs, 1)
+	job, err := c.Client.Get(ctx, jobs[0].ID)
+	require.NoError(t, err)
+	require.JSONEq(t, string(sp.Data), string(job.Data))
+	require.Equal(t, core.PriorityHigh, job.Priority)
+	require.Equal(t, core.StateDelayed, job.State)
+	require.Equal(t, sp.Delay, job.Delay)
+	require.Equal(t, 5, job.MaxAttempts)
+	require.Equal(t, sp.Backoff, job.Backoff)
+	require.Equal(t, sp.TTL, job.TTL)
+	require.Equal(t, core.RemoveAtOnce, job.RemoveOnComplete)
+	require.Equal(t, sp.RemoveOnFail, job.RemoveOnFail)
+	require.Equal(t, "order-42", job.UniqueKey, "a spec's own unique key is kept")
+	require.Equal(t, 3, job.StallLimit)
+}
