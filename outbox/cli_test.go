@@ -52,8 +52,14 @@ func relayBinary(t testing.TB) string {
 // stdout and stderr.
 func kuebusOutbox(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
+	return kuebusOutboxEnv(t, nil, args...)
+}
+
+// kuebusOutboxEnv is kuebusOutbox with variables set (NAME=VALUE).
+func kuebusOutboxEnv(t testing.TB, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(relayBinary(t), args...)
-	cmd.Env = append(os.Environ(), "KUEBUS_OUTBOX_DSN=")
+	cmd.Env = append(append(os.Environ(), "KUEBUS_OUTBOX_DSN=", "KUEBUS_OUTBOX_DRIVER="), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -92,7 +98,7 @@ func TestTheCLIRefusesBadFlagsNamingThem(t *testing.T) {
 
 func TestTheCLIMigratesAndCountsTheRows(t *testing.T) {
 	d := newSQLiteDB(t)
-	code, _, stderr := kuebusOutbox(t, "migrate", "--driver", "sqlite", "--dsn", d.dsn)
+	code, _, stderr := kuebusOutboxEnv(t, []string{"KUEBUS_OUTBOX_DRIVER=sqlite", "KUEBUS_OUTBOX_DSN=" + d.dsn}, "migrate")
 	require.Equal(t, 0, code, stderr)
 	ob := d.outbox(t) // Migrate again: nothing to do
 	enqueue(t, d.db, ob, true, spec("a", 1), spec("a", 2))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +17,12 @@ import (
 // binary of the outbox module, which links the SQL drivers that kuebus
 // must not (docs/outbox.md).
 const outboxBinary = node.OutboxBinary
+
+// outboxExamples are the command's examples, one a line. They give the
+// database in variables, which kuebus-outbox reads, so that they name no
+// flag that kuebus's help of the command does not list.
+const outboxExamples = "KUEBUS_OUTBOX_DRIVER=sqlite KUEBUS_OUTBOX_DSN=file:app.db kuebus outbox migrate\n" +
+	"KUEBUS_OUTBOX_DRIVER=postgres KUEBUS_OUTBOX_DSN=postgres://app@127.0.0.1/shop kuebus outbox relay"
 
 // outboxStopGrace is how long `kuebus outbox` waits for its child after
 // passing on SIGTERM, before it kills it.
@@ -29,7 +36,8 @@ func runOutbox(ctx context.Context, e *env, args []string) error {
 		// kuebus's own help for the command, with or without the binary.
 		fmt.Fprintf(e.stdout, "Usage:\n  kuebus outbox relay|migrate|stats [flags]\n\n"+
 			"%s.\n\nRuns %s (found next to kuebus or on PATH) with the arguments given;\n"+
-			"'kuebus outbox relay --help' lists relay's flags.\n", e.cmd.summary, outboxBinary)
+			"'kuebus outbox relay --help' lists relay's flags.\n\nExamples:\n  %s\n",
+			e.cmd.summary, outboxBinary, strings.ReplaceAll(outboxExamples, "\n", "\n  "))
 		if len(args) == 0 {
 			return usagef("outbox: missing command: relay, migrate or stats")
 		}

@@ -36,3 +36,13 @@ func TestOutboxRunsKuebusOutboxFromPathWithItsArgumentsAndExitCode(t *testing.T)
 	r = kuebus(t, "outbox", "stats", "3")
 	require.Equal(t, exitFailure, r.code)
 }
+
+func TestOutboxHelpShowsExamplesWithoutTheBinary(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	r := kuebus(t, "outbox", "--help")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "\nExamples:\n  KUEBUS_OUTBOX_DRIVER=sqlite KUEBUS_OUTBOX_DSN=file:app.db kuebus outbox migrate\n")
+	r = kuebus(t, "outbox")
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, "outbox: missing command: relay, migrate or stats")
+}

@@ -39,6 +39,7 @@ const (
 // Variables that give flags their defaults: a DSN or a password in a
 // variable stays out of `ps`.
 const (
+	envDriver       = "KUEBUS_OUTBOX_DRIVER"
 	envDSN          = "KUEBUS_OUTBOX_DSN"
 	envNATSURL      = "KUEBUS_NATS_URL"
 	envNATSToken    = "KUEBUS_NATS_TOKEN"
@@ -119,7 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type dbFlags struct{ driver, dsn string }
 
 func (d *dbFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.driver, "driver", "", "the database: postgres, mysql (MariaDB too) or sqlite")
+	fs.StringVar(&d.driver, "driver", os.Getenv(envDriver), "the database: postgres, mysql (MariaDB too) or sqlite ($"+envDriver+" overrides the default)")
 	fs.StringVar(&d.dsn, "dsn", "", "the database's `DSN`, as its Go driver takes it (default $"+envDSN+")")
 	if v := os.Getenv(envDSN); v != "" {
 		d.dsn = v // set after registering: --help never shows it
