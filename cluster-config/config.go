@@ -14,10 +14,11 @@ const (
 	RolePromoter = "promoter" // a member of the memberlist ring; the leader promotes and rescues
 	RoleHTTP     = "http"     // the HTTP API
 	RoleNATS     = "nats"     // an embedded NATS server, routed to the others
+	RoleOutbox   = "outbox"   // on the ring's leader, kuebus-outbox's relay (docs/outbox.md)
 )
 
 // Roles lists every role, in the order a node starts them.
-var Roles = []string{RoleNATS, RoleCore, RolePromoter, RoleHTTP}
+var Roles = []string{RoleNATS, RoleCore, RolePromoter, RoleHTTP, RoleOutbox}
 
 // Memberlist presets: memberlist's own default configurations.
 const (
@@ -50,7 +51,8 @@ type Config struct {
 	// member with the lowest name leads) and its NATS server's name. One
 	// token of [A-Za-z0-9_-]. Required.
 	Name string `yaml:"name" env:"KUEBUS_NODE_NAME"`
-	// Roles are what the node runs: core, promoter, http, nats. Required.
+	// Roles are what the node runs: core, promoter, http, nats, outbox.
+	// Required.
 	Roles []string `yaml:"roles"`
 	// Prefix is the subject prefix of the deployment ("acme" makes
 	// acme.core.create). Default: none.
@@ -77,6 +79,8 @@ type Config struct {
 	Cleaner Cleaner `yaml:"cleaner"`
 	// Events makes the events durable: see Events. Default: off.
 	Events Events `yaml:"events"`
+	// Outbox is the outbox role's relay: see Outbox. Default: none.
+	Outbox Outbox `yaml:"outbox"`
 
 	// envSet records the paths that environment variables set, and by
 	// which, so that an error can name the variable.
@@ -372,6 +376,7 @@ func (c *Config) Unused() []string {
 		{"redis", RoleCore, given(c.Redis)},
 		{"retention", RoleCore, given(c.Retention)},
 		{"http", RoleHTTP, given(c.HTTP)},
+		{"outbox", RoleOutbox, given(c.Outbox)},
 	} {
 		if s.given && !c.Has(s.role) {
 			out = append(out, s.name+" (role "+s.role+")")
@@ -462,6 +467,7 @@ func (c *Config) Redacted() *Config {
 		r.NATS.External = &x
 	}
 	r.Redis.URL = redactURL(c.Redis.URL)
+	hide(&r.Outbox.DSN) // a DSN's password has no one syntax to mask
 	hide(&r.HTTP.Token)
 	hide(&r.HTTP.MetricsToken)
 	hide(&r.HTTP.SessionKey)

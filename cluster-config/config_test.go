@@ -3,6 +3,7 @@ package clusterconfig_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,9 @@ func TestTheShippedConfigsLoad(t *testing.T) {
 			c, err := clusterconfig.Load(name+".yaml", nil)
 			require.NoError(t, err)
 			require.Equal(t, name, c.Name)
-			require.ElementsMatch(t, clusterconfig.Roles, c.Roles)
+			// Every role but outbox, which needs an application's database.
+			require.ElementsMatch(t, slices.DeleteFunc(slices.Clone(clusterconfig.Roles),
+				func(r string) bool { return r == clusterconfig.RoleOutbox }), c.Roles)
 			require.Equal(t, clusterconfig.PresetLocal, c.Memberlist.Preset)
 			require.Equal(t, "redis://127.0.0.1:6379/0", c.Redis.URL)
 			clusterAddrs[name] = c.NATS.Embedded.ClusterListen

@@ -21,6 +21,8 @@
 //	             FillDefaults, Redacted
 //	events.go    Events: durable events (the JetStream stream), its
 //	             defaults and checks
+//	outbox.go    Outbox: the outbox role's relay (database, binary) and its
+//	             checks
 //	load.go      Load and Parse: YAML, then KUEBUS_* variables (EnvVars
 //	             lists them), with errors that name the line or variable
 //	retention.go Retention: the default retention of finished jobs by type,

@@ -42,6 +42,9 @@ func (c *Config) Validate() error {
 	if c.Has(RoleHTTP) || given(c.HTTP) {
 		v.http()
 	}
+	if c.Has(RoleOutbox) || given(c.Outbox) {
+		v.outbox()
+	}
 	return errors.Join(v.errs...)
 }
 

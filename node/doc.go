@@ -43,5 +43,6 @@
 //	           raised in the background once the servers are up
 //	http.go    the HTTP API, its /metrics (httpapi/prom) and their auth
 //	ring.go    the promoter's member of the ring
+//	outbox.go  the outbox role: the leader's kuebus-outbox relay child
 //	stop.go    Stop and its order
 package node

@@ -32,6 +32,9 @@ func (n *Node) startRing(ctx context.Context) error {
 		Logger:     n.log,
 		Clean:      promoter.CleanConfig{Interval: n.cfg.Cleaner.Interval, Limit: n.cfg.Cleaner.Limit},
 	}
+	if n.cfg.Has(clusterconfig.RoleOutbox) {
+		cfg.Tasks = append(cfg.Tasks, n.outboxTask)
+	}
 	if n.opts.Promoter != nil {
 		n.opts.Promoter(&cfg)
 	}

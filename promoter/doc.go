@@ -61,7 +61,8 @@
 // no I/O and never block memberlist. One goroutine, the leader loop, takes
 // the token, reads Members(), applies the rule, and starts or ends a term.
 // A term is the promote, rescue, schedule and clean loops under a context of their
-// own; there is at most one per node:
+// own, and the NodeConfig's Tasks beside them (a node's outbox relay); there
+// is at most one per node:
 //
 //	            leader == self
 //	follower ───────────────────▶ leading ── publish queue.leader,

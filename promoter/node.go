@@ -100,6 +100,11 @@ type NodeConfig struct {
 	// first of an interval is written and the rest are counted, in one line
 	// when the interval ends. Default LogIntervalDefault (10s).
 	LogInterval time.Duration
+	// Tasks run on the leader beside its loops, one goroutine each, for
+	// each term, under the term's context: they must return once it ends.
+	// An error from one ends the term as a loop's would. The node's outbox
+	// role is one. Default: none.
+	Tasks []func(ctx context.Context) error
 	// OnTerm, when set, is called on the leader loop's goroutine right
 	// after a term started (true) and after a term's loops have returned
 	// (false). A test hook: nil in production. It must not block.
@@ -118,6 +123,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.Schedule.Logger = cmp.Or(c.Schedule.Logger, c.Logger)
 	c.Clean.Logger = cmp.Or(c.Clean.Logger, c.Logger)
 	c.Seeds = slices.Clone(c.Seeds)
+	c.Tasks = slices.Clone(c.Tasks)
 	return c
 }
 
@@ -322,7 +328,7 @@ type term struct {
 
 func (n *Node) startTerm(ctx context.Context) *term {
 	tctx, cancel := context.WithCancel(ctx)
-	t := &term{cancel: cancel, failed: make(chan error, 3)}
+	t := &term{cancel: cancel, failed: make(chan error, 4+len(n.cfg.Tasks))}
 	loop, rescue, schedule, clean := n.cfg.Loop, n.cfg.Rescue, n.cfg.Schedule, n.cfg.Clean
 	loop.Core, rescue.Core, schedule.Core, clean.Core = n.core, n.core, n.core, n.core
 	run := func(fn func() error) {
@@ -336,6 +342,9 @@ func (n *Node) startTerm(ctx context.Context) *term {
 	run(func() error { return RunRescueLoop(tctx, rescue) })
 	run(func() error { return RunScheduleLoop(tctx, schedule) })
 	run(func() error { return RunCleanLoop(tctx, clean) })
+	for _, task := range n.cfg.Tasks {
+		run(func() error { return task(tctx) })
+	}
 	n.log.Info("leading: promote, rescue, schedule and clean loops started")
 	n.announce(ctx)
 	if n.cfg.OnTerm != nil {

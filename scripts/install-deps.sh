@@ -5,16 +5,21 @@
 # Chromium for the dashboard's browser test; with --node, Node.js and npm and
 # the Node example's one dependency (examples/node, run by its Go test);
 # with --prom, promtool (Debian's prometheus package), which checks the
-# alert rules of deploy/prometheus. Installs only what is missing.
+# alert rules of deploy/prometheus; with --postgres and --mariadb, Debian's
+# postgresql and mariadb-server, whose servers the outbox module's tests
+# start in folders of their own (the packages' own services are not used).
+# Installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-browser=0 nodejs=0 prom=0
+browser=0 nodejs=0 prom=0 postgres=0 mariadb=0
 for arg in "$@"; do
   case "$arg" in
     --browser) browser=1 ;;
     --node) nodejs=1 ;;
     --prom) prom=1 ;;
-    *) echo "install-deps: unknown flag $arg (takes --browser, --node, --prom)" >&2; exit 2 ;;
+    --postgres) postgres=1 ;;
+    --mariadb) mariadb=1 ;;
+    *) echo "install-deps: unknown flag $arg (takes --browser, --node, --prom, --postgres, --mariadb)" >&2; exit 2 ;;
   esac
 done
 need=()
@@ -33,6 +38,12 @@ fi
 if ((nodejs)); then
   command -v node >/dev/null 2>&1 || need+=(nodejs)
   command -v npm >/dev/null 2>&1 || need+=(npm)
+fi
+if ((postgres)) && ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then
+  need+=(postgresql)
+fi
+if ((mariadb)) && ! command -v mariadb-install-db >/dev/null 2>&1; then
+  need+=(mariadb-server)
 fi
 # promtool alone is used: the server's recommends stay out.
 need_lean=()

@@ -52,6 +52,8 @@
 //	dev_http.go     the HTTP API's access flags, checked by HTTP.Check
 //	node.go         kuebus node: config file and variables, run until stopped
 //	bench.go        kuebus bench: flags to bench.Config
+//	outbox.go       kuebus outbox: runs the kuebus-outbox binary (the outbox
+//	                module's, which links the SQL drivers) as a plugin
 //	gc.go           the garbage collector's target of dev and node
 //	pprof.go        (build tag kuebus_pprof only) net/http/pprof at
 //	                $KUEBUS_PPROF_LISTEN, to profile a process as it runs

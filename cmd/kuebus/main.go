@@ -120,6 +120,7 @@ func commands() *command {
 			{name: "rm", args: "NAME", summary: "remove a context (when it is the current one, no context is current after)", run: runContextRemove, example: "kuebus context rm staging"},
 			{name: "show", summary: "print the deployment a command would talk to now, and what chose it", run: runContextShow, example: "kuebus context show\nkuebus context show --context staging"},
 		}},
+		{name: "outbox", args: "relay|migrate|stats [FLAGS]", summary: "run kuebus-outbox: move jobs enqueued in SQL transactions to core (docs/outbox.md)", run: runOutbox, example: outboxExamples},
 		{name: "version", summary: "print the version", run: runVersion, example: "kuebus version"},
 		{name: "help", args: "[COMMAND]", summary: "show help for kuebus or one command", example: "kuebus help job create"},
 	}}
