@@ -55,7 +55,7 @@ const LocalUserPrefix = "_local_"
 // admin's alone.
 var (
 	// readMethods change nothing.
-	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers}
+	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodFailedErrors}
 	// createMethods add jobs.
 	createMethods = []string{MethodCreate, MethodCreateBulk}
 	// workerMethods act on a leased job, under its lease token.

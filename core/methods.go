@@ -51,6 +51,7 @@ var Methods = []Method{
 	{bus.MethodScheduleFire, LimitRequest{}, FireReply{}},
 	{bus.MethodSearch, SearchRequest{}, SearchReply{}},
 	{bus.MethodHistory, HistoryRequest{}, HistoryReply{}},
+	{bus.MethodFailedErrors, FailedErrorsRequest{}, FailedErrorsReply{}},
 	{bus.MethodHeartbeat, Heartbeat{}, Empty{}},
 	{bus.MethodWorkers, Empty{}, WorkersReply{}},
 }

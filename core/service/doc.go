@@ -24,6 +24,7 @@
 //	                   waiting leases on queue.resume
 //	cancel.go          cancel a job that has not finished, then job.cancel
 //	bulk.go            bulk: one action on the jobs of a state, bounded per call
+//	triage.go          failed_errors: a type's newest failed jobs grouped by error
 //	schedule.go        schedule_set, _list, _remove, and schedule_fire, the
 //	                   leader's call that fires the ticks that have come
 //	schedule_store.go  ScheduleStore: what the service needs to keep

@@ -38,6 +38,7 @@ func (s *Service) register() error {
 		handle(s, bus.MethodClean, s.clean),
 		handle(s, bus.MethodSearch, s.search),
 		handle(s, bus.MethodHistory, s.historyOf),
+		handle(s, bus.MethodFailedErrors, s.failedErrors),
 		handle(s, bus.MethodHeartbeat, s.heartbeat),
 		handle(s, bus.MethodWorkers, s.workers),
 	)

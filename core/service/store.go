@@ -89,6 +89,10 @@ type Store interface {
 	// Clean removes finished jobs as p says: how many it removed, and more
 	// when it stopped short having removed some.
 	Clean(ctx context.Context, p *CleanParams) (removed int, more bool, err error)
+	// FailedErrors groups the error of the newest limit failed jobs of
+	// jobType (core.FailedErrorsRequest), the groups in the order their
+	// newest job failed.
+	FailedErrors(ctx context.Context, jobType string, limit int) (*core.FailedErrorsReply, error)
 	// Ping says whether the store answers: nil, or unavailable.
 	Ping(ctx context.Context) error
 	LeaseStore
@@ -226,9 +230,11 @@ type BulkQuery struct {
 	State  core.State
 	Type   string // "" for every type, in name order
 	Error  string // "" for any
-	Before int64  // 0 for any
-	Limit  int    // jobs looked at, at most; 1..core.BulkLimitMax
-	From   core.IDsCursor
+	// ErrorGroup: "" for any, else the error's group must be it.
+	ErrorGroup string
+	Before     int64 // 0 for any
+	Limit      int   // jobs looked at, at most; 1..core.BulkLimitMax
+	From       core.IDsCursor
 }
 
 // BulkResult is what a bulk call did.
