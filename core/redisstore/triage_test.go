@@ -85,3 +85,29 @@ func TestBulkErrorGroupActsOnTheGroupOnly(t *testing.T) {
 	require.Equal(t, int64(1), reply.Failed, "the other group's job is still failed")
 	require.Equal(t, "bad input", reply.Groups[0].Group)
 }
+
+// TestSearchByErrorFindsTheJobsOfAGroupOrWithAText: with no q, search's
+// error filters alone pick the failed jobs: those whose error contains a
+// text, those whose error is in a group.
+func TestSearchByErrorFindsTheJobsOfAGroupOrWithAText(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	st.seed(failedJobs("dial tcp 10.0.0.7:6379: connection refused", "bad input",
+		"dial tcp 10.0.0.9:6380: connection refused"))
+	ids := func(p service.SearchParams) []int64 {
+		t.Helper()
+		p.Type, p.Limit, p.Budget = "t", 10, 100
+		jobs, next, err := st.Search(ctx, &p)
+		require.NoError(t, err)
+		require.Nil(t, next)
+		out := []int64{}
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	require.Equal(t, []int64{1, 3}, ids(service.SearchParams{ErrorGroup: "dial tcp <addr>: connection refused", State: core.StateFailed}))
+	require.Equal(t, []int64{3}, ids(service.SearchParams{Error: "10.0.0.9"}))
+	require.Equal(t, []int64{2}, ids(service.SearchParams{Error: "input", Query: "2"}), "q and error both must match")
+	require.Empty(t, ids(service.SearchParams{Error: "Input"}), "the error text is compared as is, as bulk's")
+}

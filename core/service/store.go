@@ -138,12 +138,15 @@ type LeaseParams struct {
 // on, for jobs of Type and State (each "" for any) whose id, unique key
 // or data contains Query, and stops at Limit matches.
 type SearchParams struct {
-	Query  string
-	Type   string
-	State  core.State
-	From   core.IDsCursor
-	Limit  int
-	Budget int
+	Query string // "" for any
+	// Error and ErrorGroup: "" for any; as BulkQuery's.
+	Error      string
+	ErrorGroup string
+	Type       string
+	State      core.State
+	From       core.IDsCursor
+	Limit      int
+	Budget     int
 }
 
 // RangeParams are a Range's arguments: the jobs of State and Type (each

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,7 +53,8 @@ func TestFailedErrorsGroupsAndBulkRetriesAGroup(t *testing.T) {
 	require.Equal(t, "bad input: field <str>", reply.Groups[0].Group)
 }
 
-// TestFailedErrorsRefusesBadInput: each bad request is invalid.
+// TestFailedErrorsRefusesBadInput: each bad request is invalid, and so
+// is a search with no q and no error filter, or an error filter too long.
 func TestFailedErrorsRefusesBadInput(t *testing.T) {
 	c, _ := newCore(t)
 	for _, body := range []string{
@@ -66,6 +68,14 @@ func TestFailedErrorsRefusesBadInput(t *testing.T) {
 		`nope`,
 	} {
 		reply, code := raw(t, c, bus.MethodFailedErrors, body)
+		require.Equal(t, "invalid", code, "%s: %s", body, reply)
+	}
+	for _, body := range []string{
+		`{"q":"","state":"failed"}`,
+		`{"error":"` + strings.Repeat("x", 257) + `"}`,
+		`{"error_group":"` + strings.Repeat("x", 201) + `"}`,
+	} {
+		reply, code := raw(t, c, bus.MethodSearch, body)
 		require.Equal(t, "invalid", code, "%s: %s", body, reply)
 	}
 }
