@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	// "search"; the literal segment wins over {id} and {path...}.
 	handle("GET /job/search", s.kueSearch, bus.MethodSearch)
 	handle("GET /jobs/search", s.searchJobs, bus.MethodSearch)
+	handle("GET /jobs/errors", s.failedErrors, bus.MethodFailedErrors)
 	handle("GET /job/{id}/log", s.getLog, bus.MethodLog)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.
