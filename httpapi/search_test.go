@@ -76,3 +76,22 @@ func TestFailedErrorsRoute(t *testing.T) {
 	msg = e.fails(http.StatusBadRequest, "invalid", "GET", "/jobs/errors?type=sync&limit=10001", nil)
 	require.Equal(t, "limit: 10001 is over the maximum of 10000", msg)
 }
+
+// TestLogEntriesRoute: GET /job/:id/log stays Kue's bare array of lines;
+// with ?entries=1 each line comes with the time it was added, as the
+// dashboard shows it.
+func TestLogEntriesRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	j := e.create(map[string]any{"type": "email"})
+	e.ok(http.StatusOK, "POST", "/job/"+itoa(j.ID)+"/log", `{"line":"connecting"}`, nil)
+	var lines []string
+	e.ok(http.StatusOK, "GET", "/job/"+itoa(j.ID)+"/log", nil, &lines)
+	require.Equal(t, []string{"connecting"}, lines)
+	var reply struct{ Entries []core.LogEntry }
+	e.ok(http.StatusOK, "GET", "/job/"+itoa(j.ID)+"/log?entries=1", nil, &reply)
+	require.Len(t, reply.Entries, 1)
+	require.Equal(t, "connecting", reply.Entries[0].Line)
+	require.GreaterOrEqual(t, reply.Entries[0].At, j.CreatedAt, "the line's time")
+	e.fails(http.StatusNotFound, "not_found", "GET", "/job/999999/log?entries=1", nil)
+}

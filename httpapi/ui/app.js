@@ -11,6 +11,15 @@ const REFRESH_DELAY = 150; // ms: events closer together cause one read
 
 const $ = (sel) => document.querySelector(sel);
 
+// READONLY: the server serves the page read-only to a user whose role may
+// change no job (a viewer): no button is drawn that would only be refused.
+const READONLY = document.body.dataset.readonly === "1";
+// SEARCH_CALLS bounds the search calls of one read (a page of results, or
+// a filtered list): each looks at 1000 jobs at most (core.SearchBudget),
+// so one read looks at no more than 20 000 jobs before it asks the user
+// to look further.
+const SEARCH_CALLS = 20;
+
 // h builds an element. Text goes in as text nodes, never as HTML, so job
 // data cannot inject markup.
 function h(tag, attrs, ...kids) {
@@ -145,6 +154,7 @@ function parseRoute() {
   const q = new URLSearchParams(qs || "");
   if (parts[0] === "schedules") return { view: "schedules" };
   if (parts[0] === "workers") return { view: "workers" };
+  if (parts[0] === "errors") return { view: "errors", type: parts[1] || "" };
   if (parts[0] === "search") return { view: "search", q: q.get("q") || "", type: q.get("type") || "", state: q.get("state") || "" };
   let state = parts[0] === "jobs" && parts[1] ? parts[1] : "all";
   if (state !== "all" && !STATES.includes(state)) state = "all";
@@ -153,7 +163,10 @@ function parseRoute() {
   const page = Math.max(0, parseInt(q.get("page") || "0", 10) || 0);
   // after/before: the page of every type after (or before) a job's place,
   // by core's range cursor; page is then only what the pager shows.
-  return { view: "list", state, type, order, page, after: q.get("after") || "", before: q.get("before") || "" };
+  // error, group: the failed list filtered by error text or by an error's
+  // group (the Errors view), read by search rather than by position.
+  const filter = state === "failed" ? { error: q.get("error") || "", group: q.get("group") || "" } : { error: "", group: "" };
+  return { view: "list", state, type, order, page, after: q.get("after") || "", before: q.get("before") || "", ...filter };
 }
 
 function listHash(r) {
@@ -162,6 +175,8 @@ function listHash(r) {
   if (r.page) q.set("page", r.page);
   if (r.page && r.after) q.set("after", r.after);
   if (r.page && r.before) q.set("before", r.before);
+  if (r.state === "failed" && r.error) q.set("error", r.error);
+  if (r.state === "failed" && r.group) q.set("group", r.group);
   const qs = q.toString();
   return `#/jobs/${r.state}/${encodeURIComponent(r.type)}${qs ? "?" + qs : ""}`;
 }
@@ -191,7 +206,8 @@ function renderSide() {
   $("#side-types").replaceChildren(...typeLinks);
   $("#side-more").replaceChildren(
     h("a", { href: "#/schedules", class: route.view === "schedules" ? "on" : "", id: "nav-schedules" }, h("span", { class: "label" }, "Schedules")),
-    h("a", { href: "#/workers", class: route.view === "workers" ? "on" : "", id: "nav-workers" }, h("span", { class: "label" }, "Workers")));
+    h("a", { href: "#/workers", class: route.view === "workers" ? "on" : "", id: "nav-workers" }, h("span", { class: "label" }, "Workers")),
+    h("a", { href: errorsHash(r.type && r.type !== "all" ? r.type : ""), class: route.view === "errors" ? "on" : "", id: "nav-errors" }, h("span", { class: "label" }, "Errors")));
 }
 
 function renderCards(r) {
@@ -237,7 +253,7 @@ function renderTypes() {
             isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null),
           STATES.map((s) => cell(count(s, t))),
           cell(count("all", t)),
-          h("td", { class: "act" }, pauseButton(t)))))));
+          h("td", { class: "act" }, READONLY ? null : pauseButton(t)))))));
 }
 
 // ---- the job list -----------------------------------------------------------
@@ -264,6 +280,7 @@ const MAX_UNTYPED = 1000;
 // of every type pages with them (loadCursorList), which costs the same at
 // any depth, where one type's list pages by position.
 async function loadList(r) {
+  if (r.error || r.group) return loadFiltered(r, "");
   if (r.type === "all" && (r.after || r.before || (r.page + 1) * PAGE_SIZE > MAX_UNTYPED)) return loadCursorList(r);
   let from = r.page * PAGE_SIZE;
   const to = from + PAGE_SIZE - 1;
@@ -317,6 +334,7 @@ async function loadCursorList(r) {
 }
 
 function renderList(r, list) {
+  if (list.filtered) return renderFiltered(r, list);
   const { jobs, next } = list;
   const from = r.page * PAGE_SIZE;
   const total = count(r.state, r.type);
@@ -336,7 +354,7 @@ function renderList(r, list) {
     h("option", { value: "desc", selected: r.order === "desc" }, r.state === "all" ? "newest first" : "reversed"));
   const title = `${r.state === "all" ? "All" : r.state[0].toUpperCase() + r.state.slice(1)} jobs${r.type === "all" ? "" : " · " + r.type}`;
 
-  const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.");
+  const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.", r.state === "failed");
 
   // The total comes from /stats, read just before: close enough for paging.
   const last = from + jobs.length;
@@ -350,9 +368,149 @@ function renderList(r, list) {
 
   return h("div", { class: "panel flush" },
     h("div", { class: "toolbar" }, h("span", { class: "title" }, title),
-      h("label", {}, "Type", typeSelect), h("label", {}, "Order", orderSelect)),
+      h("label", {}, "Type", typeSelect), h("label", {}, "Order", orderSelect), errorFilter(r)),
     bulkBar(r, total),
     table, more, pager);
+}
+
+// ---- triage: the failed list by error, and the Errors view --------------------
+
+// errorFilter is the failed list's filter by error text, and the way to
+// the Errors view of its type; nothing on other lists.
+function errorFilter(r) {
+  if (r.state !== "failed") return null;
+  const form = h("form", { id: "error-filter", class: "filter" },
+    h("input", { type: "search", name: "error", value: r.error, placeholder: "Error contains…", "aria-label": "Show the failed jobs whose error contains" }));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    location.hash = listHash({ ...r, page: 0, after: "", before: "", error: form.elements.error.value.trim(), group: "" });
+  });
+  return h("span", { class: "filterbox" }, form,
+    h("a", { href: errorsHash(r.type === "all" ? "" : r.type), id: "to-errors" }, "Errors by group ›"));
+}
+
+// errorsHash is the Errors view of a type ("" for the first type with
+// failed jobs).
+function errorsHash(type) {
+  return `#/errors/${type ? encodeURIComponent(type) : ""}`;
+}
+
+// scan calls GET /jobs/search from cursor on, following its cursor until
+// it has want jobs or has made SEARCH_CALLS calls: a search call looks at
+// a bounded slice of the jobs and may find none in it. It returns the jobs
+// found and the cursor to look further from (null at the end).
+async function scan(params, cursor, want) {
+  const q = new URLSearchParams(params);
+  const jobs = [];
+  for (let calls = 0; calls < SEARCH_CALLS; calls++) {
+    if (cursor) q.set("cursor", cursor);
+    q.set("limit", want - jobs.length);
+    const res = await api("GET", `jobs/search?${q}`);
+    jobs.push(...(res.jobs || []));
+    cursor = res.cursor || null;
+    if (!cursor || jobs.length >= want) break;
+  }
+  return { jobs, cursor };
+}
+
+function filterParams(r) {
+  const p = { state: "failed" };
+  if (r.type !== "all") p.type = r.type;
+  if (r.error) p.error = r.error;
+  if (r.group) p.error_group = r.group;
+  return p;
+}
+
+// loadFiltered reads the failed jobs whose error passes the list's filter:
+// core's search with bulk's filters (protocol §3.35), in id order.
+async function loadFiltered(r, cursor) {
+  const { jobs, cursor: next } = await scan(filterParams(r), cursor, PAGE_SIZE);
+  return { jobs, cursor: next, filtered: true };
+}
+
+function renderFiltered(r, list) {
+  const what = r.group ? `in the group “${r.group}”` : `whose error contains “${r.error}”`;
+  const table = jobTable("list", list.jobs, { state: r.state, type: r.type, filtered: "1" }, "No failed job matches (yet: look further).", true);
+  const more = list.cursor && h("div", { class: "pager" },
+    h("span", { class: "muted" }, `${list.jobs.length} found so far`),
+    h("button", {
+      id: "filter-more",
+      onclick: async (e) => {
+        e.target.disabled = true;
+        try {
+          const next = await loadFiltered(r, list.cursor);
+          list.jobs.push(...next.jobs);
+          list.cursor = next.cursor;
+          $("#slot-list").replaceChildren(renderFiltered(r, list));
+        } catch (err) { toast(err.message, true); e.target.disabled = false; }
+      },
+    }, "Look further"));
+  const body = { state: "failed", ...(r.type === "all" ? {} : { type: r.type }), ...(r.error ? { error: r.error } : {}), ...(r.group ? { error_group: r.group } : {}) };
+  const bulk = READONLY ? null : h("div", { class: "bulk", id: "bulk" },
+    h("span", { class: "muted" }, `Every failed${r.type === "all" ? "" : " " + r.type} job ${what}:`),
+    BULK.failed.map(([action, label, done]) =>
+      armed(h("button", { class: action === "retry" ? "small" : "small danger", dataset: { bulk: action } }, label),
+        `${label.replace(" all", "")} them? Click again`, () => runBulk({ action, ...body }, done))));
+  return h("div", { class: "panel flush" },
+    h("div", { class: "toolbar" },
+      h("span", { class: "title", id: "filter-title" }, `Failed jobs${r.type === "all" ? "" : " · " + r.type} ${what}`),
+      h("a", { href: listHash({ ...r, error: "", group: "", page: 0 }), id: "filter-clear" }, "× clear filter"),
+      errorFilter(r)),
+    bulk, table, more);
+}
+
+// loadErrors reads the groups of a type's failed jobs (GET /jobs/errors):
+// the type of the route, else the first type with failed jobs.
+async function loadErrors(r) {
+  const st = r.type ? null : await api("GET", "stats?partial=true");
+  const failing = Object.entries((st && st.types) || {}).filter(([, c]) => c.failed).map(([t]) => t).sort();
+  const type = r.type || failing[0] || "";
+  if (!type) return { type: "", groups: null };
+  const res = await api("GET", `jobs/errors?${new URLSearchParams({ type })}`);
+  return { type, ...res };
+}
+
+// renderErrorGroups shows a type's failed jobs grouped by error (normalised: numbers,
+// ids, addresses and quoted values taken out; docs/protocol.md §3.39),
+// largest group first, with a retry and a remove of each group by bulk.
+function renderErrorGroups(r, data) {
+  const types = Object.keys((stats && stats.types) || {}).sort();
+  const typeSelect = h("select", { id: "errors-type", onchange: (e) => { location.hash = errorsHash(e.target.value); } },
+    data.type ? null : h("option", { value: "", selected: true }, "—"),
+    types.map((t) => h("option", { value: t, selected: t === data.type }, `${t} (${count("failed", t)} failed)`)));
+  const toolbar = h("div", { class: "toolbar" }, h("span", { class: "title" }, `Errors${data.type ? " · " + data.type : ""}`),
+    h("label", {}, "Type", typeSelect));
+  if (!data.type) return h("div", { class: "panel flush", id: "errors" }, toolbar, h("p", { class: "empty" }, "No failed jobs."));
+  const groups = data.groups || [];
+  const note = data.read < data.failed
+    ? `Grouped the newest ${data.read} of ${data.failed} failed jobs.`
+    : `${data.failed} failed job${data.failed === 1 ? "" : "s"}.`;
+  const rows = groups.map((g) => {
+    const body = { state: "failed", type: data.type, error_group: g.group };
+    const acts = g.group === "" || READONLY ? [] : [
+      armed(h("button", { class: "small", dataset: { groupAction: "retry" } }, "Retry"), `Retry ${g.count}? Click again`,
+        () => runBulk({ action: "retry", ...body }, "retried")),
+      " ",
+      armed(h("button", { class: "small danger", dataset: { groupAction: "remove" } }, "Remove"), `Remove ${g.count}? Click again`,
+        () => runBulk({ action: "remove", ...body }, "removed")),
+    ];
+    return h("tr", { dataset: { group: g.group, count: g.count } },
+      h("td", { class: "num" }, g.count),
+      h("td", {},
+        h("div", { class: "mono group" }, g.group === "" ? "(no error text)" : g.group),
+        h("div", { class: "muted sample", title: g.sample }, g.sample)),
+      h("td", {}, when(g.first_at)),
+      h("td", {}, when(g.last_at)),
+      h("td", { class: "act" },
+        g.group === "" ? null : h("a", { href: listHash({ state: "failed", type: data.type, order: "desc", page: 0, error: "", group: g.group }), class: "group-jobs" }, "Jobs"),
+        " ", acts));
+  });
+  return h("div", { class: "panel flush", id: "errors", dataset: { type: data.type } },
+    toolbar,
+    h("p", { class: "muted note" }, note, " Errors are grouped by their first line with numbers, ids, addresses and quoted values taken out."),
+    h("table", { id: "error-groups" },
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, "jobs"), h("th", {}, "error"), h("th", {}, "first seen"), h("th", {}, "last seen"), h("th", {}, ""))),
+      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { class: "empty", colspan: 5 }, "No failed jobs of this type.")))));
 }
 
 // armed makes a button that asks to be clicked twice: the first click arms it
@@ -388,7 +546,7 @@ const BULK = {
 // call does at most a bounded number of jobs).
 function bulkBar(r, total) {
   const actions = BULK[r.state];
-  if (!actions || !total) return null;
+  if (!actions || !total || READONLY) return null;
   const what = `${total} ${r.state}${r.type === "all" ? "" : " " + r.type} job${total === 1 ? "" : "s"}`;
   return h("div", { class: "bulk", id: "bulk" },
     h("span", { class: "muted" }, `All ${what}:`),
@@ -478,16 +636,17 @@ async function loadSearch(r) {
   return searchPage(r, "");
 }
 
+// searchPage reads up to a page of matches from cursor on: as many search
+// calls as it takes (at most SEARCH_CALLS), since a call that looked at its
+// thousand jobs and found none still has a cursor.
 async function searchPage(r, cursor) {
-  const q = new URLSearchParams({ q: r.q });
-  if (r.type) q.set("type", r.type);
-  if (r.state) q.set("state", r.state);
-  if (cursor) q.set("cursor", cursor);
-  const res = await api("GET", `jobs/search?${q}`);
-  return { jobs: res.jobs || [], cursor: res.cursor || null };
+  const p = { q: r.q };
+  if (r.type) p.type = r.type;
+  if (r.state) p.state = r.state;
+  return scan(p, cursor, PAGE_SIZE);
 }
 
-function jobRow(j) {
+function jobRow(j, withError) {
   return h("tr", { dataset: { id: j.id, state: j.state }, class: fresh.has(j.id) ? "flash" : "", onclick: () => { location.hash = `#/job/${j.id}`; } },
     h("td", { class: "num mono" }, h("a", { href: `#/job/${j.id}` }, j.id)),
     h("td", {}, j.type),
@@ -496,7 +655,7 @@ function jobRow(j) {
     h("td", { class: "num" }, `${j.attempts}/${j.max_attempts}`),
     h("td", {}, bar(j.progress, j.state)),
     h("td", { class: "data mono", title: j.data === undefined ? "" : JSON.stringify(j.data) }, j.data === undefined ? "" : JSON.stringify(j.data)),
-    h("td", { class: "where" }, whereNow(j)),
+    withError ? h("td", { class: "error", title: j.error || "" }, j.error || "") : h("td", { class: "where" }, whereNow(j)),
     h("td", {}, ago(j.created_at)),
     h("td", {}, ago(j.updated_at)));
 }
@@ -509,10 +668,12 @@ function whereNow(j) {
   return "";
 }
 
-function jobTable(id, jobs, dataset, empty) {
+// jobTable lists jobs; withError (the failed list) shows each job's last
+// error where others show its due time or worker.
+function jobTable(id, jobs, dataset, empty, withError) {
   return h("table", { class: "jobs", id, dataset },
-    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", "due / worker", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
-    h("tbody", {}, jobs.length ? jobs.map(jobRow) : h("tr", {}, h("td", { class: "empty", colspan: 10 }, empty))));
+    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", withError ? "error" : "due / worker", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
+    h("tbody", {}, jobs.length ? jobs.map((j) => jobRow(j, withError)) : h("tr", {}, h("td", { class: "empty", colspan: 10 }, empty))));
 }
 
 function renderSearch(r, data) {
@@ -567,7 +728,7 @@ function renderSchedules(list) {
       h("td", {}, (sc.spec && sc.spec.type) || ""),
       h("td", {}, sc.paused ? "—" : when(sc.next_at)),
       h("td", {}, when(sc.last_at)),
-      h("td", { class: "act" },
+      READONLY ? h("td", {}) : h("td", { class: "act" },
         h("button", { class: "small", dataset: { toggle: sc.name },
           onclick: () => act(sc.paused ? `${sc.name} resumed` : `${sc.name} paused`, "PUT", path(sc), scheduleBody(sc, { paused: !sc.paused })) },
         sc.paused ? "Resume" : "Pause"), " ",
@@ -600,7 +761,7 @@ function renderSchedules(list) {
   });
   return h("div", {},
     h("div", { class: "panel flush" }, h("div", { class: "toolbar" }, h("span", { class: "title" }, "Schedules")), table),
-    h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
+    READONLY ? null : h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
 }
 
 // ---- workers ---------------------------------------------------------------------
@@ -645,8 +806,8 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, lines] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`)]);
-    return { job, lines };
+    const [job, log] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log?entries=1`)]);
+    return { job, lines: log.entries || [] };
   } catch (e) {
     if (e.status === 404) return null;
     throw e;
@@ -668,6 +829,11 @@ function renderJob(id, loaded) {
     } catch (e) { toast(e.message, true); }
   };
   const actions = h("div", { class: "actions" });
+  if (job.state === "delayed") {
+    // Run now: the job is made ready as if it were due (set_state to
+    // inactive, as bulk's promote does for many).
+    actions.append(h("button", { id: "run-now", class: "primary", onclick: () => act(`Job ${id} runs now`, "PUT", `job/${id}/state/inactive`) }, "Run now"));
+  }
   if (job.state === "failed" || job.state === "complete" || job.state === "cancelled") {
     actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `job/${id}/state/inactive`) },
       job.state === "failed" ? "Retry" : "Run again"));
@@ -685,6 +851,7 @@ function renderJob(id, loaded) {
       () => act(`Job ${id} cancelled`, "POST", `job/${id}/cancel`)));
   }
   actions.append(remove);
+  if (READONLY) actions.replaceChildren();
 
   const kv = (pairs) => h("dl", { class: "kv" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
   const backoff = job.backoff ? `${job.backoff.type}, ${duration(job.backoff.delay)}` : "none (retry at once)";
@@ -722,7 +889,18 @@ function renderJob(id, loaded) {
       h("div", { class: "panel" }, h("h3", {}, "Data"), h("pre", { class: "json", id: "job-data" }, job.data === undefined ? "(none)" : json(job.data))),
       h("div", { class: "panel" }, h("h3", {}, "Result"), h("pre", { class: "json" }, job.result === undefined ? "(none)" : json(job.result)))),
     h("div", { class: "panel" }, h("h3", {}, `Log (${lines.length})`),
-      h("pre", { class: "log", id: "job-log" }, lines.length ? lines.join("\n") : "(empty)")));
+      h("pre", { class: "log", id: "job-log" }, lines.length ? lines.map(logLine) : "(empty)")));
+}
+
+// logLine is one line of a job's log with the time it was added (a line
+// stored before lines had times has none).
+function logLine(entry) {
+  const at = entry.at ? new Date(entry.at) : null;
+  const pad = (n, w) => String(n).padStart(w || 2, "0");
+  const stamp = at ? `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${pad(at.getMilliseconds(), 3)}` : "";
+  return h("div", { class: "logline" },
+    h("time", { class: "muted", datetime: at ? at.toISOString() : null, title: at ? at.toLocaleString() : "no time kept" }, stamp.padEnd(12)),
+    " ", entry.line);
 }
 
 // ---- rendering and refreshing --------------------------------------------------
@@ -777,6 +955,7 @@ function viewSlots(r, data, error) {
   if (r.view === "job") return [["job", JSON.stringify([r.id, data]), () => renderJob(r.id, data)]];
   if (r.view === "schedules") return [["schedules", JSON.stringify(data), () => renderSchedules(data)]];
   if (r.view === "workers") return [["workers", JSON.stringify(data), () => renderWorkers(data)]];
+  if (r.view === "errors") return [["errors", JSON.stringify([data, READONLY]), () => renderErrorGroups(r, data)]];
   if (r.view === "search") return [["search", JSON.stringify([r, data]), () => renderSearch(r, data)]];
   const counts = [...STATES, "all"].map((s) => count(s, r.type));
   const types = (stats && stats.types) || {};
@@ -859,7 +1038,10 @@ function connect() {
     fresh.add(ev.id);
     if (route && route.view === "job" && route.id === ev.id && ev.event === "log") {
       const log = $("#job-log");
-      if (log) log.textContent = log.textContent === "(empty)" ? ev.line : `${log.textContent}\n${ev.line}`;
+      if (log) {
+        if (log.textContent === "(empty)") log.replaceChildren();
+        log.append(logLine({ at: ev.at || Date.now(), line: ev.line }));
+      }
     }
     scheduleRefresh();
   });
@@ -876,12 +1058,24 @@ function connect() {
 }
 
 // What each view reads; the list's is the default.
-const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers") };
+const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers"), errors: loadErrors };
 
 $("#search").addEventListener("submit", (e) => {
   e.preventDefault();
   const q = $("#search input").value.trim();
   if (q) location.hash = `#/search?${new URLSearchParams({ q })}`;
+});
+// "/" anywhere but in a field goes to the search box, as on GitHub or
+// Gmail; Escape in the box leaves it.
+document.addEventListener("keydown", (e) => {
+  const t = e.target;
+  const typing = t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName));
+  if (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    e.preventDefault();
+    $("#search input").focus();
+  } else if (e.key === "Escape" && t === $("#search input")) {
+    t.blur();
+  }
 });
 window.addEventListener("hashchange", () => { window.scrollTo(0, 0); render(false); });
 render(false);
