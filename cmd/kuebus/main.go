@@ -84,6 +84,7 @@ func commands() *command {
 			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet},
 			{name: "ls", summary: "list jobs by state and type", run: runJobList},
 			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch},
+			{name: "errors", args: "TYPE", summary: "group a type's failed jobs by error, the largest group first (retry one with retry --all --error-group)", run: runJobErrors},
 			{name: "rm", args: "ID | --all", summary: "remove a job and its log, or every job of --state that matches", run: runJobRemove},
 			{name: "remove", args: "ID | --all", summary: "the same as rm, named as bulk's action", run: runJobRemove},
 			{name: "log", args: "ID", summary: "print a job's log, one line per entry (--time: with the time of each)", run: runJobLog},
