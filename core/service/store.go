@@ -25,12 +25,13 @@ type Store interface {
 	Heartbeat(ctx context.Context, now int64, hb *core.Heartbeat) error
 	// Workers lists the workers heard from since `since` (unix ms).
 	Workers(ctx context.Context, since int64) ([]core.WorkerInfo, error)
-	// AddHistory adds one core's counts of a type to its per-minute
-	// history (history.go).
+	// AddHistory adds one core's counts of a type to its per-minute and
+	// per-hour history (history.go); a Waiting of -1 is no sample.
 	AddHistory(ctx context.Context, jobType string, counts []core.MinuteCounts) error
-	// History sums the minutes from..to (unix minutes, inclusive) of types,
-	// one entry per minute, oldest first.
-	History(ctx context.Context, types []string, from, to int64) ([]core.MinuteCounts, error)
+	// History sums the steps from..to (unix minutes or hours by step, 60000
+	// or 3600000 ms, inclusive) of types, one entry per step, oldest first,
+	// with Waits (WaitP95 is left to the caller).
+	History(ctx context.Context, types []string, step, from, to int64) ([]core.MinuteCounts, error)
 	// Create stores jobs. For each spec it returns the stored job and whether
 	// it is an existing unfinished job that has the spec's unique key (then
 	// nothing was stored for the spec).
