@@ -574,57 +574,91 @@ async function runBulk(body, done) {
 
 // ---- the history chart -------------------------------------------------------------
 
-const CHART_MINUTES = 60;
+// RANGES are the chart's ranges and what each asks GET /history for: a
+// day of minutes is kept, and a week of hours.
+const RANGES = { "1h": { minutes: 60 }, "24h": { minutes: 1440 }, "7d": { hours: 168 } };
+// chartRange is the range the user picked last; the browser keeps it.
+let chartRange = RANGES[localStorage.getItem("kuebus.chart")] ? localStorage.getItem("kuebus.chart") : "1h";
 
-// loadListView reads the list and, beside it, the last hour's per-minute
-// counts of the type filter (GET /history); a chart that cannot be read
-// leaves the list alone.
+// loadListView reads the list and, beside it, the chart range's counts of
+// the type filter (GET /history); a chart that cannot be read leaves the
+// list alone.
 async function loadListView(r) {
-  const q = new URLSearchParams({ minutes: CHART_MINUTES });
+  const q = new URLSearchParams(RANGES[chartRange]);
   if (r.type !== "all") q.set("type", r.type);
   const [list, history] = await Promise.all([loadList(r), api("GET", `history?${q}`).catch(() => null)]);
-  return { list, history: history && history.minutes };
+  return { list, history: history && { range: chartRange, step: history.step || 60000, points: history.minutes || [] } };
 }
 
-// renderChart draws the last hour: a bar per minute, completed jobs in
-// green under failed ones in red, and the created jobs as a line.
-function renderChart(r, minutes) {
-  if (!minutes || !minutes.length) return null;
-  const W = 720, H = 120, pad = 4, n = minutes.length;
-  const top = Math.max(1, ...minutes.map((m) => Math.max(m.completed + m.failed, m.created)));
-  const bw = (W - 2 * pad) / n;
-  const y = (v) => H - pad - (v / top) * (H - 2 * pad);
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  svg.setAttribute("preserveAspectRatio", "none"); // the hour spans the panel
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("id", "history-chart");
-  const el = (tag, attrs) => {
-    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    return e;
+// The uPlot charts on the page, destroyed when redrawn.
+let plots = [];
+
+function chartWidth() {
+  return Math.max(320, ($("#view").clientWidth || 900) - 36);
+}
+
+window.addEventListener("resize", () => plots.forEach((u) => u.setSize({ width: chartWidth(), height: u.height })));
+
+// renderChart draws the range's history with uPlot (vendored, ui/vendor):
+// jobs created, completed and failed per step, and the queue: the jobs
+// waiting and the wait p95 (ready to leased), each over time with axes.
+// The panel's data-* attributes hold the totals the legend shows.
+function renderChart(r, hist) {
+  plots.forEach((u) => u.destroy());
+  plots = [];
+  if (!hist || !hist.points.length) return null;
+  const pts = hist.points;
+  const sum = (k) => pts.reduce((a, m) => a + (m[k] || 0), 0);
+  const per = hist.step === 60000 ? "minute" : "hour";
+  const xs = pts.map((m) => m.at / 1000);
+  const col = (k) => pts.map((m) => m[k] || 0);
+  const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  const waitFmt = (v) => (v === null || v === undefined ? "—" : duration(v));
+  const jobsBox = h("div", { class: "plot", id: "chart-jobs" });
+  const queueBox = h("div", { class: "plot", id: "chart-queue" });
+  const common = (title, height) => ({ title, width: chartWidth(), height, cursor: { drag: { x: false, y: false } }, legend: { live: true } });
+  const draw = () => {
+    if (!jobsBox.isConnected) return;
+    plots.push(new uPlot({
+      ...common(`Jobs per ${per}`, 170),
+      scales: { x: { time: true } },
+      axes: [{}, { label: "jobs", size: 50 }],
+      series: [{},
+        { label: "created", stroke: css("--inactive"), width: 1.5 },
+        { label: "completed", stroke: css("--complete"), fill: "rgba(47, 158, 98, .15)", width: 1.5 },
+        { label: "failed", stroke: css("--failed"), fill: "rgba(214, 69, 69, .15)", width: 1.5 }],
+    }, [xs, col("created"), col("completed"), col("failed")], jobsBox));
+    plots.push(new uPlot({
+      ...common("Queue: waiting jobs and wait p95", 170),
+      scales: { x: { time: true }, ms: { auto: true } },
+      axes: [{}, { label: "waiting", size: 50 }, { side: 1, scale: "ms", label: "wait p95", size: 70, grid: { show: false }, values: (u, vals) => vals.map(waitFmt) }],
+      series: [{},
+        { label: "waiting", stroke: css("--delayed"), width: 1.5 },
+        { label: "wait p95", scale: "ms", stroke: css("--active"), width: 1.5, value: (u, v) => waitFmt(v),
+          // a step with no start has no wait: a gap, not a zero
+          spanGaps: false }],
+    }, [xs, col("waiting"), pts.map((m) => (m.started ? m.wait_p95 : null))], queueBox));
   };
-  let line = "";
-  minutes.forEach((m, i) => {
-    const x = pad + i * bw;
-    const g = el("g", { "data-at": m.at });
-    const t = el("title", {});
-    t.textContent = `${new Date(m.at).toLocaleTimeString()}: ${m.created} created, ${m.completed} completed, ${m.failed} failed`;
-    g.append(t);
-    if (m.completed) g.append(el("rect", { class: "done", x, width: Math.max(1, bw - 1), y: y(m.completed), height: H - pad - y(m.completed) }));
-    if (m.failed) g.append(el("rect", { class: "bad", x, width: Math.max(1, bw - 1), y: y(m.completed + m.failed), height: y(m.completed) - y(m.completed + m.failed) }));
-    svg.append(g);
-    line += `${i ? "L" : "M"}${x + bw / 2},${y(m.created)}`;
-  });
-  svg.append(el("path", { class: "created", d: line }));
-  const sum = (k) => minutes.reduce((a, m) => a + m[k], 0);
-  return h("div", { class: "panel chartpanel" },
-    h("div", { class: "charthead" }, h("h3", {}, `Last hour${r.type === "all" ? "" : " · " + r.type}`),
+  // uPlot measures its box: draw once the panel is on the page.
+  requestAnimationFrame(draw);
+  const rangeButton = (name) => h("button", {
+    class: `small${name === hist.range ? " on" : ""}`, dataset: { range: name }, "aria-pressed": name === hist.range ? "true" : "false",
+    onclick: () => { chartRange = name; localStorage.setItem("kuebus.chart", name); render(false); },
+  }, name);
+  const p95 = Math.max(0, ...pts.map((m) => (m.started ? m.wait_p95 : 0)));
+  return h("div", {
+    class: "panel chartpanel", id: "history-chart",
+    dataset: { range: hist.range, step: hist.step, points: pts.length, created: sum("created"), completed: sum("completed"), failed: sum("failed"), waiting: pts[pts.length - 1].waiting || 0, p95max: p95 },
+  },
+    h("div", { class: "charthead" }, h("h3", {}, `Last ${hist.range === "1h" ? "hour" : hist.range === "24h" ? "24 hours" : "7 days"}${r.type === "all" ? "" : " · " + r.type}`),
       h("span", { class: "legend" },
         h("span", { class: "k created" }, `created ${sum("created")}`),
         h("span", { class: "k done" }, `completed ${sum("completed")}`),
-        h("span", { class: "k bad" }, `failed ${sum("failed")}`))),
-    svg);
+        h("span", { class: "k bad" }, `failed ${sum("failed")}`),
+        h("span", { class: "k waiting" }, `waiting ${pts[pts.length - 1].waiting || 0}`),
+        h("span", { class: "k p95" }, `max wait p95 ${p95 ? duration(p95) : "—"}`)),
+      h("span", { class: "ranges", role: "group", "aria-label": "Chart range" }, Object.keys(RANGES).map(rangeButton))),
+    jobsBox, queueBox);
 }
 
 // ---- search -----------------------------------------------------------------------
