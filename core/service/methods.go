@@ -429,6 +429,9 @@ const replyHeadroom = 8 << 10
 // naming the failed types. Either way the failure goes to queue.error.
 func (s *Service) stats(ctx context.Context, req *core.StatsRequest) (*core.Stats, error) {
 	st, err := s.store.Stats(ctx)
+	if st != nil {
+		s.addRetention(st)
+	}
 	var te *TypesError
 	if !errors.As(err, &te) {
 		return st, err

@@ -108,16 +108,23 @@ function duration(ms) {
   return two(Math.floor(ms / 86400000), "d", Math.round((ms % 86400000) / 3600000), "h");
 }
 
-// retention reads remove_on_complete / remove_on_fail: true, or
-// {age (ms), count}; absent or false keeps the job (unless its type's
-// default says otherwise, which the node's config holds).
-function retention(r) {
-  if (r === true) return "at once";
-  if (!r || typeof r !== "object") return "kept (type default)";
-  const parts = [];
-  if (r.age) parts.push(`after ${duration(r.age)}`);
-  if (r.count) parts.push(`beyond the newest ${r.count}`);
-  return parts.join(", ") || "kept";
+// retention says when a finished job is removed, by the rule that applies
+// to it: its own remove_on_complete / remove_on_fail (true, or {age (ms),
+// count}) when it has one, else its type's default in the node's config
+// (GET /stats gives it, per type and state: complete, failed), else none:
+// it is kept until removed by hand.
+function retention(own, type, state) {
+  const rule = (r) => {
+    if (r === true) return "at once";
+    const parts = [];
+    if (r.age) parts.push(`after ${duration(r.age)}`);
+    if (r.count) parts.push(`beyond the newest ${r.count}`);
+    return parts.join(", ");
+  };
+  if (own === true || (own && typeof own === "object")) return `${rule(own)} (its own)`;
+  const def = ((stats && stats.retention) || {})[type];
+  if (def && def[state]) return `${rule(def[state])} (${type}'s default)`;
+  return "kept (no rule)";
 }
 
 function json(v) {
@@ -906,8 +913,8 @@ function renderJob(id, loaded) {
         ["worker", job.worker_id || "—"],
         ["unique key", job.unique_key || "—"],
         ["stalls", job.stalls || 0],
-        ["remove on complete", retention(job.remove_on_complete)],
-        ["remove on fail", retention(job.remove_on_fail)],
+        ["remove on complete", h("span", { id: "job-roc" }, retention(job.remove_on_complete, job.type, "complete"))],
+        ["remove on fail", h("span", { id: "job-rof" }, retention(job.remove_on_fail, job.type, "failed"))],
         ...(job.schedule ? [["schedule", `${job.schedule}, tick ${when(job.schedule_at)}`]] : []),
       ])),
       h("div", { class: "panel" }, h("h3", {}, "Timings"), kv([
