@@ -51,7 +51,7 @@ const LocalUserPrefix = "_local_"
 
 // Method groups, by who may call them (DESIGN §8). The methods that change
 // jobs, types or schedules by hand (remove, set_state, set_priority, pause,
-// resume, cancel, bulk, schedule_set, schedule_remove) are in no group:
+// resume, cancel, bulk, schedule_set, schedule_remove, schedule_run) are in no group:
 // admin's alone.
 var (
 	// readMethods change nothing.

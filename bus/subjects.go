@@ -120,6 +120,8 @@ const (
 	MethodScheduleList   = "schedule_list"
 	MethodScheduleRemove = "schedule_remove"
 	MethodScheduleFire   = "schedule_fire"
+	// schedule_run: the operator's "run now" of one schedule.
+	MethodScheduleRun = "schedule_run"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

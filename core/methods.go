@@ -49,6 +49,7 @@ var Methods = []Method{
 	{bus.MethodScheduleList, Empty{}, SchedulesReply{}},
 	{bus.MethodScheduleRemove, NameRequest{}, Empty{}},
 	{bus.MethodScheduleFire, LimitRequest{}, FireReply{}},
+	{bus.MethodScheduleRun, NameRequest{}, Job{}},
 	{bus.MethodSearch, SearchRequest{}, SearchReply{}},
 	{bus.MethodHistory, HistoryRequest{}, HistoryReply{}},
 	{bus.MethodFailedErrors, FailedErrorsRequest{}, FailedErrorsReply{}},

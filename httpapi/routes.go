@@ -67,6 +67,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET /schedules/{name}", s.getSchedule, bus.MethodScheduleList)
 	handle("PUT /schedules/{name}", s.putSchedule, bus.MethodScheduleSet)
 	handle("DELETE /schedules/{name}", s.removeSchedule, bus.MethodScheduleRemove)
+	handle("POST /schedules/{name}/run", s.runSchedule, bus.MethodScheduleRun)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop, bus.MethodLease, bus.MethodRelease)
 	handle("POST /job/{id}/complete", s.leaseOp(s.complete), bus.MethodComplete)

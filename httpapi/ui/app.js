@@ -763,7 +763,7 @@ function renderSchedules(list) {
   };
   const path = (sc) => `schedules/${encodeURIComponent(sc.name)}`;
   const rows = list.map((sc) =>
-    h("tr", { dataset: { name: sc.name, paused: sc.paused ? "1" : "0" } },
+    h("tr", { dataset: { name: sc.name, paused: sc.paused ? "1" : "0", last: sc.last_at || 0 } },
       h("td", { class: "mono" }, sc.name, sc.paused ? h("span", { class: "tag paused" }, "paused") : null),
       h("td", { class: "mono" }, sc.cron ? `${sc.cron}${sc.tz ? " (" + sc.tz + ")" : ""}` : `every ${duration(sc.every)}`),
       h("td", {}, (sc.spec && sc.spec.type) || ""),
@@ -773,6 +773,8 @@ function renderSchedules(list) {
         h("button", { class: "small", dataset: { toggle: sc.name },
           onclick: () => act(sc.paused ? `${sc.name} resumed` : `${sc.name} paused`, "PUT", path(sc), scheduleBody(sc, { paused: !sc.paused })) },
         sc.paused ? "Resume" : "Pause"), " ",
+        sc.paused ? null : h("button", { class: "small", dataset: { run: sc.name }, title: "Make its job now; the next run stays when it was",
+          onclick: () => act(`${sc.name} ran: a job was made`, "POST", `${path(sc)}/run`) }, "Run now"), " ",
         armed(h("button", { class: "small danger", dataset: { remove: sc.name } }, "Remove"), "Click again",
           () => act(`${sc.name} removed`, "DELETE", path(sc))))));
   const table = h("table", { id: "schedules" },
