@@ -356,9 +356,14 @@ function renderList(r, list) {
   const types = Object.keys((stats && stats.types) || {}).sort();
   const typeSelect = h("select", { id: "type-filter", onchange: (e) => go({ type: e.target.value, page: 0 }) },
     ["all", ...types].map((t) => h("option", { value: t, selected: t === r.type }, t === "all" ? "all types" : t)));
-  const orderSelect = h("select", { id: "order", onchange: (e) => go({ order: e.target.value, page: 0 }) },
-    h("option", { value: "asc", selected: r.order === "asc" }, r.state === "all" ? "oldest first" : "queue order"),
-    h("option", { value: "desc", selected: r.order === "desc" }, r.state === "all" ? "newest first" : "reversed"));
+  // The list of every state is in id order. Ids are handed out in blocks
+  // per type, so across types id order is not creation order: the labels
+  // say "by id" rather than promise what the order is not.
+  const byId = r.state === "all";
+  const orderSelect = h("select", { id: "order", onchange: (e) => go({ order: e.target.value, page: 0 }),
+    title: byId ? "Ids come in blocks per type: across types, a higher id is not always a newer job (see a job's created time)" : null },
+    h("option", { value: "asc", selected: r.order === "asc" }, byId ? "lowest id first" : "queue order"),
+    h("option", { value: "desc", selected: r.order === "desc" }, byId ? "highest id first" : "reversed"));
   const title = `${r.state === "all" ? "All" : r.state[0].toUpperCase() + r.state.slice(1)} jobs${r.type === "all" ? "" : " · " + r.type}`;
 
   const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.", r.state === "failed");
