@@ -589,8 +589,16 @@ async function runBulk(body, done) {
 // RANGES are the chart's ranges and what each asks GET /history for: a
 // day of minutes is kept, and a week of hours.
 const RANGES = { "1h": { minutes: 60 }, "24h": { minutes: 1440 }, "7d": { hours: 168 } };
-// chartRange is the range the user picked last; the browser keeps it.
-let chartRange = RANGES[localStorage.getItem("kuebus.chart")] ? localStorage.getItem("kuebus.chart") : "1h";
+// chartRange is the range the user picked last; the browser keeps it (when
+// it lets the page keep anything: storage may be off).
+const stored = (key, value) => {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    localStorage.setItem(key, value);
+  } catch (e) { /* no storage: the choice lasts as long as the page */ }
+  return null;
+};
+let chartRange = RANGES[stored("kuebus.chart")] ? stored("kuebus.chart") : "1h";
 
 // loadListView reads the list and, beside it, the chart range's counts of
 // the type filter (GET /history); a chart that cannot be read leaves the
@@ -655,7 +663,7 @@ function renderChart(r, hist) {
   requestAnimationFrame(draw);
   const rangeButton = (name) => h("button", {
     class: `small${name === hist.range ? " on" : ""}`, dataset: { range: name }, "aria-pressed": name === hist.range ? "true" : "false",
-    onclick: () => { chartRange = name; localStorage.setItem("kuebus.chart", name); render(false); },
+    onclick: () => { chartRange = name; stored("kuebus.chart", name); render(false); },
   }, name);
   const p95 = Math.max(0, ...pts.map((m) => (m.started ? m.wait_p95 : 0)));
   return h("div", {
