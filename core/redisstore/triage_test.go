@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,6 +57,8 @@ func TestErrorGroupRule(t *testing.T) {
 		{"a long hex run with a digit is <id>, without digits it is text", "trace 4bf92f3577b34da6 deadbeef", "trace <id> deadbeef"},
 		{"numbers and decimals become <n>", "took 12.5s after 3 tries, job42", "took <n>s after <n> tries, job<n>"},
 		{"blanks collapse and the ends are trimmed", "  a \t b  ", "a b"},
+		{"the cut at 200 bytes splits no character", strings.Repeat("x", 199) + "é and more", strings.Repeat("x", 199)},
+		{"a whole character before the cut stays", strings.Repeat("x", 198) + "é and more", strings.Repeat("x", 198) + "é"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := newScriptStore(t, redisstore.Config{})

@@ -32,7 +32,7 @@ for _, id in ipairs(ids) do
   local name = error_group(f[1] or '')
   local g = groups[name]
   if not g then
-    g = {name, string.sub(f[1] or '', 1, SAMPLE_MAX), 0, at, at, tonumber(id)}
+    g = {name, cut_utf8(f[1] or '', SAMPLE_MAX), 0, at, at, tonumber(id)}
     groups[name] = g
     order[#order + 1] = g
   end

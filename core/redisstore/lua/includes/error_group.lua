@@ -14,10 +14,27 @@
 --   5. a run of 8 or more hex digits holding a digit becomes <id>;
 --   6. every other run of digits (with its decimals) becomes <n>;
 --   7. blanks collapse to one space, the ends are trimmed, and the group
---      is cut to ERROR_GROUP_MAX bytes.
+--      is cut to ERROR_GROUP_MAX bytes (before a character the cut would
+--      split: a group goes to clients as JSON and comes back to bulk, so
+--      it must stay valid UTF-8).
 --
 -- An empty error is the group "".
 local ERROR_GROUP_MAX = 200
+
+-- cut_utf8 is the first n bytes of s, less the bytes of a UTF-8 sequence
+-- the cut would leave incomplete.
+local function cut_utf8(s, n)
+  if #s <= n then return s end
+  s = string.sub(s, 1, n)
+  local i = #s
+  while i > 0 and string.byte(s, i) >= 0x80 and string.byte(s, i) < 0xC0 do i = i - 1 end
+  local lead = i > 0 and string.byte(s, i) or 0
+  if lead >= 0xC0 then
+    local need = (lead >= 0xF0 and 4) or (lead >= 0xE0 and 3) or 2
+    if #s - i + 1 < need then s = string.sub(s, 1, i - 1) end
+  end
+  return s
+end
 
 local function error_group(msg)
   if not msg or msg == '' then return '' end
@@ -40,5 +57,5 @@ local function error_group(msg)
   s = string.gsub(s, '%d+', '<n>')
   s = string.gsub(s, '%s+', ' ')
   s = string.match(s, '^ ?(.-) ?$')
-  return string.sub(s, 1, ERROR_GROUP_MAX)
+  return cut_utf8(s, ERROR_GROUP_MAX)
 end
