@@ -135,6 +135,10 @@ const (
 	MethodScheduleList   = "schedule_list"
 	MethodScheduleRemove = "schedule_remove"
 	MethodScheduleFire   = "schedule_fire"
+	// schedule_run: the operator's "run now" of one schedule.
+	MethodScheduleRun = "schedule_run"
+	// failed_errors: a type's failed jobs grouped by error (triage).
+	MethodFailedErrors = "failed_errors"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

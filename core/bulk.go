@@ -61,7 +61,9 @@ const (
 )
 
 // BulkActionRequest is bulk's request: apply Action to the jobs in State (of
-// Type, or of every type), whose error contains Error (when set) and that
+// Type, or of every type), whose error contains Error (when set), whose
+// error's group is ErrorGroup (when set: the normalised message
+// failed_errors gives, compared whole; docs/triage.md) and that
 // were last updated before Before (unix ms, when set), looking at most at
 // Limit jobs (default BulkLimitDefault, at most BulkLimitMax). Cursor,
 // from the previous reply, goes on where it stopped.
@@ -70,9 +72,11 @@ type BulkActionRequest struct {
 	State  State      `json:"state"`
 	Type   string     `json:"type,omitempty"`
 	Error  string     `json:"error,omitempty"`
-	Before int64      `json:"before,omitempty"`
-	Limit  int        `json:"limit,omitempty"`
-	Cursor string     `json:"cursor,omitempty"`
+	// ErrorGroup is compared with the normalised error, whole.
+	ErrorGroup string `json:"error_group,omitempty"`
+	Before     int64  `json:"before,omitempty"`
+	Limit      int    `json:"limit,omitempty"`
+	Cursor     string `json:"cursor,omitempty"`
 }
 
 // BulkActionReply is bulk's reply: how many jobs this call found in the state

@@ -30,6 +30,7 @@
 //	search.go         search's request, reply, bounds and cursor
 //	rangecursor.go    RangeCursor: a range's place in an index, its text
 //	history.go        history: per-minute counts of created, completed, failed jobs
+//	triage.go         failed_errors: a type's failed jobs grouped by error
 //	workers.go        heartbeat and workers: the live workers list
 //	trace.go          CheckTraceparent: the W3C trace context a job keeps
 //	replay.go         Client.Replay: durable events from a time or a

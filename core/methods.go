@@ -49,8 +49,10 @@ var Methods = []Method{
 	{bus.MethodScheduleList, Empty{}, SchedulesReply{}},
 	{bus.MethodScheduleRemove, NameRequest{}, Empty{}},
 	{bus.MethodScheduleFire, LimitRequest{}, FireReply{}},
+	{bus.MethodScheduleRun, NameRequest{}, Job{}},
 	{bus.MethodSearch, SearchRequest{}, SearchReply{}},
 	{bus.MethodHistory, HistoryRequest{}, HistoryReply{}},
+	{bus.MethodFailedErrors, FailedErrorsRequest{}, FailedErrorsReply{}},
 	{bus.MethodHeartbeat, Heartbeat{}, Empty{}},
 	{bus.MethodWorkers, Empty{}, WorkersReply{}},
 }

@@ -134,9 +134,9 @@ func (r Retention) validate(field string) error {
 // setting (a cancel is a person's act, not the producer's plan): the
 // type's default alone says how long cancelled jobs are kept.
 type TypeRetention struct {
-	Complete  Retention
-	Failed    Retention
-	Cancelled Retention
+	Complete  Retention `json:"complete,omitzero"`
+	Failed    Retention `json:"failed,omitzero"`
+	Cancelled Retention `json:"cancelled,omitzero"`
 }
 
 // FinishedStates are the states a retention applies to, in the order the

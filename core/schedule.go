@@ -103,6 +103,19 @@ func (c *Client) RemoveSchedule(ctx context.Context, name string) error {
 	return c.call(ctx, bus.MethodScheduleRemove, NameRequest{Name: name}, nil)
 }
 
+// RunSchedule runs a schedule once now, out of its timing ("run now"): it
+// creates the job of its spec, marked with the schedule and stamped now,
+// as a tick would, and returns it; the next tick stays when it was.
+// ErrNotFound when there is no such schedule; a conflict when it is
+// paused, or the job's unique key is held by an unfinished job.
+func (c *Client) RunSchedule(ctx context.Context, name string) (*Job, error) {
+	var reply Job
+	if err := c.call(ctx, bus.MethodScheduleRun, NameRequest{Name: name}, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
 // FireSchedules is the promoter leader's call: it creates the job of every
 // schedule whose tick has come, at most limit, and says when the next tick
 // is.

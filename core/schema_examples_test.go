@@ -320,6 +320,7 @@ var schemaLooser = map[string]string{
 	"range.to":             "to − from below 1000",
 	"range.limit":          "a page by cursor (limit) takes no from or to",
 	"lease.wait":           "a lease that waits 5 minutes would hold the test up",
+	"history.hours":        "minutes or hours, not both",
 }
 
 // atBounds are a field's extreme values its schema p takes.

@@ -2,12 +2,19 @@ package core
 
 // SearchRequest is search's request: jobs whose id, unique key or data
 // contains Q (ASCII letters without case), of one type and one state when
-// given. A search starts with no cursor and goes on with the cursor of
-// each reply until a reply has none.
+// given, and whose error contains Error and is in ErrorGroup when those
+// are given (as bulk's filters of the same names). Q may be empty when
+// Error or ErrorGroup is set: the failed list filtered by error. A search
+// starts with no cursor and goes on with the cursor of each reply until a
+// reply has none.
 type SearchRequest struct {
-	Q     string `json:"q"`
-	Type  string `json:"type,omitempty"`
-	State State  `json:"state,omitempty"`
+	Q string `json:"q,omitempty"`
+	// Error: the job's error contains it (case-sensitive, as bulk's).
+	Error string `json:"error,omitempty"`
+	// ErrorGroup: the job's error's group (failed_errors) is it, whole.
+	ErrorGroup string `json:"error_group,omitempty"`
+	Type       string `json:"type,omitempty"`
+	State      State  `json:"state,omitempty"`
 	// Limit bounds the jobs of one reply: default SearchLimitDefault, at
 	// most MaxSearchLimit.
 	Limit int `json:"limit,omitempty"`

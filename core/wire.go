@@ -300,6 +300,12 @@ type Stats struct {
 	// every type was read; a stats request that is not partial fails whole
 	// instead.
 	TypeErrors []TypeError `json:"type_errors,omitempty"`
+	// Retention gives, per type of Types that has one, the default
+	// retention of its finished jobs (a node's config: the type's own
+	// entry, else "*"'s), which the cleaner applies to the jobs without
+	// a retention of their own: what the dashboard shows as the rule that
+	// applies. Left out when no type has one.
+	Retention map[string]TypeRetention `json:"retention,omitempty"`
 }
 
 // StatsRequest is stats' request. The empty request ({}) is the one older

@@ -81,7 +81,7 @@ func TestDashboardUnderABasePath(t *testing.T) {
 	_, err = e.core.Client.Create(t.Context(), "email", nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS(`#history-chart path.created`))), "the last hour's chart")
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart:not([data-created="0"]) #chart-jobs .uplot canvas`))), "the last hour's chart, by uPlot from under the base path")
 	color, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".top")).backgroundColor`))
 	require.NoError(t, err)
 	require.Equal(t, "rgb(29, 35, 48)", color, "the stylesheet applied (.top is #1d2330)")

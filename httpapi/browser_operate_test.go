@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -16,7 +17,7 @@ import (
 // issue 13 in headless Chromium, each checked against core afterwards, with
 // a screenshot of each: a failed job's error history; Cancel on a waiting
 // job; the failed list's Retry all; the search box; the Schedules page
-// (add one, pause it, remove it); the Workers page.
+// (add one, run it now, pause it, remove it); the Workers page.
 func TestDashboardOperatesTheQueueInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
@@ -88,7 +89,9 @@ func TestDashboardOperatesTheQueueInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#schedule-form input[name="tz"]`), "Europe/Paris"),
 		chromedp.SendKeys(chromedp.CSS(`#schedule-form input[name="type"]`), "report"),
 		chromedp.Click(chromedp.CSS(`#schedule-save`)),
-		chromedp.WaitVisible(chromedp.CSS(`#schedules tr[data-name="nightly"][data-paused="0"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#schedules tr[data-name="nightly"][data-paused="0"][data-last="0"]`)),
+		chromedp.Click(chromedp.CSS(`#schedules button[data-run="nightly"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#schedules tr[data-name="nightly"]:not([data-last="0"])`)),
 		chromedp.Click(chromedp.CSS(`#schedules button[data-toggle="nightly"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#schedules tr[data-name="nightly"][data-paused="1"]`)),
 	)
@@ -98,6 +101,10 @@ func TestDashboardOperatesTheQueueInBrowser(t *testing.T) {
 	require.Len(t, list, 1)
 	require.Equal(t, "30 2 * * *", list[0].Cron)
 	require.True(t, list[0].Paused)
+	require.NotZero(t, list[0].LastAt, "Run now ran it")
+	ran, err := e.core.Client.Range(t.Context(), core.RangeRequest{Type: "report", State: core.StateInactive, From: 0, To: 99})
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(ran, func(j core.Job) bool { return j.Schedule == "nightly" }), "Run now made the schedule's job")
 	step("remove it (two clicks)",
 		chromedp.Click(chromedp.CSS(`#schedules button[data-remove="nightly"]`)),
 		chromedp.Click(chromedp.CSS(`#schedules button[data-remove="nightly"]`)),

@@ -111,12 +111,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	// flush now, and an event makes the page read again.
 	e.core.Service.FlushHistory(t.Context())
 	e.create(map[string]any{"type": "email"})
-	step("the last hour's chart shows completed and failed jobs",
+	step("the last hour's chart shows completed and failed jobs, and the queue, with axes",
 		chromedp.Navigate(e.url+"/#/"),
-		chromedp.WaitVisible(chromedp.CSS(`#history-chart rect.done`)),
-		chromedp.WaitVisible(chromedp.CSS(`#history-chart rect.bad`)),
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart[data-range="1h"][data-points="60"]:not([data-completed="0"]):not([data-failed="0"])`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chart-jobs .uplot canvas`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chart-queue .uplot canvas`)),
 	)
+	axes := evalIn[int](t, browser, `document.querySelectorAll("#history-chart .u-axis").length`)
+	require.Equal(t, 5, axes, "time and jobs; time, waiting and wait p95")
 	shot("5-chart.png")
+	step("the 7 days range reads hours",
+		chromedp.Click(chromedp.CSS(`#history-chart button[data-range="7d"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart[data-range="7d"][data-step="3600000"][data-points="168"]:not([data-completed="0"])`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chart-queue .uplot canvas`)),
+	)
+	shot("5b-chart-7d.png")
+	step("back to the last hour",
+		chromedp.Click(chromedp.CSS(`#history-chart button[data-range="1h"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#history-chart[data-range="1h"]`)),
+	)
 
 	emailRow := `#types tr[data-type="email"]`
 	step("pause a type from the types table and see it paused",

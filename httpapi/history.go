@@ -7,18 +7,21 @@ import (
 	"github.com/kuebus/kuebus/core"
 )
 
-// history is GET /history[?type=T][&minutes=N]: core's per-minute counts of
-// jobs created, completed and failed, {"minutes":[...]}, the dashboard's
-// charts.
+// history is GET /history[?type=T][&minutes=N | &hours=N]: core's counts
+// per minute (or hour) of jobs created, started, completed and failed, the
+// wait p95 and the waiting jobs, {"step":ms,"minutes":[...]}, the
+// dashboard's chart.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	qs := r.URL.Query()
 	req := core.HistoryRequest{Type: qs.Get("type")}
-	if raw := qs.Get("minutes"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return badRequest("minutes: %q is not an integer", raw)
+	for name, to := range map[string]*int{"minutes": &req.Minutes, "hours": &req.Hours} {
+		if raw := qs.Get(name); raw != "" {
+			n, err := strconv.Atoi(raw)
+			if err != nil {
+				return badRequest("%s: %q is not an integer", name, raw)
+			}
+			*to = n
 		}
-		req.Minutes = n
 	}
 	reply, err := s.core.History(r.Context(), req)
 	if err != nil {

@@ -97,6 +97,19 @@ func (s *Server) getLog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.URL.Query().Get("entries") == "1" {
+		// The lines with their times, as core's log answers them: the
+		// dashboard shows when each line was added.
+		entries, err := s.core.LogEntries(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		if entries == nil {
+			entries = []core.LogEntry{}
+		}
+		writeJSON(w, http.StatusOK, map[string][]core.LogEntry{"entries": entries})
+		return nil
+	}
 	lines, err := s.core.Log(r.Context(), id)
 	if err != nil {
 		return err

@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	// "search"; the literal segment wins over {id} and {path...}.
 	handle("GET /job/search", s.kueSearch, bus.MethodSearch)
 	handle("GET /jobs/search", s.searchJobs, bus.MethodSearch)
+	handle("GET /jobs/errors", s.failedErrors, bus.MethodFailedErrors)
 	handle("GET /job/{id}/log", s.getLog, bus.MethodLog)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.
@@ -66,6 +67,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET /schedules/{name}", s.getSchedule, bus.MethodScheduleList)
 	handle("PUT /schedules/{name}", s.putSchedule, bus.MethodScheduleSet)
 	handle("DELETE /schedules/{name}", s.removeSchedule, bus.MethodScheduleRemove)
+	handle("POST /schedules/{name}/run", s.runSchedule, bus.MethodScheduleRun)
 	// Pop and finish for clients without NATS (lease.go).
 	handle("POST /pop", s.pop, bus.MethodLease, bus.MethodRelease)
 	handle("POST /job/{id}/complete", s.leaseOp(s.complete), bus.MethodComplete)

@@ -66,3 +66,15 @@ func (s *Server) removeSchedule(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, changed{Message: fmt.Sprintf("schedule %s removed", name)})
 	return nil
 }
+
+// runSchedule is POST /schedules/:name/run: core's schedule_run, the
+// schedule's job made now ("run now"), 201 with the job; the next tick
+// stays.
+func (s *Server) runSchedule(w http.ResponseWriter, r *http.Request) error {
+	job, err := s.core.RunSchedule(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, job)
+	return nil
+}

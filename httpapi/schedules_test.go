@@ -43,6 +43,12 @@ func TestSchedulesOverREST(t *testing.T) {
 	}
 	e.fails(http.StatusBadRequest, "invalid", "PUT", "/schedules/a.b", `{"every":60000,"spec":{"type":"report"}}`)
 
+	var ran core.Job
+	e.ok(http.StatusCreated, "POST", "/schedules/nightly/run", nil, &ran)
+	require.Equal(t, "nightly", ran.Schedule, "run now: the schedule's job, made now")
+	require.Equal(t, core.StateInactive, ran.State)
+	e.fails(http.StatusNotFound, "not_found", "POST", "/schedules/nope/run", nil)
+
 	var out map[string]any
 	e.ok(http.StatusOK, "DELETE", "/schedules/nightly", nil, &out)
 	require.Equal(t, "schedule nightly removed", out["message"])

@@ -11,7 +11,8 @@ import (
 // state, limit and cursor, checked by core.
 func searchRequest(r *http.Request) (core.SearchRequest, error) {
 	qs := r.URL.Query()
-	req := core.SearchRequest{Q: qs.Get("q"), Type: qs.Get("type"), State: core.State(qs.Get("state")), Cursor: qs.Get("cursor")}
+	req := core.SearchRequest{Q: qs.Get("q"), Type: qs.Get("type"), State: core.State(qs.Get("state")), Cursor: qs.Get("cursor"),
+		Error: qs.Get("error"), ErrorGroup: qs.Get("error_group")}
 	if raw := qs.Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil {
@@ -22,7 +23,7 @@ func searchRequest(r *http.Request) (core.SearchRequest, error) {
 	return req, nil
 }
 
-// searchJobs is GET /jobs/search?q=TEXT[&type=T][&state=S][&limit=N][&cursor=C]:
+// searchJobs is GET /jobs/search?q=TEXT[&type=T][&state=S][&error=E][&error_group=G][&limit=N][&cursor=C]:
 // one page of core's search, {"jobs":[...],"cursor":C}.
 func (s *Server) searchJobs(w http.ResponseWriter, r *http.Request) error {
 	req, err := searchRequest(r)
@@ -68,5 +69,26 @@ func (s *Server) kueSearch(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	writeJSON(w, http.StatusOK, ids)
+	return nil
+}
+
+// failedErrors is GET /jobs/errors?type=T[&limit=N]: core's failed_errors,
+// a type's newest failed jobs grouped by error, the dashboard's Errors
+// view.
+func (s *Server) failedErrors(w http.ResponseWriter, r *http.Request) error {
+	qs := r.URL.Query()
+	req := core.FailedErrorsRequest{Type: qs.Get("type")}
+	if raw := qs.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			return badRequest("limit: %q is not an integer", raw)
+		}
+		req.Limit = n
+	}
+	reply, err := s.core.FailedErrors(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, reply)
 	return nil
 }

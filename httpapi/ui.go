@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"net/http"
 	"time"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
 // The dashboard: plain HTML, CSS and JavaScript, embedded so that the binary
@@ -50,10 +52,17 @@ func (s *Server) indexHandler() http.Handler {
 	if s.cfg.Auth.forms() {
 		page = bytes.Replace(page, []byte("</header>"), []byte(signOut), 1)
 	}
+	// A user whose role may change no job (a viewer, say) gets the page
+	// read-only: the script draws no button that would only be refused.
+	readOnly := bytes.Replace(page, []byte(`<body data-live="0">`), []byte(`<body data-live="0" data-readonly="1">`), 1)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w.Header())
 		w.Header().Set("Cache-Control", "no-cache")
-		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(page))
+		body := page
+		if p, ok := principalOf(r); ok && !p.role.MayCall(bus.MethodSetState) {
+			body = readOnly
+		}
+		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(body))
 	})
 }
 

@@ -271,10 +271,10 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodComplete, bus.MethodFail, bus.MethodTouch, bus.MethodRelease, bus.MethodRejoin,
 		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume,
 		bus.MethodCancel, bus.MethodBulk,
-		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire, bus.MethodClean,
-		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers}
+		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire, bus.MethodScheduleRun, bus.MethodClean,
+		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers, bus.MethodFailedErrors}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats,
-		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers}
+		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers, bus.MethodFailedErrors}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,

@@ -18,9 +18,9 @@ import (
 
 // bulkFlags are the selection of a bulk action.
 type bulkFlags struct {
-	state, typ, errText, before string
-	limit                       int
-	all                         bool
+	state, typ, errText, errGroup, before string
+	limit                                 int
+	all                                   bool
 }
 
 func (b *bulkFlags) register(fs *flag.FlagSet, action core.BulkAction) {
@@ -32,6 +32,7 @@ func (b *bulkFlags) register(fs *flag.FlagSet, action core.BulkAction) {
 	fs.StringVar(&b.state, "state", def, "with --all: the `STATE` whose jobs to act on ("+joinStates(from)+")")
 	fs.StringVar(&b.typ, "type", "", "with --all: only jobs of this `TYPE` (default: every type)")
 	fs.StringVar(&b.errText, "error", "", "with --all: only jobs whose error contains this `TEXT`")
+	fs.StringVar(&b.errGroup, "error-group", "", "with --all: only jobs whose error is in this `GROUP` (as kuebus job errors prints it)")
 	fs.StringVar(&b.before, "before", "", "with --all: only jobs last updated before this: a `DURATION` ago (24h) or a unix time in ms")
 	fs.IntVar(&b.limit, "limit", core.BulkLimitDefault, fmt.Sprintf("with --all: jobs looked at per call (`N`, at most %d)", core.BulkLimitMax))
 	fs.BoolVar(&b.all, "all", false, "act on every job that --state, --type, --error and --before select, instead of one ID")
@@ -40,7 +41,7 @@ func (b *bulkFlags) register(fs *flag.FlagSet, action core.BulkAction) {
 // request checks the flags and builds the first bulk request; now is the
 // time --before DURATION counts back from.
 func (b *bulkFlags) request(cmd string, action core.BulkAction, now time.Time) (core.BulkActionRequest, error) {
-	req := core.BulkActionRequest{Action: action, Type: b.typ, Error: b.errText, Limit: b.limit}
+	req := core.BulkActionRequest{Action: action, Type: b.typ, Error: b.errText, ErrorGroup: b.errGroup, Limit: b.limit}
 	if b.state == "" {
 		return req, usagef("%s: --all needs --state (%s)", cmd, joinStates(core.BulkStates(action)))
 	}
@@ -77,7 +78,7 @@ func (b *bulkFlags) used(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "state", "type", "error", "before", "limit":
+		case "state", "type", "error", "error-group", "before", "limit":
 			set = true
 		}
 	})

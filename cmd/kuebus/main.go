@@ -91,6 +91,7 @@ func commands() *command {
 			{name: "get", args: "ID | --type TYPE --key KEY", summary: "print a job as JSON, with its error history; by id, or by type and unique key", run: runJobGet, example: "kuebus job get 1001\nkuebus job get --type report --key daily-2026-11-27"},
 			{name: "ls", summary: "list jobs by state and type", run: runJobList, example: "kuebus job ls --state failed --type email\nkuebus job ls --state inactive --order desc --from 0 --to 49"},
 			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch, example: "kuebus job search ann@example.com --state failed"},
+			{name: "errors", args: "TYPE", summary: "group a type's failed jobs by error, the largest group first (retry one with retry --all --error-group)", run: runJobErrors, example: "kuebus job errors email\nkuebus job errors email --limit 10000"},
 			{name: "rm", args: "ID | --all", summary: "remove a job and its log, or every job of --state that matches", run: runJobRemove, example: "kuebus job rm 1001\nkuebus job rm --all --state complete --type email"},
 			{name: "remove", args: "ID | --all", summary: "the same as rm, named as bulk's action", run: runJobRemove, example: "kuebus job remove --all --state failed --type email"},
 			{name: "log", args: "ID", summary: "print a job's log, one line per entry (--time: with the time of each)", run: runJobLog, example: "kuebus job log 1001 --time"},

@@ -76,8 +76,8 @@ func (s *Store) Bulk(ctx context.Context, now int64, q *service.BulkQuery) (*ser
 // the jobs acted on.
 func (s *Store) runBulk(ctx context.Context, tk typeKeys, now int64, q *service.BulkQuery, ids []int64) (int, []core.Job, error) {
 	keys := tk.fixed()
-	args := make([]any, 0, 5+len(ids))
-	args = append(args, now, string(q.Action), string(q.State), q.Error, q.Before)
+	args := make([]any, 0, 6+len(ids))
+	args = append(args, now, string(q.Action), string(q.State), q.Error, q.Before, q.ErrorGroup)
 	for _, id := range ids {
 		keys = append(keys, tk.job(id), tk.log(id), tk.errors(id))
 		args = append(args, id)
@@ -87,4 +87,21 @@ func (s *Store) runBulk(ctx context.Context, tk typeKeys, now int64, q *service.
 		return 0, nil, err
 	}
 	return int(num(res[0])), decodeRows(res[1:]), nil
+}
+
+// FailedErrors groups the errors of the newest limit failed jobs of a
+// type in one script (lua/failed_errors.lua), a read.
+func (s *Store) FailedErrors(ctx context.Context, jobType string, limit int) (*core.FailedErrorsReply, error) {
+	tk := s.keys.ofType(jobType)
+	res, err := s.evalNoWait(ctx, failedErrors, append(tk.fixed(), tk.job(0)), limit).Slice()
+	if err != nil {
+		return nil, s.fail("failed_errors", err)
+	}
+	reply := &core.FailedErrorsReply{Failed: num(res[0]), Read: int(num(res[1])), Groups: make([]core.ErrorGroup, 0, len(res)-2)}
+	for _, g := range res[2:] {
+		f := g.([]any)
+		reply.Groups = append(reply.Groups, core.ErrorGroup{Group: str(f[0]), Sample: str(f[1]), Count: int(num(f[2])),
+			FirstAt: num(f[3]), LastAt: num(f[4]), JobID: num(f[5])})
+	}
+	return reply, nil
 }

@@ -16,7 +16,8 @@
 //	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused
 //	cancel.go   cancel: a job that has not finished ends in cancelled
-//	bulk.go     bulk: an action on the jobs of a state, bounded per call
+//	bulk.go     bulk: an action on the jobs of a state, bounded per call;
+//	            failed_errors: a type's failed jobs grouped by error
 //	schedule.go schedules beside their job type's keys: set, list, remove,
 //	            the due ones, and firing one tick
 //	clean.go    the cleaner's removal of finished jobs past their retention

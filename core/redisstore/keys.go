@@ -105,7 +105,14 @@ func (t typeKeys) log(id int64) string    { return t.base + "log:" + strconv.For
 func (t typeKeys) errors(id int64) string { return t.base + "errors:" + strconv.FormatInt(id, 10) }
 
 // history is a minute of the type's history (unix minute): HASH created,
-// completed, failed; it expires after a day (lua/history_add.lua).
+// completed, failed, started, waiting and w0..w15 (started jobs per wait
+// bucket, core.WaitBounds); it expires after a day (lua/history_add.lua).
 func (t typeKeys) history(minute int64) string {
 	return t.base + "history:" + strconv.FormatInt(minute, 10)
+}
+
+// historyHour is an hour of the type's history (unix hour), the same
+// fields as a minute's; it expires after eight days.
+func (t typeKeys) historyHour(hour int64) string {
+	return t.base + "history:h" + strconv.FormatInt(hour, 10)
 }

@@ -75,7 +75,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 	for _, name := range []string{"create_jobs.lua", "lease_head.lua", "lease.lua", "complete.lua", "fail.lua",
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
-		"remove_job.lua", "clean.lua", "search.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
+		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
 		"broadcast_take.lua", "broadcast_sent.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
@@ -177,6 +177,8 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	_, err = st.Pause(ctx, "mon", false)
 	must(err)
 	_, err = st.Bulk(ctx, now, &service.BulkQuery{Action: core.BulkRetry, State: core.StateFailed, Type: "mon", Limit: 10})
+	must(err)
+	_, err = st.FailedErrors(ctx, "mon", 10)
 	must(err)
 	_, _, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", From: core.IDsCursor{}, Limit: 10, Budget: 100})
 	must(err)

@@ -76,6 +76,7 @@ var (
 	pauseType     = loadScript("pause.lua")
 	cancelJob     = loadScript("cancel.lua")
 	bulkJobs      = loadScript("bulk.lua")
+	failedErrors  = loadScript("failed_errors.lua")
 	setSchedule   = loadScript("schedule_set.lua")
 	removeSched   = loadScript("schedule_remove.lua")
 	fireSchedule  = loadScript("fire_schedule.lua")

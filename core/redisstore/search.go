@@ -13,12 +13,13 @@ import (
 
 // Search looks, type by type (sorted by name) and within a type in id
 // order, from the cursor on, for jobs whose id, unique key or data contains
-// q (lua/search.lua), of one type and one state when given. It looks at no
+// q (lua/search.lua), of one type and one state when given, and whose
+// error passes p's error filters. It looks at no
 // more than budget jobs and stops at limit matches; next is where to go on
 // (after the last job looked at), nil when every type has been searched.
 // Jobs come without their data.
 func (s *Store) Search(ctx context.Context, p *service.SearchParams) ([]core.Job, *core.IDsCursor, error) {
-	q, jobType, state, from, limit, budget := p.Query, p.Type, p.State, p.From, p.Limit, p.Budget
+	jobType, from, limit, budget := p.Type, p.From, p.Limit, p.Budget
 	types := []string{jobType}
 	if jobType == "" {
 		var err error
@@ -46,7 +47,7 @@ func (s *Store) Search(ctx context.Context, p *service.SearchParams) ([]core.Job
 			if len(ids) == 0 {
 				break
 			}
-			last, found, err := s.runSearch(ctx, tk, q, state, limit-len(jobs), ids)
+			last, found, err := s.runSearch(ctx, tk, p, limit-len(jobs), ids)
 			if err != nil {
 				return nil, nil, s.fail("search", err)
 			}
@@ -61,10 +62,10 @@ func (s *Store) Search(ctx context.Context, p *service.SearchParams) ([]core.Job
 
 // runSearch runs lua/search.lua over ids of one type: the last id it
 // looked at and the jobs that match.
-func (s *Store) runSearch(ctx context.Context, tk typeKeys, q string, state core.State, limit int, ids []string) (int64, []core.Job, error) {
+func (s *Store) runSearch(ctx context.Context, tk typeKeys, p *service.SearchParams, limit int, ids []string) (int64, []core.Job, error) {
 	keys := tk.fixed()
-	args := make([]any, 0, 3+len(ids))
-	args = append(args, q, string(state), limit)
+	args := make([]any, 0, 5+len(ids))
+	args = append(args, p.Query, string(p.State), limit, p.Error, p.ErrorGroup)
 	for _, id := range ids {
 		n, _ := strconv.ParseInt(id, 10, 64)
 		keys = append(keys, tk.job(n))

@@ -46,6 +46,9 @@ func (s *Service) checkBulkAction(req *core.BulkActionRequest) (*BulkQuery, erro
 	if len(req.Error) > s.cfg.MaxLogLineBytes {
 		return nil, core.Invalidf("error", "%d bytes is over the limit of %d", len(req.Error), s.cfg.MaxLogLineBytes)
 	}
+	if len(req.ErrorGroup) > maxErrorGroup {
+		return nil, core.Invalidf("error_group", "%d bytes is over the limit of %d (a group is cut to that length)", len(req.ErrorGroup), maxErrorGroup)
+	}
 	if req.Before < 0 {
 		return nil, core.Invalidf("before", "%d is negative (unix ms, or 0 for any time)", req.Before)
 	}
@@ -62,7 +65,7 @@ func (s *Service) checkBulkAction(req *core.BulkActionRequest) (*BulkQuery, erro
 	if req.Type != "" && from.Type != "" && from.Type != req.Type {
 		return nil, core.Invalidf("cursor", "%q is not a cursor of type %s", req.Cursor, req.Type)
 	}
-	return &BulkQuery{Action: req.Action, State: req.State, Type: req.Type, Error: req.Error,
+	return &BulkQuery{Action: req.Action, State: req.State, Type: req.Type, Error: req.Error, ErrorGroup: req.ErrorGroup,
 		Before: req.Before, Limit: cmp.Or(req.Limit, core.BulkLimitDefault), From: from}, nil
 }
 

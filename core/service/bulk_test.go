@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,7 @@ func TestBulkRefusesBadInputAndChangesNothing(t *testing.T) {
 		`{"action":"retry","state":"failed","cursor":"nope"}`,
 		`{"action":"retry","state":"failed","type":"a","cursor":"b:0"}`,
 		`{"action":"retry","state":"failed","error":7}`,
+		`{"action":"retry","state":"failed","error_group":"` + strings.Repeat("x", 201) + `"}`,
 		`{"action":"retry","state":"failed","what":1}`,
 		`nope`,
 	} {

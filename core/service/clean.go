@@ -27,6 +27,19 @@ func (s *Service) retentionOf(jobType string) core.TypeRetention {
 	return s.cfg.Retention[AnyType]
 }
 
+// addRetention sets st.Retention: the default of each type of st that has
+// one.
+func (s *Service) addRetention(st *core.Stats) {
+	for t := range st.Types {
+		if r := s.retentionOf(t); r != (core.TypeRetention{}) {
+			if st.Retention == nil {
+				st.Retention = map[string]core.TypeRetention{}
+			}
+			st.Retention[t] = r
+		}
+	}
+}
+
 // checkRetention checks Config.Retention: type names (or AnyType), and
 // defaults that are none or {age, count}.
 func checkRetention(defaults map[string]core.TypeRetention) error {

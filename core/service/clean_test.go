@@ -208,3 +208,35 @@ func TestCleanRemovesCancelledJobsPastTheirTypesDefault(t *testing.T) {
 		require.Equal(t, want, ok, "job %d", id)
 	}
 }
+
+// TestStatsGiveEachTypesDefaultRetention: stats names the default
+// retention of each type that has one, its own entry or else "*"'s, on the
+// wire as a job's retention is written; a type without one is left out.
+func TestStatsGiveEachTypesDefaultRetention(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{Retention: map[string]core.TypeRetention{
+		"email":         {Failed: core.Retention{Age: 86_400_000}},
+		service.AnyType: {Complete: core.Retention{Count: 100}},
+	}})
+	noDefaults := nodetest.NewCore(t, service.Config{})
+	for _, typ := range []string{"email", "sms"} {
+		_, err := c.Client.Create(t.Context(), typ, nil, nil)
+		require.NoError(t, err)
+		_, err = noDefaults.Client.Create(t.Context(), typ, nil, nil)
+		require.NoError(t, err)
+	}
+	raw, code := rawStats(t, c)
+	require.Empty(t, code)
+	require.JSONEq(t, `{"email":{"failed":{"age":86400000}},"sms":{"complete":{"count":100}}}`, string(raw["retention"]))
+	raw, _ = rawStats(t, noDefaults)
+	require.NotContains(t, raw, "retention", "no type has a default")
+}
+
+// rawStats is c's stats reply, field by field as JSON.
+func rawStats(t *testing.T, c *nodetest.Core) (map[string]json.RawMessage, string) {
+	t.Helper()
+	reply, code := raw(t, c, bus.MethodStats, `{}`)
+	var fields map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(reply), &fields), reply)
+	return fields, code
+}

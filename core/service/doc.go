@@ -26,6 +26,7 @@
 //	broadcast.go       the broadcasts a promote completed: published with
 //	                   their data on job.broadcast, then ended in the store
 //	bulk.go            bulk: one action on the jobs of a state, bounded per call
+//	triage.go          failed_errors: a type's newest failed jobs grouped by error
 //	schedule.go        schedule_set, _list, _remove, and schedule_fire, the
 //	                   leader's call that fires the ticks that have come
 //	schedule_store.go  ScheduleStore: what the service needs to keep

@@ -1,7 +1,9 @@
 package service
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,28 +40,38 @@ func newHistory() *history {
 	return &history{counts: map[minuteKey]*core.MinuteCounts{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// count notes one event of a job of jobType at (unix ms), when it is one
-// the history counts.
-func (h *history) count(event, jobType string, at int64, isNew bool) {
-	if event != bus.EventComplete && event != bus.EventFailed && !(event == bus.EventEnqueue && isNew) {
+// count notes one event of a job at (unix ms), when it is one the history
+// counts: a new job, a start (with how long the job waited, from ready to
+// leased), a completion, a failure for good.
+func (h *history) count(event string, job *core.Job, at int64, isNew bool) {
+	if event != bus.EventComplete && event != bus.EventFailed && event != bus.EventStart && !(event == bus.EventEnqueue && isNew) {
 		return
 	}
-	k := minuteKey{jobType, at / 60000}
+	k := minuteKey{job.Type, at / 60000}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.counts[k]
 	if c == nil {
-		c = &core.MinuteCounts{At: k.minute * 60000}
+		c = &core.MinuteCounts{At: k.minute * 60000, Waits: make([]int64, len(core.WaitBounds)+1)}
 		h.counts[k] = c
 	}
 	switch event {
 	case bus.EventEnqueue:
 		c.Created++
+	case bus.EventStart:
+		c.Started++
+		c.Waits[waitBucket(at-max(job.CreatedAt, job.PromoteAt))]++
 	case bus.EventComplete:
 		c.Completed++
 	case bus.EventFailed:
 		c.Failed++
 	}
+}
+
+// waitBucket is the core.WaitBounds bucket of a wait of ms.
+func waitBucket(ms int64) int {
+	i, _ := slices.BinarySearch(core.WaitBounds, ms)
+	return i
 }
 
 // take empties the counts and returns them by type.
@@ -68,17 +80,37 @@ func (h *history) take() map[string][]core.MinuteCounts {
 	defer h.mu.Unlock()
 	out := map[string][]core.MinuteCounts{}
 	for k, c := range h.counts {
+		c.Waiting = -1 // not sampled: FlushHistory samples the current minute
 		out[k.jobType] = append(out[k.jobType], *c)
 	}
 	clear(h.counts)
 	return out
 }
 
-// FlushHistory adds the counts gathered so far to Redis. The service does
-// it every HistoryFlushDefault and when it stops; counts that cannot be
-// written are lost (and logged).
+// FlushHistory adds the counts gathered so far to Redis, with a sample of
+// each type's waiting (inactive) jobs in the current minute: the queue's
+// depth over time (one stats read per flush; the last sample of a minute
+// or an hour is the one kept). The service does it every
+// HistoryFlushDefault and when it stops; counts that cannot be written are
+// lost (and logged).
 func (s *Service) FlushHistory(ctx context.Context) {
-	for jobType, counts := range s.history.take() {
+	all := s.history.take()
+	now := s.now() / 60000 * 60000
+	if st, err := s.store.Stats(ctx); err != nil {
+		s.log.Warn("history: queue depth not sampled", "err", err)
+	} else {
+		for jobType, c := range st.Types {
+			counts := all[jobType]
+			i := slices.IndexFunc(counts, func(m core.MinuteCounts) bool { return m.At == now })
+			if i < 0 {
+				counts = append(counts, core.MinuteCounts{At: now, Waits: make([]int64, len(core.WaitBounds)+1)})
+				i = len(counts) - 1
+			}
+			counts[i].Waiting = c.Inactive
+			all[jobType] = counts
+		}
+	}
+	for jobType, counts := range all {
 		if err := s.store.AddHistory(ctx, jobType, counts); err != nil {
 			s.log.Warn("history not written", "type", jobType, "err", err)
 		}
@@ -103,8 +135,13 @@ func (s *Service) runHistory(every time.Duration) {
 }
 
 func checkHistory(req *core.HistoryRequest) error {
-	if req.Minutes < 0 || req.Minutes > core.MaxHistoryMinutes {
+	switch {
+	case req.Minutes < 0 || req.Minutes > core.MaxHistoryMinutes:
 		return core.Invalidf("minutes", "%d is outside 1..%d", req.Minutes, core.MaxHistoryMinutes)
+	case req.Hours < 0 || req.Hours > core.MaxHistoryHours:
+		return core.Invalidf("hours", "%d is outside 1..%d", req.Hours, core.MaxHistoryHours)
+	case req.Minutes > 0 && req.Hours > 0:
+		return core.Invalidf("hours", "give minutes or hours, not both")
 	}
 	return checkType(req.Type)
 }
@@ -113,9 +150,9 @@ func (s *Service) historyOf(ctx context.Context, req *core.HistoryRequest) (*cor
 	if err := checkHistory(req); err != nil {
 		return nil, err
 	}
-	minutes := int64(req.Minutes)
-	if minutes == 0 {
-		minutes = core.HistoryMinutesDefault
+	n, step := int64(cmp.Or(req.Minutes, core.HistoryMinutesDefault)), int64(60000)
+	if req.Hours > 0 {
+		n, step = int64(req.Hours), 3_600_000
 	}
 	types := []string{req.Type}
 	if req.Type == "" {
@@ -124,10 +161,13 @@ func (s *Service) historyOf(ctx context.Context, req *core.HistoryRequest) (*cor
 			return nil, err
 		}
 	}
-	now := s.now() / 60000
-	counts, err := s.store.History(ctx, types, now-minutes+1, now)
+	now := s.now() / step
+	counts, err := s.store.History(ctx, types, step, now-n+1, now)
 	if err != nil {
 		return nil, err
 	}
-	return &core.HistoryReply{Minutes: counts}, nil
+	for i := range counts {
+		counts[i].WaitP95 = core.WaitPercentile(counts[i].Waits, 0.95)
+	}
+	return &core.HistoryReply{Step: step, Minutes: counts}, nil
 }

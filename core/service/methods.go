@@ -38,6 +38,7 @@ func (s *Service) register() error {
 		handle(s, bus.MethodClean, s.clean),
 		handle(s, bus.MethodSearch, s.search),
 		handle(s, bus.MethodHistory, s.historyOf),
+		handle(s, bus.MethodFailedErrors, s.failedErrors),
 		handle(s, bus.MethodHeartbeat, s.heartbeat),
 		handle(s, bus.MethodWorkers, s.workers),
 	)
@@ -428,6 +429,9 @@ const replyHeadroom = 8 << 10
 // naming the failed types. Either way the failure goes to queue.error.
 func (s *Service) stats(ctx context.Context, req *core.StatsRequest) (*core.Stats, error) {
 	st, err := s.store.Stats(ctx)
+	if st != nil {
+		s.addRetention(st)
+	}
 	var te *TypesError
 	if !errors.As(err, &te) {
 		return st, err

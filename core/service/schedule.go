@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -25,6 +26,7 @@ func (s *Service) registerSchedules() error {
 		handle(s, bus.MethodScheduleList, s.scheduleList),
 		handle(s, bus.MethodScheduleRemove, s.scheduleRemove),
 		handle(s, bus.MethodScheduleFire, s.scheduleFire),
+		handle(s, bus.MethodScheduleRun, s.scheduleRun),
 	)
 }
 
@@ -195,4 +197,57 @@ func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int6
 		s.announceCreated([]core.Job{*job}, []bool{false})
 	}
 	return next, fired, nil
+}
+
+// scheduleRun runs one schedule now, by hand: the store fires the tick
+// "now" of it in the one script a due tick fires in (so the job is marked
+// with the schedule, and a tick and a run cannot both take the same
+// moment), and the schedule's next tick stays where it was (or, when it
+// was overdue, moves to the first after now: the run was that run).
+func (s *Service) scheduleRun(ctx context.Context, req *core.NameRequest) (*core.Job, error) {
+	if err := checkScheduleName(req.Name); err != nil {
+		return nil, err
+	}
+	list, err := s.store.Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(list, func(sc StoredSchedule) bool { return sc.Name == req.Name })
+	if i < 0 {
+		return nil, bus.Errorf(bus.CodeNotFound, "schedule %q not found", req.Name)
+	}
+	sc := &list[i]
+	if sc.Paused {
+		return nil, bus.Errorf(bus.CodeConflict, "schedule %q is paused: resume it to run it", req.Name)
+	}
+	var every *int64
+	if sc.Every > 0 {
+		every = &sc.Every
+	}
+	now := s.now()
+	tm, err := parseTiming(sc.Cron, every, sc.TZ, sc.NextAt)
+	sp := sc.Spec
+	if err == nil {
+		err = sp.Normalize(s.cfg.MaxDataBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("core: schedule_run %s: the stored schedule is invalid: %w", req.Name, err)
+	}
+	next := sc.NextAt
+	if next <= now {
+		next = tm.after(now)
+	}
+	s.withNodeDefaults(&sp)
+	job, fired, err := s.store.FireSchedule(ctx, &FireParams{Now: now, Schedule: sc, Tick: now, Next: next, Spec: sp})
+	switch {
+	case err != nil:
+		return nil, err
+	case !fired:
+		return nil, bus.Errorf(bus.CodeConflict, "schedule %q was changed or fired meanwhile: run it again", req.Name)
+	case job == nil:
+		return nil, bus.Errorf(bus.CodeConflict, "schedule %q ran, but its unique key %q is held by an unfinished job: no job was made", req.Name, sp.UniqueKey)
+	}
+	s.announceCreated([]core.Job{*job}, []bool{false})
+	s.announceDue(next)
+	return job, nil
 }

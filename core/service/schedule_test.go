@@ -258,3 +258,41 @@ func TestAScheduleSpecsErrorsNameTheFieldByItsPath(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, list, "nothing stored")
 }
+
+// TestScheduleRunMakesAJobNowAndKeepsTheNextTick: schedule_run makes the
+// schedule's job now, marked with the schedule, and leaves the next tick
+// where it was; a second run later makes another. A paused schedule is a
+// conflict, an unknown one not_found, a bad name invalid.
+func TestScheduleRunMakesAJobNowAndKeepsTheNextTick(t *testing.T) {
+	c, clock := newCore(t)
+	sc, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "nightly", Cron: "0 3 * * *", Spec: core.Spec{Type: "report"}})
+	require.NoError(t, err)
+	clock.Advance(time.Minute)
+	now := clock.Now().UnixMilli()
+	job, err := c.Client.RunSchedule(ctx, "nightly")
+	require.NoError(t, err)
+	require.Equal(t, "report", job.Type)
+	require.Equal(t, "nightly", job.Schedule)
+	require.Equal(t, now, job.ScheduleAt)
+	require.Equal(t, core.StateInactive, job.State)
+	list, err := c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Equal(t, sc.NextAt, list[0].NextAt, "the next tick stays")
+	require.Equal(t, now, list[0].LastAt, "the run is its last run")
+
+	clock.Advance(time.Second)
+	again, err := c.Client.RunSchedule(ctx, "nightly")
+	require.NoError(t, err)
+	require.NotEqual(t, job.ID, again.ID)
+
+	_, err = c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "nightly", Cron: "0 3 * * *", Spec: core.Spec{Type: "report"}, Paused: true})
+	require.NoError(t, err)
+	_, err = c.Client.RunSchedule(ctx, "nightly")
+	require.ErrorIs(t, err, core.ErrConflict)
+	_, err = c.Client.RunSchedule(ctx, "nope")
+	require.ErrorIs(t, err, core.ErrNotFound)
+	for _, body := range []string{`{}`, `{"name":"a.b"}`, `{"name":"x","what":1}`} {
+		reply, code := raw(t, c, bus.MethodScheduleRun, body)
+		require.Equal(t, "invalid", code, "%s: %s", body, reply)
+	}
+}

@@ -14,10 +14,14 @@ import (
 // checkSearch checks a search request and returns its cursor and limit.
 func checkSearch(req *core.SearchRequest) (core.IDsCursor, int, error) {
 	switch {
-	case req.Q == "":
-		return core.IDsCursor{}, 0, core.Invalidf("q", "missing: the text to look for")
+	case req.Q == "" && req.Error == "" && req.ErrorGroup == "":
+		return core.IDsCursor{}, 0, core.Invalidf("q", "missing: the text to look for (or error, or error_group)")
 	case len(req.Q) > core.MaxSearchQuery:
 		return core.IDsCursor{}, 0, core.Invalidf("q", "%d bytes is longer than %d", len(req.Q), core.MaxSearchQuery)
+	case len(req.Error) > core.MaxSearchQuery:
+		return core.IDsCursor{}, 0, core.Invalidf("error", "%d bytes is longer than %d", len(req.Error), core.MaxSearchQuery)
+	case len(req.ErrorGroup) > maxErrorGroup:
+		return core.IDsCursor{}, 0, core.Invalidf("error_group", "%d bytes is over the limit of %d (a group is cut to that length)", len(req.ErrorGroup), maxErrorGroup)
 	case req.Limit < 0 || req.Limit > core.MaxSearchLimit:
 		return core.IDsCursor{}, 0, core.Invalidf("limit", "%d is outside 0..%d (0 means %d)", req.Limit, core.MaxSearchLimit, core.SearchLimitDefault)
 	}
@@ -42,7 +46,7 @@ func (s *Service) search(ctx context.Context, req *core.SearchRequest) (*core.Se
 	if err != nil {
 		return nil, err
 	}
-	jobs, next, err := s.store.Search(ctx, &SearchParams{Query: req.Q, Type: req.Type, State: req.State, From: from, Limit: limit, Budget: core.SearchBudget})
+	jobs, next, err := s.store.Search(ctx, &SearchParams{Query: req.Q, Error: req.Error, ErrorGroup: req.ErrorGroup, Type: req.Type, State: req.State, From: from, Limit: limit, Budget: core.SearchBudget})
 	if err != nil {
 		return nil, err
 	}

@@ -241,7 +241,7 @@ func (s *Service) publishOn(subject string, heard bool, event string, job *core.
 		// Nobody hears it, and the history needs only its kind (fill
 		// matters to it for enqueue alone: new): no event is built, which
 		// would cost an allocation per start and per complete.
-		s.history.count(event, job.Type, s.now(), false)
+		s.history.count(event, job, s.now(), false)
 		s.wakeWaiting(job)
 		return
 	}
@@ -249,7 +249,7 @@ func (s *Service) publishOn(subject string, heard bool, event string, job *core.
 	if fill != nil {
 		fill(&ev)
 	}
-	s.history.count(event, job.Type, ev.At, ev.New)
+	s.history.count(event, job, ev.At, ev.New)
 	if heard {
 		ev.Job = job.ForEvent() // a copy, made only for an event that goes
 		s.send(subject, &ev)

@@ -25,12 +25,13 @@ type Store interface {
 	Heartbeat(ctx context.Context, now int64, hb *core.Heartbeat) error
 	// Workers lists the workers heard from since `since` (unix ms).
 	Workers(ctx context.Context, since int64) ([]core.WorkerInfo, error)
-	// AddHistory adds one core's counts of a type to its per-minute
-	// history (history.go).
+	// AddHistory adds one core's counts of a type to its per-minute and
+	// per-hour history (history.go); a Waiting of -1 is no sample.
 	AddHistory(ctx context.Context, jobType string, counts []core.MinuteCounts) error
-	// History sums the minutes from..to (unix minutes, inclusive) of types,
-	// one entry per minute, oldest first.
-	History(ctx context.Context, types []string, from, to int64) ([]core.MinuteCounts, error)
+	// History sums the steps from..to (unix minutes or hours by step, 60000
+	// or 3600000 ms, inclusive) of types, one entry per step, oldest first,
+	// with Waits (WaitP95 is left to the caller).
+	History(ctx context.Context, types []string, step, from, to int64) ([]core.MinuteCounts, error)
 	// Create stores jobs. For each spec it returns the stored job and whether
 	// it is an existing unfinished job that has the spec's unique key (then
 	// nothing was stored for the spec).
@@ -96,6 +97,10 @@ type Store interface {
 	// Clean removes finished jobs as p says: how many it removed, and more
 	// when it stopped short having removed some.
 	Clean(ctx context.Context, p *CleanParams) (removed int, more bool, err error)
+	// FailedErrors groups the error of the newest limit failed jobs of
+	// jobType (core.FailedErrorsRequest), the groups in the order their
+	// newest job failed.
+	FailedErrors(ctx context.Context, jobType string, limit int) (*core.FailedErrorsReply, error)
 	// Ping says whether the store answers: nil, or unavailable.
 	Ping(ctx context.Context) error
 	LeaseStore
@@ -141,12 +146,15 @@ type LeaseParams struct {
 // on, for jobs of Type and State (each "" for any) whose id, unique key
 // or data contains Query, and stops at Limit matches.
 type SearchParams struct {
-	Query  string
-	Type   string
-	State  core.State
-	From   core.IDsCursor
-	Limit  int
-	Budget int
+	Query string // "" for any
+	// Error and ErrorGroup: "" for any; as BulkQuery's.
+	Error      string
+	ErrorGroup string
+	Type       string
+	State      core.State
+	From       core.IDsCursor
+	Limit      int
+	Budget     int
 }
 
 // RangeParams are a Range's arguments: the jobs of State and Type (each
@@ -233,9 +241,11 @@ type BulkQuery struct {
 	State  core.State
 	Type   string // "" for every type, in name order
 	Error  string // "" for any
-	Before int64  // 0 for any
-	Limit  int    // jobs looked at, at most; 1..core.BulkLimitMax
-	From   core.IDsCursor
+	// ErrorGroup: "" for any, else the error's group must be it.
+	ErrorGroup string
+	Before     int64 // 0 for any
+	Limit      int   // jobs looked at, at most; 1..core.BulkLimitMax
+	From       core.IDsCursor
 }
 
 // BulkResult is what a bulk call did.

@@ -11,6 +11,15 @@ const REFRESH_DELAY = 150; // ms: events closer together cause one read
 
 const $ = (sel) => document.querySelector(sel);
 
+// READONLY: the server serves the page read-only to a user whose role may
+// change no job (a viewer): no button is drawn that would only be refused.
+const READONLY = document.body.dataset.readonly === "1";
+// SEARCH_CALLS bounds the search calls of one read (a page of results, or
+// a filtered list): each looks at 1000 jobs at most (core.SearchBudget),
+// so one read looks at no more than 20 000 jobs before it asks the user
+// to look further.
+const SEARCH_CALLS = 20;
+
 // h builds an element. Text goes in as text nodes, never as HTML, so job
 // data cannot inject markup.
 function h(tag, attrs, ...kids) {
@@ -99,16 +108,23 @@ function duration(ms) {
   return two(Math.floor(ms / 86400000), "d", Math.round((ms % 86400000) / 3600000), "h");
 }
 
-// retention reads remove_on_complete / remove_on_fail: true, or
-// {age (ms), count}; absent or false keeps the job (unless its type's
-// default says otherwise, which the node's config holds).
-function retention(r) {
-  if (r === true) return "at once";
-  if (!r || typeof r !== "object") return "kept (type default)";
-  const parts = [];
-  if (r.age) parts.push(`after ${duration(r.age)}`);
-  if (r.count) parts.push(`beyond the newest ${r.count}`);
-  return parts.join(", ") || "kept";
+// retention says when a finished job is removed, by the rule that applies
+// to it: its own remove_on_complete / remove_on_fail (true, or {age (ms),
+// count}) when it has one, else its type's default in the node's config
+// (GET /stats gives it, per type and state: complete, failed), else none:
+// it is kept until removed by hand.
+function retention(own, type, state) {
+  const rule = (r) => {
+    if (r === true) return "at once";
+    const parts = [];
+    if (r.age) parts.push(`after ${duration(r.age)}`);
+    if (r.count) parts.push(`beyond the newest ${r.count}`);
+    return parts.join(", ");
+  };
+  if (own === true || (own && typeof own === "object")) return `${rule(own)} (its own)`;
+  const def = ((stats && stats.retention) || {})[type];
+  if (def && def[state]) return `${rule(def[state])} (${type}'s default)`;
+  return "kept (no rule)";
 }
 
 function json(v) {
@@ -145,6 +161,7 @@ function parseRoute() {
   const q = new URLSearchParams(qs || "");
   if (parts[0] === "schedules") return { view: "schedules" };
   if (parts[0] === "workers") return { view: "workers" };
+  if (parts[0] === "errors") return { view: "errors", type: parts[1] || "" };
   if (parts[0] === "search") return { view: "search", q: q.get("q") || "", type: q.get("type") || "", state: q.get("state") || "" };
   let state = parts[0] === "jobs" && parts[1] ? parts[1] : "all";
   if (state !== "all" && !STATES.includes(state)) state = "all";
@@ -153,7 +170,10 @@ function parseRoute() {
   const page = Math.max(0, parseInt(q.get("page") || "0", 10) || 0);
   // after/before: the page of every type after (or before) a job's place,
   // by core's range cursor; page is then only what the pager shows.
-  return { view: "list", state, type, order, page, after: q.get("after") || "", before: q.get("before") || "" };
+  // error, group: the failed list filtered by error text or by an error's
+  // group (the Errors view), read by search rather than by position.
+  const filter = state === "failed" ? { error: q.get("error") || "", group: q.get("group") || "" } : { error: "", group: "" };
+  return { view: "list", state, type, order, page, after: q.get("after") || "", before: q.get("before") || "", ...filter };
 }
 
 function listHash(r) {
@@ -162,6 +182,8 @@ function listHash(r) {
   if (r.page) q.set("page", r.page);
   if (r.page && r.after) q.set("after", r.after);
   if (r.page && r.before) q.set("before", r.before);
+  if (r.state === "failed" && r.error) q.set("error", r.error);
+  if (r.state === "failed" && r.group) q.set("group", r.group);
   const qs = q.toString();
   return `#/jobs/${r.state}/${encodeURIComponent(r.type)}${qs ? "?" + qs : ""}`;
 }
@@ -191,7 +213,8 @@ function renderSide() {
   $("#side-types").replaceChildren(...typeLinks);
   $("#side-more").replaceChildren(
     h("a", { href: "#/schedules", class: route.view === "schedules" ? "on" : "", id: "nav-schedules" }, h("span", { class: "label" }, "Schedules")),
-    h("a", { href: "#/workers", class: route.view === "workers" ? "on" : "", id: "nav-workers" }, h("span", { class: "label" }, "Workers")));
+    h("a", { href: "#/workers", class: route.view === "workers" ? "on" : "", id: "nav-workers" }, h("span", { class: "label" }, "Workers")),
+    h("a", { href: errorsHash(r.type && r.type !== "all" ? r.type : ""), class: route.view === "errors" ? "on" : "", id: "nav-errors" }, h("span", { class: "label" }, "Errors")));
 }
 
 function renderCards(r) {
@@ -237,7 +260,7 @@ function renderTypes() {
             isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null),
           STATES.map((s) => cell(count(s, t))),
           cell(count("all", t)),
-          h("td", { class: "act" }, pauseButton(t)))))));
+          h("td", { class: "act" }, READONLY ? null : pauseButton(t)))))));
 }
 
 // ---- the job list -----------------------------------------------------------
@@ -264,6 +287,7 @@ const MAX_UNTYPED = 1000;
 // of every type pages with them (loadCursorList), which costs the same at
 // any depth, where one type's list pages by position.
 async function loadList(r) {
+  if (r.error || r.group) return loadFiltered(r, "");
   if (r.type === "all" && (r.after || r.before || (r.page + 1) * PAGE_SIZE > MAX_UNTYPED)) return loadCursorList(r);
   let from = r.page * PAGE_SIZE;
   const to = from + PAGE_SIZE - 1;
@@ -317,6 +341,7 @@ async function loadCursorList(r) {
 }
 
 function renderList(r, list) {
+  if (list.filtered) return renderFiltered(r, list);
   const { jobs, next } = list;
   const from = r.page * PAGE_SIZE;
   const total = count(r.state, r.type);
@@ -331,12 +356,17 @@ function renderList(r, list) {
   const types = Object.keys((stats && stats.types) || {}).sort();
   const typeSelect = h("select", { id: "type-filter", onchange: (e) => go({ type: e.target.value, page: 0 }) },
     ["all", ...types].map((t) => h("option", { value: t, selected: t === r.type }, t === "all" ? "all types" : t)));
-  const orderSelect = h("select", { id: "order", onchange: (e) => go({ order: e.target.value, page: 0 }) },
-    h("option", { value: "asc", selected: r.order === "asc" }, r.state === "all" ? "oldest first" : "queue order"),
-    h("option", { value: "desc", selected: r.order === "desc" }, r.state === "all" ? "newest first" : "reversed"));
+  // The list of every state is in id order. Ids are handed out in blocks
+  // per type, so across types id order is not creation order: the labels
+  // say "by id" rather than promise what the order is not.
+  const byId = r.state === "all";
+  const orderSelect = h("select", { id: "order", onchange: (e) => go({ order: e.target.value, page: 0 }),
+    title: byId ? "Ids come in blocks per type: across types, a higher id is not always a newer job (see a job's created time)" : null },
+    h("option", { value: "asc", selected: r.order === "asc" }, byId ? "lowest id first" : "queue order"),
+    h("option", { value: "desc", selected: r.order === "desc" }, byId ? "highest id first" : "reversed"));
   const title = `${r.state === "all" ? "All" : r.state[0].toUpperCase() + r.state.slice(1)} jobs${r.type === "all" ? "" : " · " + r.type}`;
 
-  const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.");
+  const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.", r.state === "failed");
 
   // The total comes from /stats, read just before: close enough for paging.
   const last = from + jobs.length;
@@ -350,9 +380,149 @@ function renderList(r, list) {
 
   return h("div", { class: "panel flush" },
     h("div", { class: "toolbar" }, h("span", { class: "title" }, title),
-      h("label", {}, "Type", typeSelect), h("label", {}, "Order", orderSelect)),
+      h("label", {}, "Type", typeSelect), h("label", {}, "Order", orderSelect), errorFilter(r)),
     bulkBar(r, total),
     table, more, pager);
+}
+
+// ---- triage: the failed list by error, and the Errors view --------------------
+
+// errorFilter is the failed list's filter by error text, and the way to
+// the Errors view of its type; nothing on other lists.
+function errorFilter(r) {
+  if (r.state !== "failed") return null;
+  const form = h("form", { id: "error-filter", class: "filter" },
+    h("input", { type: "search", name: "error", value: r.error, placeholder: "Error contains…", "aria-label": "Show the failed jobs whose error contains" }));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    location.hash = listHash({ ...r, page: 0, after: "", before: "", error: form.elements.error.value.trim(), group: "" });
+  });
+  return h("span", { class: "filterbox" }, form,
+    h("a", { href: errorsHash(r.type === "all" ? "" : r.type), id: "to-errors" }, "Errors by group ›"));
+}
+
+// errorsHash is the Errors view of a type ("" for the first type with
+// failed jobs).
+function errorsHash(type) {
+  return `#/errors/${type ? encodeURIComponent(type) : ""}`;
+}
+
+// scan calls GET /jobs/search from cursor on, following its cursor until
+// it has want jobs or has made SEARCH_CALLS calls: a search call looks at
+// a bounded slice of the jobs and may find none in it. It returns the jobs
+// found and the cursor to look further from (null at the end).
+async function scan(params, cursor, want) {
+  const q = new URLSearchParams(params);
+  const jobs = [];
+  for (let calls = 0; calls < SEARCH_CALLS; calls++) {
+    if (cursor) q.set("cursor", cursor);
+    q.set("limit", want - jobs.length);
+    const res = await api("GET", `jobs/search?${q}`);
+    jobs.push(...(res.jobs || []));
+    cursor = res.cursor || null;
+    if (!cursor || jobs.length >= want) break;
+  }
+  return { jobs, cursor };
+}
+
+function filterParams(r) {
+  const p = { state: "failed" };
+  if (r.type !== "all") p.type = r.type;
+  if (r.error) p.error = r.error;
+  if (r.group) p.error_group = r.group;
+  return p;
+}
+
+// loadFiltered reads the failed jobs whose error passes the list's filter:
+// core's search with bulk's filters (protocol §3.35), in id order.
+async function loadFiltered(r, cursor) {
+  const { jobs, cursor: next } = await scan(filterParams(r), cursor, PAGE_SIZE);
+  return { jobs, cursor: next, filtered: true };
+}
+
+function renderFiltered(r, list) {
+  const what = r.group ? `in the group “${r.group}”` : `whose error contains “${r.error}”`;
+  const table = jobTable("list", list.jobs, { state: r.state, type: r.type, filtered: "1" }, "No failed job matches (yet: look further).", true);
+  const more = list.cursor && h("div", { class: "pager" },
+    h("span", { class: "muted" }, `${list.jobs.length} found so far`),
+    h("button", {
+      id: "filter-more",
+      onclick: async (e) => {
+        e.target.disabled = true;
+        try {
+          const next = await loadFiltered(r, list.cursor);
+          list.jobs.push(...next.jobs);
+          list.cursor = next.cursor;
+          $("#slot-list").replaceChildren(renderFiltered(r, list));
+        } catch (err) { toast(err.message, true); e.target.disabled = false; }
+      },
+    }, "Look further"));
+  const body = { state: "failed", ...(r.type === "all" ? {} : { type: r.type }), ...(r.error ? { error: r.error } : {}), ...(r.group ? { error_group: r.group } : {}) };
+  const bulk = READONLY ? null : h("div", { class: "bulk", id: "bulk" },
+    h("span", { class: "muted" }, `Every failed${r.type === "all" ? "" : " " + r.type} job ${what}:`),
+    BULK.failed.map(([action, label, done]) =>
+      armed(h("button", { class: action === "retry" ? "small" : "small danger", dataset: { bulk: action } }, label),
+        `${label.replace(" all", "")} them? Click again`, () => runBulk({ action, ...body }, done))));
+  return h("div", { class: "panel flush" },
+    h("div", { class: "toolbar" },
+      h("span", { class: "title", id: "filter-title" }, `Failed jobs${r.type === "all" ? "" : " · " + r.type} ${what}`),
+      h("a", { href: listHash({ ...r, error: "", group: "", page: 0 }), id: "filter-clear" }, "× clear filter"),
+      errorFilter(r)),
+    bulk, table, more);
+}
+
+// loadErrors reads the groups of a type's failed jobs (GET /jobs/errors):
+// the type of the route, else the first type with failed jobs.
+async function loadErrors(r) {
+  const st = r.type ? null : await api("GET", "stats?partial=true");
+  const failing = Object.entries((st && st.types) || {}).filter(([, c]) => c.failed).map(([t]) => t).sort();
+  const type = r.type || failing[0] || "";
+  if (!type) return { type: "", groups: null };
+  const res = await api("GET", `jobs/errors?${new URLSearchParams({ type })}`);
+  return { type, ...res };
+}
+
+// renderErrorGroups shows a type's failed jobs grouped by error (normalised: numbers,
+// ids, addresses and quoted values taken out; docs/protocol.md §3.39),
+// largest group first, with a retry and a remove of each group by bulk.
+function renderErrorGroups(r, data) {
+  const types = Object.keys((stats && stats.types) || {}).sort();
+  const typeSelect = h("select", { id: "errors-type", onchange: (e) => { location.hash = errorsHash(e.target.value); } },
+    data.type ? null : h("option", { value: "", selected: true }, "—"),
+    types.map((t) => h("option", { value: t, selected: t === data.type }, `${t} (${count("failed", t)} failed)`)));
+  const toolbar = h("div", { class: "toolbar" }, h("span", { class: "title" }, `Errors${data.type ? " · " + data.type : ""}`),
+    h("label", {}, "Type", typeSelect));
+  if (!data.type) return h("div", { class: "panel flush", id: "errors" }, toolbar, h("p", { class: "empty" }, "No failed jobs."));
+  const groups = data.groups || [];
+  const note = data.read < data.failed
+    ? `Grouped the newest ${data.read} of ${data.failed} failed jobs.`
+    : `${data.failed} failed job${data.failed === 1 ? "" : "s"}.`;
+  const rows = groups.map((g) => {
+    const body = { state: "failed", type: data.type, error_group: g.group };
+    const acts = g.group === "" || READONLY ? [] : [
+      armed(h("button", { class: "small", dataset: { groupAction: "retry" } }, "Retry"), `Retry ${g.count}? Click again`,
+        () => runBulk({ action: "retry", ...body }, "retried")),
+      " ",
+      armed(h("button", { class: "small danger", dataset: { groupAction: "remove" } }, "Remove"), `Remove ${g.count}? Click again`,
+        () => runBulk({ action: "remove", ...body }, "removed")),
+    ];
+    return h("tr", { dataset: { group: g.group, count: g.count } },
+      h("td", { class: "num" }, g.count),
+      h("td", {},
+        h("div", { class: "mono group" }, g.group === "" ? "(no error text)" : g.group),
+        h("div", { class: "muted sample", title: g.sample }, g.sample)),
+      h("td", {}, when(g.first_at)),
+      h("td", {}, when(g.last_at)),
+      h("td", { class: "act" },
+        g.group === "" ? null : h("a", { href: listHash({ state: "failed", type: data.type, order: "desc", page: 0, error: "", group: g.group }), class: "group-jobs" }, "Jobs"),
+        " ", acts));
+  });
+  return h("div", { class: "panel flush", id: "errors", dataset: { type: data.type } },
+    toolbar,
+    h("p", { class: "muted note" }, note, " Errors are grouped by their first line with numbers, ids, addresses and quoted values taken out."),
+    h("table", { id: "error-groups" },
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, "jobs"), h("th", {}, "error"), h("th", {}, "first seen"), h("th", {}, "last seen"), h("th", {}, ""))),
+      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { class: "empty", colspan: 5 }, "No failed jobs of this type.")))));
 }
 
 // armed makes a button that asks to be clicked twice: the first click arms it
@@ -388,7 +558,7 @@ const BULK = {
 // call does at most a bounded number of jobs).
 function bulkBar(r, total) {
   const actions = BULK[r.state];
-  if (!actions || !total) return null;
+  if (!actions || !total || READONLY) return null;
   const what = `${total} ${r.state}${r.type === "all" ? "" : " " + r.type} job${total === 1 ? "" : "s"}`;
   return h("div", { class: "bulk", id: "bulk" },
     h("span", { class: "muted" }, `All ${what}:`),
@@ -416,57 +586,99 @@ async function runBulk(body, done) {
 
 // ---- the history chart -------------------------------------------------------------
 
-const CHART_MINUTES = 60;
+// RANGES are the chart's ranges and what each asks GET /history for: a
+// day of minutes is kept, and a week of hours.
+const RANGES = { "1h": { minutes: 60 }, "24h": { minutes: 1440 }, "7d": { hours: 168 } };
+// chartRange is the range the user picked last; the browser keeps it (when
+// it lets the page keep anything: storage may be off).
+const stored = (key, value) => {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    localStorage.setItem(key, value);
+  } catch (e) { /* no storage: the choice lasts as long as the page */ }
+  return null;
+};
+let chartRange = RANGES[stored("kuebus.chart")] ? stored("kuebus.chart") : "1h";
 
-// loadListView reads the list and, beside it, the last hour's per-minute
-// counts of the type filter (GET /history); a chart that cannot be read
-// leaves the list alone.
+// loadListView reads the list and, beside it, the chart range's counts of
+// the type filter (GET /history); a chart that cannot be read leaves the
+// list alone.
 async function loadListView(r) {
-  const q = new URLSearchParams({ minutes: CHART_MINUTES });
+  const q = new URLSearchParams(RANGES[chartRange]);
   if (r.type !== "all") q.set("type", r.type);
   const [list, history] = await Promise.all([loadList(r), api("GET", `history?${q}`).catch(() => null)]);
-  return { list, history: history && history.minutes };
+  return { list, history: history && { range: chartRange, step: history.step || 60000, points: history.minutes || [] } };
 }
 
-// renderChart draws the last hour: a bar per minute, completed jobs in
-// green under failed ones in red, and the created jobs as a line.
-function renderChart(r, minutes) {
-  if (!minutes || !minutes.length) return null;
-  const W = 720, H = 120, pad = 4, n = minutes.length;
-  const top = Math.max(1, ...minutes.map((m) => Math.max(m.completed + m.failed, m.created)));
-  const bw = (W - 2 * pad) / n;
-  const y = (v) => H - pad - (v / top) * (H - 2 * pad);
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  svg.setAttribute("preserveAspectRatio", "none"); // the hour spans the panel
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("id", "history-chart");
-  const el = (tag, attrs) => {
-    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    return e;
+// The uPlot charts on the page, destroyed when redrawn.
+let plots = [];
+
+function chartWidth() {
+  return Math.max(320, ($("#view").clientWidth || 900) - 36);
+}
+
+window.addEventListener("resize", () => plots.forEach((u) => u.setSize({ width: chartWidth(), height: u.height })));
+
+// renderChart draws the range's history with uPlot (vendored, ui/vendor):
+// jobs created, completed and failed per step, and the queue: the jobs
+// waiting and the wait p95 (ready to leased), each over time with axes.
+// The panel's data-* attributes hold the totals the legend shows.
+function renderChart(r, hist) {
+  plots.forEach((u) => u.destroy());
+  plots = [];
+  if (!hist || !hist.points.length) return null;
+  const pts = hist.points;
+  const sum = (k) => pts.reduce((a, m) => a + (m[k] || 0), 0);
+  const per = hist.step === 60000 ? "minute" : "hour";
+  const xs = pts.map((m) => m.at / 1000);
+  const col = (k) => pts.map((m) => m[k] || 0);
+  const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  const waitFmt = (v) => (v === null || v === undefined ? "—" : duration(v));
+  const jobsBox = h("div", { class: "plot", id: "chart-jobs" });
+  const queueBox = h("div", { class: "plot", id: "chart-queue" });
+  const common = (title, height) => ({ title, width: chartWidth(), height, cursor: { drag: { x: false, y: false } }, legend: { live: true } });
+  const draw = () => {
+    if (!jobsBox.isConnected) return;
+    plots.push(new uPlot({
+      ...common(`Jobs per ${per}`, 170),
+      scales: { x: { time: true } },
+      axes: [{}, { label: "jobs", size: 50 }],
+      series: [{},
+        { label: "created", stroke: css("--inactive"), width: 1.5 },
+        { label: "completed", stroke: css("--complete"), fill: "rgba(47, 158, 98, .15)", width: 1.5 },
+        { label: "failed", stroke: css("--failed"), fill: "rgba(214, 69, 69, .15)", width: 1.5 }],
+    }, [xs, col("created"), col("completed"), col("failed")], jobsBox));
+    plots.push(new uPlot({
+      ...common("Queue: waiting jobs and wait p95", 170),
+      scales: { x: { time: true }, ms: { auto: true } },
+      axes: [{}, { label: "waiting", size: 50 }, { side: 1, scale: "ms", label: "wait p95", size: 70, grid: { show: false }, values: (u, vals) => vals.map(waitFmt) }],
+      series: [{},
+        { label: "waiting", stroke: css("--delayed"), width: 1.5 },
+        { label: "wait p95", scale: "ms", stroke: css("--active"), width: 1.5, value: (u, v) => waitFmt(v),
+          // a step with no start has no wait: a gap, not a zero
+          spanGaps: false }],
+    }, [xs, col("waiting"), pts.map((m) => (m.started ? m.wait_p95 : null))], queueBox));
   };
-  let line = "";
-  minutes.forEach((m, i) => {
-    const x = pad + i * bw;
-    const g = el("g", { "data-at": m.at });
-    const t = el("title", {});
-    t.textContent = `${new Date(m.at).toLocaleTimeString()}: ${m.created} created, ${m.completed} completed, ${m.failed} failed`;
-    g.append(t);
-    if (m.completed) g.append(el("rect", { class: "done", x, width: Math.max(1, bw - 1), y: y(m.completed), height: H - pad - y(m.completed) }));
-    if (m.failed) g.append(el("rect", { class: "bad", x, width: Math.max(1, bw - 1), y: y(m.completed + m.failed), height: y(m.completed) - y(m.completed + m.failed) }));
-    svg.append(g);
-    line += `${i ? "L" : "M"}${x + bw / 2},${y(m.created)}`;
-  });
-  svg.append(el("path", { class: "created", d: line }));
-  const sum = (k) => minutes.reduce((a, m) => a + m[k], 0);
-  return h("div", { class: "panel chartpanel" },
-    h("div", { class: "charthead" }, h("h3", {}, `Last hour${r.type === "all" ? "" : " · " + r.type}`),
+  // uPlot measures its box: draw once the panel is on the page.
+  requestAnimationFrame(draw);
+  const rangeButton = (name) => h("button", {
+    class: `small${name === hist.range ? " on" : ""}`, dataset: { range: name }, "aria-pressed": name === hist.range ? "true" : "false",
+    onclick: () => { chartRange = name; stored("kuebus.chart", name); render(false); },
+  }, name);
+  const p95 = Math.max(0, ...pts.map((m) => (m.started ? m.wait_p95 : 0)));
+  return h("div", {
+    class: "panel chartpanel", id: "history-chart",
+    dataset: { range: hist.range, step: hist.step, points: pts.length, created: sum("created"), completed: sum("completed"), failed: sum("failed"), waiting: pts[pts.length - 1].waiting || 0, p95max: p95 },
+  },
+    h("div", { class: "charthead" }, h("h3", {}, `Last ${hist.range === "1h" ? "hour" : hist.range === "24h" ? "24 hours" : "7 days"}${r.type === "all" ? "" : " · " + r.type}`),
       h("span", { class: "legend" },
         h("span", { class: "k created" }, `created ${sum("created")}`),
         h("span", { class: "k done" }, `completed ${sum("completed")}`),
-        h("span", { class: "k bad" }, `failed ${sum("failed")}`))),
-    svg);
+        h("span", { class: "k bad" }, `failed ${sum("failed")}`),
+        h("span", { class: "k waiting" }, `waiting ${pts[pts.length - 1].waiting || 0}`),
+        h("span", { class: "k p95" }, `max wait p95 ${p95 ? duration(p95) : "—"}`)),
+      h("span", { class: "ranges", role: "group", "aria-label": "Chart range" }, Object.keys(RANGES).map(rangeButton))),
+    jobsBox, queueBox);
 }
 
 // ---- search -----------------------------------------------------------------------
@@ -478,16 +690,17 @@ async function loadSearch(r) {
   return searchPage(r, "");
 }
 
+// searchPage reads up to a page of matches from cursor on: as many search
+// calls as it takes (at most SEARCH_CALLS), since a call that looked at its
+// thousand jobs and found none still has a cursor.
 async function searchPage(r, cursor) {
-  const q = new URLSearchParams({ q: r.q });
-  if (r.type) q.set("type", r.type);
-  if (r.state) q.set("state", r.state);
-  if (cursor) q.set("cursor", cursor);
-  const res = await api("GET", `jobs/search?${q}`);
-  return { jobs: res.jobs || [], cursor: res.cursor || null };
+  const p = { q: r.q };
+  if (r.type) p.type = r.type;
+  if (r.state) p.state = r.state;
+  return scan(p, cursor, PAGE_SIZE);
 }
 
-function jobRow(j) {
+function jobRow(j, withError) {
   return h("tr", { dataset: { id: j.id, state: j.state }, class: fresh.has(j.id) ? "flash" : "", onclick: () => { location.hash = `#/job/${j.id}`; } },
     h("td", { class: "num mono" }, h("a", { href: `#/job/${j.id}` }, j.id)),
     h("td", {}, j.type),
@@ -496,7 +709,7 @@ function jobRow(j) {
     h("td", { class: "num" }, `${j.attempts}/${j.max_attempts}`),
     h("td", {}, bar(j.progress, j.state)),
     h("td", { class: "data mono", title: j.data === undefined ? "" : JSON.stringify(j.data) }, j.data === undefined ? "" : JSON.stringify(j.data)),
-    h("td", { class: "where" }, whereNow(j)),
+    withError ? h("td", { class: "error", title: j.error || "" }, j.error || "") : h("td", { class: "where" }, whereNow(j)),
     h("td", {}, ago(j.created_at)),
     h("td", {}, ago(j.updated_at)));
 }
@@ -509,10 +722,12 @@ function whereNow(j) {
   return "";
 }
 
-function jobTable(id, jobs, dataset, empty) {
+// jobTable lists jobs; withError (the failed list) shows each job's last
+// error where others show its due time or worker.
+function jobTable(id, jobs, dataset, empty, withError) {
   return h("table", { class: "jobs", id, dataset },
-    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", "due / worker", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
-    h("tbody", {}, jobs.length ? jobs.map(jobRow) : h("tr", {}, h("td", { class: "empty", colspan: 10 }, empty))));
+    h("thead", {}, h("tr", {}, ["id", "type", "state", "priority", "attempts", "progress", "data", withError ? "error" : "due / worker", "created", "updated"].map((c, i) => h("th", { class: i === 0 || i === 4 ? "num" : "" }, c)))),
+    h("tbody", {}, jobs.length ? jobs.map((j) => jobRow(j, withError)) : h("tr", {}, h("td", { class: "empty", colspan: 10 }, empty))));
 }
 
 function renderSearch(r, data) {
@@ -561,16 +776,18 @@ function renderSchedules(list) {
   };
   const path = (sc) => `schedules/${encodeURIComponent(sc.name)}`;
   const rows = list.map((sc) =>
-    h("tr", { dataset: { name: sc.name, paused: sc.paused ? "1" : "0" } },
+    h("tr", { dataset: { name: sc.name, paused: sc.paused ? "1" : "0", last: sc.last_at || 0 } },
       h("td", { class: "mono" }, sc.name, sc.paused ? h("span", { class: "tag paused" }, "paused") : null),
       h("td", { class: "mono" }, sc.cron ? `${sc.cron}${sc.tz ? " (" + sc.tz + ")" : ""}` : `every ${duration(sc.every)}`),
       h("td", {}, (sc.spec && sc.spec.type) || ""),
       h("td", {}, sc.paused ? "—" : when(sc.next_at)),
       h("td", {}, when(sc.last_at)),
-      h("td", { class: "act" },
+      READONLY ? h("td", {}) : h("td", { class: "act" },
         h("button", { class: "small", dataset: { toggle: sc.name },
           onclick: () => act(sc.paused ? `${sc.name} resumed` : `${sc.name} paused`, "PUT", path(sc), scheduleBody(sc, { paused: !sc.paused })) },
         sc.paused ? "Resume" : "Pause"), " ",
+        sc.paused ? null : h("button", { class: "small", dataset: { run: sc.name }, title: "Make its job now; the next run stays when it was",
+          onclick: () => act(`${sc.name} ran: a job was made`, "POST", `${path(sc)}/run`) }, "Run now"), " ",
         armed(h("button", { class: "small danger", dataset: { remove: sc.name } }, "Remove"), "Click again",
           () => act(`${sc.name} removed`, "DELETE", path(sc))))));
   const table = h("table", { id: "schedules" },
@@ -600,7 +817,7 @@ function renderSchedules(list) {
   });
   return h("div", {},
     h("div", { class: "panel flush" }, h("div", { class: "toolbar" }, h("span", { class: "title" }, "Schedules")), table),
-    h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
+    READONLY ? null : h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
 }
 
 // ---- workers ---------------------------------------------------------------------
@@ -645,8 +862,8 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, lines] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`)]);
-    return { job, lines };
+    const [job, log] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log?entries=1`)]);
+    return { job, lines: log.entries || [] };
   } catch (e) {
     if (e.status === 404) return null;
     throw e;
@@ -668,6 +885,11 @@ function renderJob(id, loaded) {
     } catch (e) { toast(e.message, true); }
   };
   const actions = h("div", { class: "actions" });
+  if (job.state === "delayed") {
+    // Run now: the job is made ready as if it were due (set_state to
+    // inactive, as bulk's promote does for many).
+    actions.append(h("button", { id: "run-now", class: "primary", onclick: () => act(`Job ${id} runs now`, "PUT", `job/${id}/state/inactive`) }, "Run now"));
+  }
   if (job.state === "failed" || job.state === "complete" || job.state === "cancelled") {
     actions.append(h("button", { id: "retry", class: "primary", onclick: () => act(`Job ${id} queued again`, "PUT", `job/${id}/state/inactive`) },
       job.state === "failed" ? "Retry" : "Run again"));
@@ -685,6 +907,7 @@ function renderJob(id, loaded) {
       () => act(`Job ${id} cancelled`, "POST", `job/${id}/cancel`)));
   }
   actions.append(remove);
+  if (READONLY) actions.replaceChildren();
 
   const kv = (pairs) => h("dl", { class: "kv" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
   const backoff = job.backoff ? `${job.backoff.type}, ${duration(job.backoff.delay)}` : "none (retry at once)";
@@ -706,8 +929,8 @@ function renderJob(id, loaded) {
         ["worker", job.worker_id || "—"],
         ["unique key", job.unique_key || "—"],
         ["stalls", job.stalls || 0],
-        ["remove on complete", retention(job.remove_on_complete)],
-        ["remove on fail", retention(job.remove_on_fail)],
+        ["remove on complete", h("span", { id: "job-roc" }, retention(job.remove_on_complete, job.type, "complete"))],
+        ["remove on fail", h("span", { id: "job-rof" }, retention(job.remove_on_fail, job.type, "failed"))],
         ...(job.schedule ? [["schedule", `${job.schedule}, tick ${when(job.schedule_at)}`]] : []),
       ])),
       h("div", { class: "panel" }, h("h3", {}, "Timings"), kv([
@@ -723,7 +946,18 @@ function renderJob(id, loaded) {
       h("div", { class: "panel" }, h("h3", {}, "Data"), h("pre", { class: "json", id: "job-data" }, job.data === undefined ? "(none)" : json(job.data))),
       h("div", { class: "panel" }, h("h3", {}, "Result"), h("pre", { class: "json" }, job.result === undefined ? "(none)" : json(job.result)))),
     h("div", { class: "panel" }, h("h3", {}, `Log (${lines.length})`),
-      h("pre", { class: "log", id: "job-log" }, lines.length ? lines.join("\n") : "(empty)")));
+      h("pre", { class: "log", id: "job-log" }, lines.length ? lines.map(logLine) : "(empty)")));
+}
+
+// logLine is one line of a job's log with the time it was added (a line
+// stored before lines had times has none).
+function logLine(entry) {
+  const at = entry.at ? new Date(entry.at) : null;
+  const pad = (n, w) => String(n).padStart(w || 2, "0");
+  const stamp = at ? `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${pad(at.getMilliseconds(), 3)}` : "";
+  return h("div", { class: "logline" },
+    h("time", { class: "muted", datetime: at ? at.toISOString() : null, title: at ? at.toLocaleString() : "no time kept" }, stamp.padEnd(12)),
+    " ", entry.line);
 }
 
 // ---- rendering and refreshing --------------------------------------------------
@@ -778,6 +1012,7 @@ function viewSlots(r, data, error) {
   if (r.view === "job") return [["job", JSON.stringify([r.id, data]), () => renderJob(r.id, data)]];
   if (r.view === "schedules") return [["schedules", JSON.stringify(data), () => renderSchedules(data)]];
   if (r.view === "workers") return [["workers", JSON.stringify(data), () => renderWorkers(data)]];
+  if (r.view === "errors") return [["errors", JSON.stringify([data, READONLY]), () => renderErrorGroups(r, data)]];
   if (r.view === "search") return [["search", JSON.stringify([r, data]), () => renderSearch(r, data)]];
   const counts = [...STATES, "all"].map((s) => count(s, r.type));
   const types = (stats && stats.types) || {};
@@ -860,7 +1095,10 @@ function connect() {
     fresh.add(ev.id);
     if (route && route.view === "job" && route.id === ev.id && ev.event === "log") {
       const log = $("#job-log");
-      if (log) log.textContent = log.textContent === "(empty)" ? ev.line : `${log.textContent}\n${ev.line}`;
+      if (log) {
+        if (log.textContent === "(empty)") log.replaceChildren();
+        log.append(logLine({ at: ev.at || Date.now(), line: ev.line }));
+      }
     }
     scheduleRefresh();
   });
@@ -877,12 +1115,24 @@ function connect() {
 }
 
 // What each view reads; the list's is the default.
-const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers") };
+const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers"), errors: loadErrors };
 
 $("#search").addEventListener("submit", (e) => {
   e.preventDefault();
   const q = $("#search input").value.trim();
   if (q) location.hash = `#/search?${new URLSearchParams({ q })}`;
+});
+// "/" anywhere but in a field goes to the search box, as on GitHub or
+// Gmail; Escape in the box leaves it.
+document.addEventListener("keydown", (e) => {
+  const t = e.target;
+  const typing = t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName));
+  if (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    e.preventDefault();
+    $("#search input").focus();
+  } else if (e.key === "Escape" && t === $("#search input")) {
+    t.blur();
+  }
 });
 window.addEventListener("hashchange", () => { window.scrollTo(0, 0); render(false); });
 render(false);

@@ -24,7 +24,9 @@
 -- ARGV[3]    state   the state the candidates were read from
 -- ARGV[4]    error   "" or a text the job's error must contain
 -- ARGV[5]    before  0 or unix ms: only jobs updated before it
--- ARGV[5+i]  id_i    a candidate
+-- ARGV[6]    group   "" or the group (includes/error_group.lua) the
+--                    job's error must be in
+-- ARGV[6+i]  id_i    a candidate
 --
 -- Reply: {matched, row...}: how many candidates were still in the state
 -- and passed the filters, and the row of each job the action was applied
@@ -37,16 +39,18 @@
 --@include move_state.lua
 --@include remove.lua
 --@include cancel_job.lua
+--@include error_group.lua
 
 local now, action, state = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local err, before = ARGV[4], tonumber(ARGV[5])
+local err, before, group = ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local out = {0}
-for i = 1, #ARGV - 5 do
-  local id = ARGV[5 + i]
+for i = 1, #ARGV - 6 do
+  local id = ARGV[6 + i]
   local jobkey, logkey, errkey = KEYS[8 + 3 * i], KEYS[9 + 3 * i], KEYS[10 + 3 * i]
   local row = snapshot(jobkey)
   if row[ROW_ID] and row[ROW_STATE] == state
     and (err == '' or string.find(row[ROW_ERROR] or '', err, 1, true))
+    and (group == '' or error_group(row[ROW_ERROR] or '') == group)
     and (before == 0 or (tonumber(row[ROW_UPDATED_AT]) or 0) < before) then
     out[1] = out[1] + 1
     if action == 'remove' then
