@@ -97,7 +97,10 @@ async function loop() {
       // that a new job starts at once without polling.
       const jobs = await kb.lease(types, { max: free, worker: workerID, wait: 1000 });
       if (stopping) {
-        for (const job of jobs) await ack(() => kb.release(job));
+        for (const job of jobs) {
+          await ack(() => kb.release(job));
+          console.log(`released ${job.id}`); // as run's release says it
+        }
         return;
       }
       for (const job of jobs) run(job);
