@@ -119,6 +119,11 @@ const (
 	MethodScheduleList   = "schedule_list"
 	MethodScheduleRemove = "schedule_remove"
 	MethodScheduleFire   = "schedule_fire"
+	// A job type's policy (DESIGN §10.1): set is admin's, get and list
+	// are reads.
+	MethodTypeSet  = "type_set"
+	MethodTypeGet  = "type_get"
+	MethodTypeList = "type_list"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

@@ -53,4 +53,7 @@ var Methods = []Method{
 	{bus.MethodHistory, HistoryRequest{}, HistoryReply{}},
 	{bus.MethodHeartbeat, Heartbeat{}, Empty{}},
 	{bus.MethodWorkers, Empty{}, WorkersReply{}},
+	{bus.MethodTypeSet, TypePolicy{}, TypePolicy{}},
+	{bus.MethodTypeGet, TypeRequest{}, TypePolicy{}},
+	{bus.MethodTypeList, Empty{}, TypePoliciesReply{}},
 }

@@ -74,6 +74,7 @@ var (
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
+	typeSet       = loadScript("type_set.lua")
 	cancelJob     = loadScript("cancel.lua")
 	bulkJobs      = loadScript("bulk.lua")
 	setSchedule   = loadScript("schedule_set.lua")

@@ -22,6 +22,8 @@
 //	queue_error.go     queue.error: core's own failures, once a second per code
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
+//	policy.go          type_set, type_get, type_list; each type's defaults
+//	                   applied to its creates from a short cache
 //	cancel.go          cancel a job that has not finished, then job.cancel
 //	bulk.go            bulk: one action on the jobs of a state, bounded per call
 //	schedule.go        schedule_set, _list, _remove, and schedule_fire, the

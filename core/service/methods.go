@@ -84,6 +84,9 @@ func checkType(t string) error {
 }
 
 func (s *Service) create(ctx context.Context, sp *core.Spec) (*core.Job, error) {
+	if err := s.withTypeDefaults(ctx, sp); err != nil {
+		return nil, err
+	}
 	if err := sp.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, err
 	}
@@ -117,6 +120,13 @@ func (s *Service) checkBulk(req *core.BulkRequest) error {
 }
 
 func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.BulkReply, error) {
+	if len(req.Jobs) <= s.cfg.MaxBulk { // else checkBulk refuses it, reading no policy
+		for i := range req.Jobs {
+			if err := s.withTypeDefaults(ctx, &req.Jobs[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := s.checkBulk(req); err != nil {
 		return nil, err
 	}

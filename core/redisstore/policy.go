@@ -1,0 +1,84 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+)
+
+// A type's policy (DESIGN §10.1) lives in its own slot (keys.go: policy,
+// starts, and the flag limited in stats), so that the lease scripts
+// enforce it without a cross-slot call; lua/type_set.lua stores it.
+
+// SetType stores a type's policy, replacing the one it had; a policy that
+// sets nothing removes it. The type joins the types first, as a paused
+// one does, so that types, stats and type_list list it before it has jobs.
+func (s *Store) SetType(ctx context.Context, p *core.TypePolicy) error {
+	if err := s.rdb.SAdd(ctx, s.keys.types(), p.Type).Err(); err != nil {
+		return s.fail("type_set: list type", err)
+	}
+	if err := s.runTypeSet(ctx, s.keys.ofType(p.Type), p); err != nil {
+		return s.fail("type_set", err)
+	}
+	return nil
+}
+
+// TypePolicy reads a type's policy: nil when it has none.
+func (s *Store) TypePolicy(ctx context.Context, jobType string) (*core.TypePolicy, error) {
+	b, err := s.rdb.HGet(ctx, s.keys.ofType(jobType).policy(), policyJSON).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.fail("type_get", err)
+	}
+	return decodePolicy(jobType, b)
+}
+
+// TypePolicies reads the policy of every type that has one, sorted by
+// type: one read of the types, then one round trip (one per master on
+// Cluster).
+func (s *Store) TypePolicies(ctx context.Context) ([]core.TypePolicy, error) {
+	types, err := s.Types(ctx)
+	if err != nil || len(types) == 0 {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	reads := make([]*redis.StringCmd, len(types))
+	for i, t := range types {
+		reads[i] = pipe.HGet(ctx, s.keys.ofType(t).policy(), policyJSON)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.fail("type_list", err)
+	}
+	var out []core.TypePolicy
+	for i, r := range reads {
+		b, err := r.Bytes()
+		if err != nil {
+			continue // redis.Nil: no policy
+		}
+		p, err := decodePolicy(types[i], b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *p)
+	}
+	return out, nil
+}
+
+// policyJSON is the field of a type's policy hash that holds the whole
+// policy as JSON.
+const policyJSON = "json"
+
+func decodePolicy(jobType string, b []byte) (*core.TypePolicy, error) {
+	var p core.TypePolicy
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, bus.Errorf(bus.CodeInternal, "type %s: its stored policy does not decode: %v", jobType, err)
+	}
+	return &p, nil
+}

@@ -1,0 +1,154 @@
+package redisstore_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// TestTypeSetStoresThePolicyAndTheFlag: type_set.lua keeps the whole
+// policy as JSON and the numbers the leases act on, flags the type limited
+// while it has a concurrency or a rate, drops the log of starts with the
+// rate, and a policy that sets nothing leaves only the listed type.
+func TestTypeSetStoresThePolicyAndTheFlag(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	p := &core.TypePolicy{Type: "t", Concurrency: 3, Rate: &core.Rate{Limit: 5, Per: 1000}}
+	require.NoError(t, st.SetType(ctx, p))
+	st.requireKeys(keyspace{
+		"{_}:types": []string{"t"},
+		"{t}:stats": map[string]string{"limited": "1"},
+		"{t}:policy": map[string]string{"json": `{"type":"t","concurrency":3,"rate":{"limit":5,"per":1000}}`,
+			"concurrency": "3", "rate_limit": "5", "rate_per": "1000"},
+	}, "a concurrency and a rate")
+	got, err := st.TypePolicy(ctx, "t")
+	require.NoError(t, err)
+	require.Equal(t, p, got)
+
+	st.seed(keyspace{"{t}:starts": map[string]float64{"L:1": 900}})
+	two := 2
+	p = &core.TypePolicy{Type: "t", Defaults: &core.TypeDefaults{MaxAttempts: 3, StallLimit: &two}}
+	require.NoError(t, st.SetType(ctx, p))
+	st.requireKeys(keyspace{
+		"{_}:types":  []string{"t"},
+		"{t}:policy": map[string]string{"json": `{"type":"t","defaults":{"max_attempts":3,"stall_limit":2}}`},
+	}, "defaults alone: no flag, no log of starts")
+	list, err := st.TypePolicies(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []core.TypePolicy{*p}, list)
+
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t"}))
+	st.requireKeys(keyspace{"{_}:types": []string{"t"}}, "no policy: nothing but the listed type")
+	got, err = st.TypePolicy(ctx, "t")
+	require.NoError(t, err)
+	require.Nil(t, got)
+	list, err = st.TypePolicies(ctx)
+	require.NoError(t, err)
+	require.Empty(t, list)
+}
+
+// createN stores n jobs of jobType at now, ttl 10 s each.
+func createN(t *testing.T, st *scriptStore, now int64, jobType string, n int) []core.Job {
+	t.Helper()
+	specs := make([]core.Spec, n)
+	for i := range specs {
+		specs[i] = core.Spec{Type: jobType, MaxAttempts: 1, TTL: 10_000}
+	}
+	jobs, _, err := st.Create(ctx, now, specs)
+	require.NoError(t, err)
+	return jobs
+}
+
+// heldBack records what a lease's OnLimited heard.
+type heldBack map[string]int64
+
+func (h heldBack) note(jobType string, until int64) { h[jobType] = until }
+
+// TestLeaseHeadHonoursConcurrency: with concurrency 3 and one job active,
+// a lease asking for 5 gets 2 and hears the type was held back; the next
+// gets none; a completion makes room for one more (lease_head.lua).
+func TestLeaseHeadHonoursConcurrency(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	createN(t, st, 1000, "t", 10)
+	first, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{"t"}, Max: 1, Worker: "w", Token: "A"})
+	require.NoError(t, err)
+	require.Len(t, first, 1, "no policy yet")
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Concurrency: 3}))
+
+	held := heldBack{}
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1002, Types: []string{"t"}, Max: 5, Worker: "w", Token: "B", OnLimited: held.note})
+	require.NoError(t, err)
+	require.Len(t, jobs, 2, "3 active at most, 1 was")
+	require.Equal(t, heldBack{"t": 0}, held, "held back by concurrency: no time to wait for")
+	jobs, _, err = st.Lease(ctx, &service.LeaseParams{Now: 1003, Types: []string{"t"}, Max: 5, Worker: "w", Token: "C"})
+	require.NoError(t, err)
+	require.Empty(t, jobs)
+
+	_, err = st.Apply(ctx, 1004, core.OpComplete, []service.StoreOp{{ID: first[0].ID, Lease: "A", Type: "t"}})
+	require.NoError(t, err)
+	jobs, _, err = st.Lease(ctx, &service.LeaseParams{Now: 1005, Types: []string{"t"}, Max: 5, Worker: "w", Token: "D"})
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "the completion made room for one")
+}
+
+// TestLeaseHonoursConcurrencyAcrossTypes: a lease of several types
+// (lease.lua) takes no more of a limited type than its concurrency, and
+// the rest from the others, though the limited type's jobs rank first.
+func TestLeaseHonoursConcurrencyAcrossTypes(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Concurrency: 1}))
+	createN(t, st, 1000, "t", 5)
+	createN(t, st, 1001, "u", 5)
+	held := heldBack{}
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1002, Types: []string{"t", "u"}, Max: 4, Worker: "w", Token: "A", OnLimited: held.note})
+	require.NoError(t, err)
+	byType := map[string]int{}
+	for _, j := range jobs {
+		byType[j.Type]++
+	}
+	require.Equal(t, map[string]int{"t": 1, "u": 3}, byType)
+	require.Equal(t, heldBack{"t": 0}, held)
+}
+
+// TestLeaseHonoursRate: with a rate of 3 per 1000 ms, leases at 1000 and
+// 1500 start 3 in all and hear when the next slot opens (2000, when the
+// first start leaves the window); at 1999 none starts, at 2000 three more
+// do. The log of starts holds the window's starts only.
+func TestLeaseHonoursRate(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Rate: &core.Rate{Limit: 3, Per: 1000}}))
+	createN(t, st, 900, "t", 10)
+	lease := func(now int64, max int, token string) ([]core.Job, heldBack) {
+		t.Helper()
+		held := heldBack{}
+		jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"t"}, Max: max, Worker: "w", Token: token, OnLimited: held.note})
+		require.NoError(t, err)
+		return jobs, held
+	}
+	jobs, held := lease(1000, 2, "A")
+	require.Len(t, jobs, 2)
+	require.Empty(t, held, "2 of 3: not held back")
+	jobs, held = lease(1500, 5, "B")
+	require.Len(t, jobs, 1, "the third start of the window")
+	require.Equal(t, heldBack{"t": 2000}, held, "held back until the first start leaves the window")
+	jobs, held = lease(1999, 5, "C")
+	require.Empty(t, jobs)
+	require.Equal(t, heldBack{"t": 2000}, held)
+	jobs, held = lease(2000, 5, "D")
+	require.Len(t, jobs, 2, "the two starts of 1000 left the window, the one of 1500 is in it")
+	require.Equal(t, heldBack{"t": 2500}, held)
+	starts, err := st.rdb.ZRangeWithScores(ctx, st.prefix+":{t}:starts", 0, -1).Result()
+	require.NoError(t, err)
+	var at []float64
+	for _, z := range starts {
+		at = append(at, z.Score)
+	}
+	require.Equal(t, []float64{1500, 2000, 2000}, at, "the log holds the window's starts")
+}
