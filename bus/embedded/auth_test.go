@@ -272,9 +272,10 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume,
 		bus.MethodCancel, bus.MethodBulk,
 		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire, bus.MethodClean,
-		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers}
+		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers,
+		bus.MethodTypeSet, bus.MethodTypeGet, bus.MethodTypeList}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats,
-		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers}
+		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers, bus.MethodTypeGet, bus.MethodTypeList}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,
