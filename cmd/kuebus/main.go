@@ -98,6 +98,11 @@ func commands() *command {
 			{name: "ls", summary: "list the schedules with their next and last ticks", run: runScheduleList},
 			{name: "rm", args: "NAME", summary: "remove a schedule (the jobs it made stay)", run: runScheduleRemove},
 		}},
+		{name: "type", summary: "a job type's policy: limits that hold across every worker, and defaults of its jobs", sub: []*command{
+			{name: "set", args: "TYPE", summary: "replace a type's policy (--concurrency, --rate N/DURATION, job defaults) and print it as JSON", run: runTypeSet},
+			{name: "get", args: "TYPE", summary: "print a type's policy as JSON", run: runTypeGet},
+			{name: "ls", summary: "list the types that have a policy, with their limits and defaults", run: runTypeList},
+		}},
 		{name: "worker", args: "TYPE...", summary: "run a demo worker that logs and completes jobs of the types", run: runWorker},
 		{name: "workers", summary: "list the live workers: types, running jobs, last heartbeat", run: runWorkers},
 		{name: "stats", summary: "count jobs per state and type, and list the paused types; with a Redis shard down, print the other types and exit 1 naming the unreadable ones", run: runStats},
