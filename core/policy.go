@@ -6,7 +6,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 )
 
-// Per-type policy (DESIGN §10.1, protocol §3.35–§3.37): what every core
+// Per-type policy (DESIGN §10.1, protocol §3.39): what every core
 // applies to the jobs of one type, kept in Redis beside the type's keys so
 // that it holds across every core and worker at once.
 

@@ -248,3 +248,23 @@ func decodeJob(t *testing.T, body string) core.Job {
 	require.NoError(t, json.Unmarshal([]byte(body), &j))
 	return j
 }
+
+// TestAScheduledJobTakesItsTypesDefaults: a schedule's tick makes a job
+// that takes its type's defaults for what the schedule's spec left out.
+func TestAScheduledJobTakesItsTypesDefaults(t *testing.T) {
+	c, clock := newCore(t)
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "report", Defaults: &core.TypeDefaults{
+		Priority: core.PriorityHigh, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 100}}})
+	require.NoError(t, err)
+	every := int64(1000)
+	_, err = c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "report"}})
+	require.NoError(t, err)
+	clock.Advance(time.Second)
+	fired, err := c.Client.FireSchedules(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, fired.Fired)
+	jobs := lease(t, c, core.LeaseRequest{Types: []string{"report"}})
+	require.Len(t, jobs, 1)
+	require.Equal(t, core.PriorityHigh, jobs[0].Priority)
+	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 100}, jobs[0].Backoff)
+}
