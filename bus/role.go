@@ -55,7 +55,7 @@ const LocalUserPrefix = "_local_"
 // group: admin's alone.
 var (
 	// readMethods change nothing.
-	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodTypeGet, MethodTypeList}
+	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodTypeGet, MethodTypeList, MethodExplain}
 	// createMethods add jobs.
 	createMethods = []string{MethodCreate, MethodCreateBulk}
 	// workerMethods act on a leased job, under its lease token.

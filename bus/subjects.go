@@ -124,6 +124,8 @@ const (
 	MethodTypeSet  = "type_set"
 	MethodTypeGet  = "type_get"
 	MethodTypeList = "type_list"
+	// MethodExplain says why a job is not running: a read.
+	MethodExplain = "explain"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

@@ -56,4 +56,5 @@ var Methods = []Method{
 	{bus.MethodTypeSet, TypePolicy{}, TypePolicy{}},
 	{bus.MethodTypeGet, TypeRequest{}, TypePolicy{}},
 	{bus.MethodTypeList, Empty{}, TypePoliciesReply{}},
+	{bus.MethodExplain, IDRequest{}, Explanation{}},
 }

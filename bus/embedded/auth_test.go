@@ -273,9 +273,9 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodCancel, bus.MethodBulk,
 		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire, bus.MethodClean,
 		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers,
-		bus.MethodTypeSet, bus.MethodTypeGet, bus.MethodTypeList}
+		bus.MethodTypeSet, bus.MethodTypeGet, bus.MethodTypeList, bus.MethodExplain}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats,
-		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers, bus.MethodTypeGet, bus.MethodTypeList}
+		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers, bus.MethodTypeGet, bus.MethodTypeList, bus.MethodExplain}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,

@@ -167,3 +167,31 @@ func rateText(r *core.Rate) string {
 	}
 	return strconv.FormatInt(r.Limit, 10) + "/" + ms(r.Per)
 }
+
+// runJobWhy is kuebus job why ID: explain's reason and detail, one line
+// ("queued: 2 jobs of its type run before it"); --json prints the reply.
+func runJobWhy(ctx context.Context, e *env, args []string) error {
+	var cf connFlags
+	fs := e.flags()
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print explain's reply as JSON, with the numbers of the reason")
+	pos, err := e.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	id, err := parseID(e.cmd.path()+": ID", pos[0])
+	if err != nil {
+		return err
+	}
+	return cf.withClient(ctx, func(c *core.Client) error {
+		ex, err := c.Explain(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, ex)
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s (%s): %s\n", ex.Reason, ex.State, ex.Detail)
+		return err
+	})
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,4 +62,29 @@ func TestTypeSetGetLsFromTheCommandLine(t *testing.T) {
 	r = kuebus(t, "type", "get", "t", "--nats-url", url)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"type":"t"}`, r.stdout, "nothing stored")
+}
+
+// TestJobWhyFromTheCommandLine: job why prints the reason and its detail,
+// --json the reply; a bad id is a usage error, an unknown one not found.
+func TestJobWhyFromTheCommandLine(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	url := c.NATS.ClientURL()
+	job, err := c.Client.Create(t.Context(), "orphan", nil, nil)
+	require.NoError(t, err)
+	id := strconv.FormatInt(job.ID, 10)
+
+	r := kuebus(t, "job", "why", id, "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "no_worker (inactive): no live worker asks for type orphan\n", r.stdout)
+	r = kuebus(t, "job", "why", id, "--json", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	var ex core.Explanation
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ex))
+	require.Equal(t, core.ReasonNoWorker, ex.Reason)
+
+	require.Equal(t, 2, kuebus(t, "job", "why", "x", "--nats-url", url).code)
+	r = kuebus(t, "job", "why", "999999", "--nats-url", url)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "not found")
 }

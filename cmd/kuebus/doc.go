@@ -29,7 +29,7 @@
 //	cli_bulk.go     kuebus job retry, rm (remove), cancel, promote: one ID, or --all
 //	                (core's bulk, called until no more)
 //	cli_schedule.go kuebus schedule set, ls, rm
-//	cli_type.go     kuebus type set, get, ls: a job type's policy
+//	cli_type.go     kuebus type set, get, ls: a job type's policy; job why
 //	specflags.go    the job spec flags job create and schedule set share
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs
 //	cluster.go      kuebus cluster: the promoter ring as one node sees it

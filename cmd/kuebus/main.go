@@ -86,6 +86,7 @@ func commands() *command {
 			{name: "search", args: "TEXT", summary: "list jobs whose id, unique key or data contains TEXT", run: runJobSearch},
 			{name: "rm", args: "ID | --all", summary: "remove a job and its log, or every job of --state that matches", run: runJobRemove},
 			{name: "remove", args: "ID | --all", summary: "the same as rm, named as bulk's action", run: runJobRemove},
+			{name: "why", args: "ID", summary: "say why a job is not running: delayed, paused, a limit, no worker, queued behind N, or running (--json: the numbers)", run: runJobWhy},
 			{name: "log", args: "ID", summary: "print a job's log, one line per entry (--time: with the time of each)", run: runJobLog},
 			{name: "state", args: "ID STATE", summary: "move a job to a state by hand", run: runJobState},
 			{name: "priority", args: "ID PRIORITY", summary: "change a job's priority (a name or an integer)", run: runJobPriority},

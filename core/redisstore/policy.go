@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
 )
 
 // A type's policy (DESIGN §10.1) lives in its own slot (keys.go: policy,
@@ -81,4 +83,44 @@ func decodePolicy(jobType string, b []byte) (*core.TypePolicy, error) {
 		return nil, bus.Errorf(bus.CodeInternal, "type %s: its stored policy does not decode: %v", jobType, err)
 	}
 	return &p, nil
+}
+
+// Holding reads what may hold an inactive job back (explain): whether its
+// type is paused, the type's active jobs, the starts in its rate's window
+// of per ms before now (none read when per is 0) and the oldest of them,
+// and how many ready jobs of the type rank before the job. Reads only,
+// in two round trips to the type's slot.
+func (s *Store) Holding(ctx context.Context, job *core.Job, now, per int64) (*service.Holding, error) {
+	tk := s.keys.ofType(job.Type)
+	pipe := s.rdb.Pipeline()
+	paused := pipe.HGet(ctx, tk.stats(), pausedField)
+	active := pipe.ZCard(ctx, tk.leases())
+	member := pipe.HGet(ctx, tk.job(job.ID), "rmember")
+	var starts *redis.IntCmd
+	var oldest *redis.ZSliceCmd
+	if per > 0 {
+		from := "(" + strconv.FormatInt(now-per, 10)
+		starts = pipe.ZCount(ctx, tk.starts(), from, "+inf")
+		oldest = pipe.ZRangeByScoreWithScores(ctx, tk.starts(), &redis.ZRangeBy{Min: from, Max: "+inf", Count: 1})
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, s.fail("explain", err)
+	}
+	h := &service.Holding{Paused: isPaused(paused.Val()), Active: active.Val(), Ahead: -1}
+	if starts != nil {
+		h.Starts = starts.Val()
+		if z := oldest.Val(); len(z) > 0 {
+			h.OldestStart = int64(z[0].Score)
+		}
+	}
+	if m := member.Val(); m != "" {
+		rank, err := s.rdb.ZRank(ctx, tk.ready(), m).Result()
+		switch {
+		case err == nil:
+			h.Ahead = rank
+		case !errors.Is(err, redis.Nil):
+			return nil, s.fail("explain", err)
+		}
+	}
+	return h, nil
 }

@@ -271,6 +271,9 @@ func TestClientSendsTheDocumentedBodies(t *testing.T) {
 	_, err = c.Client.ListTypes(ctx)
 	require.NoError(t, err)
 	require.Equal(t, `{}`, sent(bus.MethodTypeList))
+	_, err = c.Client.Explain(ctx, 999)
+	require.ErrorIs(t, err, core.ErrNotFound)
+	require.Equal(t, `{"id":999}`, sent(bus.MethodExplain))
 }
 
 func TestClientReportsEveryCallToOnCall(t *testing.T) {

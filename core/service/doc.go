@@ -24,6 +24,7 @@
 //	                   waiting leases on queue.resume
 //	policy.go          type_set, type_get, type_list; each type's defaults
 //	                   applied to its creates from a short cache
+//	explain.go         explain: why a job is not running
 //	cancel.go          cancel a job that has not finished, then job.cancel
 //	bulk.go            bulk: one action on the jobs of a state, bounded per call
 //	schedule.go        schedule_set, _list, _remove, and schedule_fire, the

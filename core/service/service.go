@@ -163,7 +163,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.server = srv
 	s.creates = newCreateBatcher(s)
-	if err := errors.Join(s.register(), s.registerWorker(), s.registerSchedules(), s.registerTypes(), srv.Ready()); err != nil {
+	if err := errors.Join(s.register(), s.registerWorker(), s.registerSchedules(), s.registerTypes(), s.registerExplain(), srv.Ready()); err != nil {
 		s.unsubscribe()
 		_ = srv.Stop(context.Background())
 		s.creates.Stop()

@@ -87,6 +87,9 @@ type Store interface {
 	// TypePolicies reads the policy of every type that has one, sorted
 	// by type.
 	TypePolicies(ctx context.Context) ([]core.TypePolicy, error)
+	// Holding reads what may hold an inactive job back at now, its type's
+	// rate window being per ms (0: no rate): for explain.
+	Holding(ctx context.Context, job *core.Job, now, per int64) (*Holding, error)
 	// Cancel moves a delayed, inactive or active job to cancelled and drops
 	// its lease; changed is false, and the job as it is, when it had
 	// finished already.
@@ -147,6 +150,15 @@ func (p *LeaseParams) NoteLimited(jobType string, until int64) {
 	if p.OnLimited != nil {
 		p.OnLimited(jobType, until)
 	}
+}
+
+// Holding is what may hold an inactive job back, as the store read it.
+type Holding struct {
+	Paused      bool  // its type is paused
+	Active      int64 // the type's active jobs
+	Starts      int64 // the type's starts in its rate's window
+	OldestStart int64 // the oldest of them (unix ms), 0 when none
+	Ahead       int64 // ready jobs of the type ranked before it; -1: not in ready
 }
 
 // SearchParams are a Search's arguments: it looks at no more than Budget

@@ -96,6 +96,13 @@ func (r *waitRoom) noteLimited(jobType string) {
 	r.limited[jobType] = true
 }
 
+// has says whether a lease of jobType waits here.
+func (r *waitRoom) has(jobType string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byType[jobType]) > 0
+}
+
 // wakeLimited wakes the waiters of a type marked by noteLimited.
 func (r *waitRoom) wakeLimited(jobType string) {
 	r.mu.Lock()
