@@ -152,3 +152,34 @@ func TestLeaseHonoursRate(t *testing.T) {
 	}
 	require.Equal(t, []float64{1500, 2000, 2000}, at, "the log holds the window's starts")
 }
+
+// TestPolicyOnRedisCluster: on a Redis Cluster, type_set, the lease
+// scripts' limited path (one type and several, each type on its own
+// slot), type_list and explain's read of a held job make no cross-slot
+// call, and the limits hold.
+func TestPolicyOnRedisCluster(t *testing.T) {
+	st, _, _ := clusterStore(t)
+	ctx := t.Context()
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-a", Concurrency: 2}))
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-b", Rate: &core.Rate{Limit: 1, Per: 60_000}}))
+	_, _, err := st.Create(ctx, 1000, clusterSpecs("cl-a", 5))
+	require.NoError(t, err)
+	_, _, err = st.Create(ctx, 1000, clusterSpecs("cl-b", 5))
+	require.NoError(t, err)
+	held := heldBack{}
+	one, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2000, Types: []string{"cl-a"}, Max: 5, Worker: "w", Token: "A", OnLimited: held.note})
+	require.NoError(t, err)
+	require.Len(t, one, 2)
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2001, Types: []string{"cl-a", "cl-b"}, Max: 5, Worker: "w", Token: "B", OnLimited: held.note})
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "cl-a is full; cl-b starts one")
+	require.Equal(t, "cl-b", jobs[0].Type)
+	require.Equal(t, heldBack{"cl-a": 0, "cl-b": 62_001}, held)
+	list, err := st.TypePolicies(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	h, err := st.Holding(ctx, &core.Job{ID: jobs[0].ID + 1, Type: "cl-b"}, 2002, 60_000)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), h.Starts)
+	require.Equal(t, int64(2001), h.OldestStart)
+}
