@@ -645,8 +645,10 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, lines] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`)]);
-    return { job, lines };
+    const [job, lines, why] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`),
+      // why it is not running (explain); a core without it leaves the panel out
+      api("GET", `job/${id}/why`).catch(() => null)]);
+    return { job, lines, why };
   } catch (e) {
     if (e.status === 404) return null;
     throw e;
@@ -658,7 +660,7 @@ function renderJob(id, loaded) {
     return h("div", { class: "panel", id: "job", dataset: { state: "removed" } },
       h("a", { class: "back", href: "#/" }, "‹ All jobs"), h("h1", {}, `Job ${id}`), h("p", {}, "This job does not exist (any more)."));
   }
-  const { job, lines } = loaded;
+  const { job, lines, why } = loaded;
   const act = async (what, method, path, done) => {
     try {
       await api(method, path);
@@ -691,6 +693,8 @@ function renderJob(id, loaded) {
   return h("div", { id: "job", dataset: { id: job.id, state: job.state } },
     h("a", { class: "back", href: listHash({ state: job.state, type: "all", order: defaultOrder(job.state), page: 0 }) }, `‹ ${job.state} jobs`),
     h("div", { class: "jobhead" }, h("h1", {}, `#${job.id} `, h("span", { class: "muted" }, job.type)), h("span", { id: "job-state" }, badge(job.state)), actions),
+    why && why.reason !== job.state ? h("div", { class: "panel", id: "job-why" }, h("h3", {}, "Why"),
+      h("p", {}, h("span", { class: "mono", dataset: { reason: why.reason } }, why.reason), " — ", why.detail)) : null,
     h("div", { class: "panel" }, h("h3", {}, "Progress"),
       h("div", { class: "progress" }, bar(job.progress, job.state, true), h("span", { class: "mono", id: "job-progress" }, `${job.progress || 0}%`))),
     job.error ? h("div", { class: "panel" }, h("h3", {}, job.state === "failed" ? "Error" : "Last error"), h("div", { class: "errorbox", id: "job-error" }, job.error)) : null,
