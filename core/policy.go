@@ -71,6 +71,18 @@ func (p *TypePolicy) IsZero() bool {
 	return p.Defaults == nil && p.Concurrency == 0 && p.Rate == nil && p.GroupConcurrency == 0 && p.GroupRate == nil && p.Aging == nil
 }
 
+// TypeLimits is one type's entry in stats' limits: its limits, its starts
+// in the rate's current window, and the inactive jobs a limit holds back
+// now (all of them while the type is at a limit, else none), with the
+// limit that does (HeldBy: ReasonConcurrency or ReasonRate).
+type TypeLimits struct {
+	Concurrency int64  `json:"concurrency,omitempty"`
+	Rate        *Rate  `json:"rate,omitempty"`
+	Starts      int64  `json:"starts,omitempty"`
+	Held        int64  `json:"held"`
+	HeldBy      string `json:"held_by,omitempty"`
+}
+
 // TypeRequest is type_get's request.
 type TypeRequest struct {
 	Type string `json:"type"`

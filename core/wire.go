@@ -293,6 +293,10 @@ type Stats struct {
 	// the line has stood still (kuebus_queue_oldest_job_age_seconds).
 	// Left out when no job waits.
 	ReadySince map[string]int64 `json:"ready_since,omitempty"`
+	// Limits gives, per type with a concurrency or a rate (DESIGN §10.1),
+	// those limits and how many of its inactive jobs they hold back now
+	// (policy.go). Left out when no type has one.
+	Limits map[string]TypeLimits `json:"limits,omitempty"`
 	// TypeErrors lists, in a reply to a partial stats request, the types
 	// whose counts could not be read (the Redis Cluster master that holds
 	// them failed), sorted by type. Those types are absent from Types,

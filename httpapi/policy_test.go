@@ -44,3 +44,21 @@ func TestATypesPolicyAndWhyAJobWaits(t *testing.T) {
 	require.Equal(t, float64(1), out["limit"])
 	e.fails(http.StatusNotFound, "not_found", "GET", "/job/999999/why", nil)
 }
+
+// TestStatsAndMetricsShowWhatALimitHoldsBack: stats' limits give a type's
+// concurrency and the inactive jobs it holds back, and /metrics exports
+// them as kuebus_type_limited_jobs.
+func TestStatsAndMetricsShowWhatALimitHoldsBack(t *testing.T) {
+	t.Parallel()
+	e := metricsEnv(t, "node-a", true)
+	e.ok(http.StatusOK, "PUT", "/types/capped/policy", `{"concurrency":1,"rate":{"limit":10,"per":60000}}`, nil)
+	for range 3 {
+		e.create(map[string]any{"type": "capped"})
+	}
+	e.ok(http.StatusOK, "POST", "/pop?type=capped", nil, nil)
+	require.Equal(t, map[string]any{"capped": map[string]any{"concurrency": float64(1), "rate": map[string]any{"limit": float64(10), "per": float64(60000)},
+		"starts": float64(1), "held": float64(2), "held_by": "concurrency"}}, e.stats()["limits"])
+	got := e.scrape()
+	require.Contains(t, got, `kuebus_type_limited_jobs{reason="concurrency",type="capped"} 2`+"\n")
+	require.Contains(t, got, `kuebus_type_limited_jobs{reason="rate",type="capped"} 0`+"\n")
+}

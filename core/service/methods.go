@@ -439,14 +439,19 @@ const replyHeadroom = 8 << 10
 func (s *Service) stats(ctx context.Context, req *core.StatsRequest) (*core.Stats, error) {
 	st, err := s.store.Stats(ctx)
 	var te *TypesError
-	if !errors.As(err, &te) {
-		return st, err
+	if err != nil && !errors.As(err, &te) {
+		return nil, err
 	}
-	if !req.Partial {
-		return nil, te.Unwrap() // handle reports it
+	if te != nil {
+		if !req.Partial {
+			return nil, te.Unwrap() // handle reports it
+		}
+		s.errs.report(bus.MethodStats, err)
+		st.TypeErrors = te.Wire()
 	}
-	s.errs.report(bus.MethodStats, err)
-	st.TypeErrors = te.Wire()
+	if err := s.addLimits(ctx, st); err != nil && !req.Partial {
+		return nil, err
+	}
 	return st, nil
 }
 

@@ -137,3 +137,39 @@ func (c *policyCache) forget(jobType string) {
 	delete(c.byType, jobType)
 	c.mu.Unlock()
 }
+
+// addLimits fills st.Limits: each type with a concurrency or a rate, and
+// the inactive jobs a limit holds back now. A type stats could not read
+// (st.TypeErrors) is left out.
+func (s *Service) addLimits(ctx context.Context, st *core.Stats) error {
+	list, err := s.store.TypePolicies(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.dueNow()
+	for _, p := range list {
+		counts, read := st.Types[p.Type]
+		if !read || (p.Concurrency == 0 && p.Rate == nil) {
+			continue
+		}
+		l := core.TypeLimits{Concurrency: p.Concurrency, Rate: p.Rate}
+		if p.Rate != nil {
+			h, err := s.store.Holding(ctx, &core.Job{Type: p.Type}, now, p.Rate.Per)
+			if err != nil {
+				return err
+			}
+			l.Starts = h.Starts
+		}
+		switch {
+		case p.Concurrency > 0 && counts.Active >= p.Concurrency:
+			l.Held, l.HeldBy = counts.Inactive, core.ReasonConcurrency
+		case p.Rate != nil && l.Starts >= p.Rate.Limit:
+			l.Held, l.HeldBy = counts.Inactive, core.ReasonRate
+		}
+		if st.Limits == nil {
+			st.Limits = map[string]core.TypeLimits{}
+		}
+		st.Limits[p.Type] = l
+	}
+	return nil
+}

@@ -88,7 +88,8 @@ type Store interface {
 	// by type.
 	TypePolicies(ctx context.Context) ([]core.TypePolicy, error)
 	// Holding reads what may hold an inactive job back at now, its type's
-	// rate window being per ms (0: no rate): for explain.
+	// rate window being per ms (0: no rate): for explain. A job of ID 0
+	// asks for the type's numbers alone (Ahead -1).
 	Holding(ctx context.Context, job *core.Job, now, per int64) (*Holding, error)
 	// Cancel moves a delayed, inactive or active job to cancelled and drops
 	// its lease; changed is false, and the job as it is, when it had
