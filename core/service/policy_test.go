@@ -268,3 +268,36 @@ func TestAScheduledJobTakesItsTypesDefaults(t *testing.T) {
 	require.Equal(t, core.PriorityHigh, jobs[0].Priority)
 	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 100}, jobs[0].Backoff)
 }
+
+// TestALimitedLeaseWakesOnAnotherCoresComplete: a lease held back by its
+// type's concurrency wakes on the job.complete another core publishes
+// (here: the job completed behind this core's back, and the event sent by
+// hand), its wait being far longer than the test.
+func TestALimitedLeaseWakesOnAnotherCoresComplete(t *testing.T) {
+	t.Parallel()
+	parked := make(chan struct{}, 10)
+	c := nodetest.NewCore(t, service.Config{OnLeaseWait: func([]string) { parked <- struct{}{} }})
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "one", Concurrency: 1})
+	require.NoError(t, err)
+	_, err = c.Client.CreateBulk(ctx, []core.Spec{{Type: "one"}, {Type: "one"}})
+	require.NoError(t, err)
+	running := lease(t, c, core.LeaseRequest{Types: []string{"one"}, Max: 1})[0]
+	got := make(chan []core.Job, 1)
+	go func() {
+		jobs, _ := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"one"}, Wait: core.MaxLeaseWait})
+		got <- jobs
+	}()
+	waitFor(t, parked, "the lease waits, held back")
+	res, err := c.Store.Apply(ctx, time.Now().UnixMilli(), core.OpComplete, []service.StoreOp{{ID: running.ID, Lease: running.Lease, Type: "one"}})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	ev, err := json.Marshal(core.Event{Event: bus.EventComplete, ID: running.ID, Type: "one", At: 1})
+	require.NoError(t, err)
+	require.NoError(t, c.NATS.Conn.Publish(c.Client.Subjects().Job(bus.EventComplete, running.ID, "one"), ev))
+	select {
+	case leased := <-got:
+		require.Len(t, leased, 1)
+	case <-time.After(10 * time.Second):
+		t.Fatal("job.complete from another core did not wake the held-back lease")
+	}
+}

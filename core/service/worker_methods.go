@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
@@ -88,15 +89,28 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 	// start (unix ms; 0: none did): the wait wakes then, by a timer.
 	var slotAt int64
 	var slotTimer *time.Timer
+	var limited []string // the types their policy held back, new to this lease
 	held := func(jobType string, until int64) {
 		s.waits.noteLimited(jobType)
+		if w != nil && !slices.Contains(limited, jobType) {
+			limited = append(limited, jobType)
+		}
 		if until > 0 && (slotAt == 0 || until < slotAt) {
 			slotAt = until
 		}
 	}
+	watchedLeaves := 0
 	for {
 		slotAt = 0
 		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL, replyBy, held)
+		if err == nil && len(jobs) == 0 && len(limited) > watchedLeaves {
+			// Held back by a limit: from now on a job of the type leaving
+			// active on another core wakes this lease too; lease once more
+			// first, for one that left before the subscription.
+			s.wakes.watchLeaves(limited[watchedLeaves:])
+			watchedLeaves = len(limited)
+			continue
+		}
 		if err == nil && len(jobs) == 0 && full {
 			return nil, bus.Errorf(bus.CodeUnavailable, "wait: %d leases already wait on this core, its limit; "+
 				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
