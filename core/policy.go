@@ -62,7 +62,8 @@ type TypePolicy struct {
 	// group of the type (stored; not yet applied, see docs/policy.md).
 	GroupConcurrency int64 `json:"group_concurrency,omitempty"`
 	GroupRate        *Rate `json:"group_rate,omitempty"`
-	// Aging makes priority a time credit (stored; not yet applied).
+	// Aging makes priority a time credit: a ready job ranks as if created
+	// Priority × Aging.Per ms later. Nil: strict priority.
 	Aging *Aging `json:"aging,omitempty"`
 }
 

@@ -288,13 +288,13 @@ func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int6
 }
 
 // runTypeSet stores a type's policy (type_set.lua): the whole as JSON, and
-// the numbers the lease scripts act on.
-func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy) error {
+// the numbers the scripts act on; it says whether the type's aging changed.
+func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy) (bool, error) {
 	doc := ""
 	if !p.IsZero() {
 		b, err := json.Marshal(p)
 		if err != nil {
-			return err
+			return false, err
 		}
 		doc = string(b)
 	}
@@ -302,7 +302,21 @@ func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy)
 	if p.Rate != nil {
 		limit, per = p.Rate.Limit, p.Rate.Per
 	}
-	return s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per).Err()
+	var aging int64
+	if p.Aging != nil {
+		aging = p.Aging.Per
+	}
+	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging).Result()
+	if err != nil {
+		return false, err
+	}
+	return codeOf(res) == codeDone, nil
+}
+
+// runAgingRerank re-scores up to limit of a type's ready jobs after the
+// id after (aging_rerank.lua): the id to go on after, 0 when done.
+func (s *Store) runAgingRerank(ctx context.Context, tk typeKeys, after int64, limit int) (int64, error) {
+	return s.eval(ctx, agingRerank, append(tk.fixed(), tk.job(0)), after, limit).Int64()
 }
 
 // runPause pauses (paused) or resumes a type: whether it changed.

@@ -26,8 +26,9 @@ import (
 //
 // Keys of type T, under <prefix>:{T}:
 //
-//	ready     ZSET  inactive jobs; score = priority, member = "<seq, 16 digits>:<id>",
-//	                so equal priorities run in the order they became ready
+//	ready     ZSET  inactive jobs; score = priority (with aging: created_at +
+//	                priority × aging), member = "<seq, 16 digits>:<id>",
+//	                so equal scores run in the order they became ready
 //	due       ZSET  delayed jobs; score = promote_at (unix ms), member = the
 //	                id zero-padded to 19 digits, so that jobs due at the same
 //	                millisecond promote in id (creation) order
@@ -46,6 +47,9 @@ import (
 //	                those indexes (lua/clean.lua)
 //	                limited "1" while the type's policy has a concurrency
 //	                or a rate, which lua/lease.lua then reads (type_set.lua)
+//	                aging: the type's aging (ms per step of priority) while
+//	                it has one, read by every script that puts a job in
+//	                ready (lua/includes/indexes.lua)
 //	policy    HASH  the type's policy (lua/type_set.lua): json, the policy
 //	                as type_get answers it; concurrency, rate_limit,
 //	                rate_per, the numbers the lease scripts read, each only

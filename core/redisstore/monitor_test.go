@@ -76,7 +76,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
 		"remove_job.lua", "clean.lua", "search.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
-		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua", "type_set.lua"} {
+		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua", "type_set.lua", "aging_rerank.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
 	require.Len(t, ran, len(redisstore.ScriptNames()), "every script of lua/ ran")
@@ -168,7 +168,8 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	_, err = st.Pause(ctx, "mon", false)
 	must(err)
 	// a type with a policy: the lease scripts' limited path, then none again
-	must(st.SetType(ctx, &core.TypePolicy{Type: "mon", Concurrency: 100, Rate: &core.Rate{Limit: 100, Per: 1000}}))
+	must(st.SetType(ctx, &core.TypePolicy{Type: "mon", Concurrency: 100, Rate: &core.Rate{Limit: 100, Per: 1000},
+		Aging: &core.Aging{Per: 1000}})) // and aging: aging_rerank.lua
 	_, err = st.TypePolicy(ctx, "mon")
 	must(err)
 	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w5", Token: "L5"})

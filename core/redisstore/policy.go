@@ -18,17 +18,37 @@ import (
 // enforce it without a cross-slot call; lua/type_set.lua stores it.
 
 // SetType stores a type's policy, replacing the one it had; a policy that
-// sets nothing removes it. The type joins the types first, as a paused
+// sets nothing removes it. When its aging changed, it re-ranks the type's
+// ready jobs, in bounded steps. The type joins the types first, as a paused
 // one does, so that types, stats and type_list list it before it has jobs.
 func (s *Store) SetType(ctx context.Context, p *core.TypePolicy) error {
 	if err := s.rdb.SAdd(ctx, s.keys.types(), p.Type).Err(); err != nil {
 		return s.fail("type_set: list type", err)
 	}
-	if err := s.runTypeSet(ctx, s.keys.ofType(p.Type), p); err != nil {
+	tk := s.keys.ofType(p.Type)
+	reaged, err := s.runTypeSet(ctx, tk, p)
+	if err != nil {
 		return s.fail("type_set", err)
 	}
-	return nil
+	if !reaged {
+		return nil
+	}
+	// The type's ready jobs take the new aging's scores, rerankBatch at a
+	// time. Cut short (Redis failed), the rest keep the old scores until
+	// the next type_set of the type, which walks them all again.
+	for after := int64(0); ; {
+		if after, err = s.runAgingRerank(ctx, tk, after, rerankBatch); err != nil {
+			return s.fail("type_set: re-rank for the new aging", err)
+		}
+		if after == 0 {
+			return nil
+		}
+	}
 }
+
+// rerankBatch is how many jobs one aging_rerank.lua call looks at: a few
+// ms of Redis each, so that leases go on between the calls.
+const rerankBatch = 1000
 
 // TypePolicy reads a type's policy: nil when it has none.
 func (s *Store) TypePolicy(ctx context.Context, jobType string) (*core.TypePolicy, error) {

@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -183,3 +184,88 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 	require.Equal(t, int64(1), h.Starts)
 	require.Equal(t, int64(2001), h.OldestStart)
 }
+
+// readyScores reads a type's ready index: member → score.
+func readyScores(t *testing.T, st *scriptStore, jobType string) map[string]float64 {
+	t.Helper()
+	zs, err := st.rdb.ZRangeWithScores(ctx, st.prefix+":{"+jobType+"}:ready", 0, -1).Result()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, z := range zs {
+		out[z.Member.(string)] = z.Score
+	}
+	return out
+}
+
+// TestAgingScoresReadyJobsAndReranksThem: with aging, a job enters ready
+// at created_at + priority × per, by create, set_priority and a release;
+// setting aging re-ranks the jobs already ready (aging_rerank.lua, in
+// steps), and dropping it gives them their priorities back.
+func TestAgingScoresReadyJobsAndReranksThem(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	low, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Priority: core.PriorityLow, MaxAttempts: 1, TTL: 1000}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"0000000000000001:" + itoa(low[0].ID): 10}, readyScores(t, st, "t"), "strict: the priority")
+
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Aging: &core.Aging{Per: 100}}))
+	require.Equal(t, map[string]float64{"0000000000000001:" + itoa(low[0].ID): 1000 + 10*100}, readyScores(t, st, "t"), "re-ranked")
+	high, _, err := st.Create(ctx, 1500, []core.Spec{{Type: "t", Priority: core.PriorityHigh, MaxAttempts: 1, TTL: 1000}})
+	require.NoError(t, err)
+	scores := readyScores(t, st, "t")
+	require.Equal(t, float64(1500-10*100), scores["0000000000000002:"+itoa(high[0].ID)], "a create scores by its aging")
+	_, err = st.SetPriority(ctx, 1600, high[0].ID, core.PriorityNormal)
+	require.NoError(t, err)
+	require.Equal(t, float64(1500), readyScores(t, st, "t")["0000000000000002:"+itoa(high[0].ID)], "set_priority too")
+
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1700, Types: []string{"t"}, Max: 1, Worker: "w", Token: "A"})
+	require.NoError(t, err)
+	require.Equal(t, high[0].ID, jobs[0].ID, "1500 ranks before 2000: created 500 ms later, but 10 steps of priority better")
+	_, err = st.Apply(ctx, 1800, core.OpRelease, []service.StoreOp{{ID: high[0].ID, Lease: "A", Type: "t"}})
+	require.NoError(t, err)
+	for m, s := range readyScores(t, st, "t") {
+		if m != "0000000000000001:"+itoa(low[0].ID) {
+			require.Equal(t, float64(1500), s, "a release scores by created_at, not by when it went back")
+		}
+	}
+
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t"}))
+	for m, s := range readyScores(t, st, "t") {
+		want := float64(0)
+		if m == "0000000000000001:"+itoa(low[0].ID) {
+			want = 10
+		}
+		require.Equal(t, want, s, "aging dropped: the priority again (%s)", m)
+	}
+}
+
+// TestAgingRerankWalksInSteps: aging_rerank.lua looks at limit jobs a
+// call and says where to go on, 0 at the end; finished jobs are passed
+// over.
+func TestAgingRerankWalksInSteps(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	jobs := createN(t, st, 1000, "t", 5)
+	st.seed(keyspace{"{t}:stats": map[string]string{"aging": "10"}})
+	after, err := redisstore.RunAgingRerank(ctx, st.Store, "t", 0, 2)
+	require.NoError(t, err)
+	require.Equal(t, jobs[1].ID, after)
+	scores := readyScores(t, st, "t")
+	require.Len(t, scores, 5)
+	rescored := 0
+	for _, s := range scores {
+		if s == 1000 {
+			rescored++
+		}
+	}
+	require.Equal(t, 2, rescored, "two looked at: created at 1000, priority 0")
+	for after != 0 {
+		after, err = redisstore.RunAgingRerank(ctx, st.Store, "t", after, 2)
+		require.NoError(t, err)
+	}
+	for _, s := range readyScores(t, st, "t") {
+		require.Equal(t, float64(1000), s)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

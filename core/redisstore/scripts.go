@@ -75,6 +75,7 @@ var (
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
 	typeSet       = loadScript("type_set.lua")
+	agingRerank   = loadScript("aging_rerank.lua")
 	cancelJob     = loadScript("cancel.lua")
 	bulkJobs      = loadScript("bulk.lua")
 	setSchedule   = loadScript("schedule_set.lua")

@@ -301,3 +301,26 @@ func TestALimitedLeaseWakesOnAnotherCoresComplete(t *testing.T) {
 		t.Fatal("job.complete from another core did not wake the held-back lease")
 	}
 }
+
+// TestAgingLetsAnOldLowJobPassAFreshHighOne: with aging of 100 ms per step
+// of priority, a low job (10) 3 s old runs before a high one (-10) just
+// created (3000 ms older beats 2000 ms of priority); without aging the
+// high one runs first, however old the low one.
+func TestAgingLetsAnOldLowJobPassAFreshHighOne(t *testing.T) {
+	c, clock := newCore(t)
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "aged", Aging: &core.Aging{Per: 100}})
+	require.NoError(t, err)
+	oldAged, err := c.Client.Create(ctx, "aged", nil, &core.CreateOpts{Priority: core.PriorityLow})
+	require.NoError(t, err)
+	oldStrict, err := c.Client.Create(ctx, "strict", nil, &core.CreateOpts{Priority: core.PriorityLow})
+	require.NoError(t, err)
+	clock.Advance(3 * time.Second)
+	_, err = c.Client.Create(ctx, "aged", nil, &core.CreateOpts{Priority: core.PriorityHigh})
+	require.NoError(t, err)
+	freshStrict, err := c.Client.Create(ctx, "strict", nil, &core.CreateOpts{Priority: core.PriorityHigh})
+	require.NoError(t, err)
+
+	require.Equal(t, oldAged.ID, lease(t, c, core.LeaseRequest{Types: []string{"aged"}})[0].ID, "aging: the old low job first")
+	require.Equal(t, freshStrict.ID, lease(t, c, core.LeaseRequest{Types: []string{"strict"}})[0].ID, "strict: the high job first")
+	require.Equal(t, oldStrict.ID, lease(t, c, core.LeaseRequest{Types: []string{"strict"}})[0].ID)
+}

@@ -8,21 +8,46 @@
 local function ready_member_at(seq, id)
   return string.format('%016d', seq) .. ':' .. id
 end
+-- A job's score in ready is its priority; for a type with aging (its
+-- stats field aging, ms of credit per step of priority, which
+-- type_set.lua keeps), it is created_at + priority × aging: the job ranks
+-- as if created priority × aging ms later (DESIGN §10.1). aging_per is
+-- read once per run of a script, when a job first enters ready: a type
+-- without aging pays that one HGET. false: no aging.
+local aging_per = nil
+local function type_aging()
+  if aging_per == nil then aging_per = tonumber(redis.call('HGET', K_STATS, 'aging')) or false end
+  return aging_per
+end
+-- ready_score is the score of a job of priority created at created_at (a
+-- function returning it, called only for a type with aging)
+local function ready_score(priority, created_at)
+  local per = type_aging()
+  if not per then return priority end
+  if type(created_at) == 'function' then created_at = created_at() end
+  return (tonumber(created_at) or 0) + tonumber(priority) * per
+end
+-- created_of returns a function that reads a job's created_at, for
+-- ready_score: read only for a type with aging
+local function created_of(jobkey)
+  return function() return redis.call('HGET', jobkey, 'created_at') end
+end
+
 -- put a job at the back of its priority in ready, returning its member
-local function ready_member(id, priority)
+local function ready_member(id, priority, created_at)
   local member = ready_member_at(redis.call('INCR', K_SEQ), id)
-  redis.call('ZADD', K_READY, priority, member)
+  redis.call('ZADD', K_READY, ready_score(priority, created_at), member)
   return member
 end
 local function enter_ready(jobkey, id, priority)
-  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority))
+  redis.call('HSET', jobkey, 'state', 'inactive', 'rmember', ready_member(id, priority, created_of(jobkey)))
 end
 -- put a job that stalled back in ready at the place it had (its member
 -- rmember, from when it last entered ready, "" for none: then at the back),
 -- ahead of the jobs that entered after it: it was leased before them
 local function reenter_ready(jobkey, id, priority, rmember)
   if not rmember or rmember == '' then return enter_ready(jobkey, id, priority) end
-  redis.call('ZADD', K_READY, priority, rmember)
+  redis.call('ZADD', K_READY, ready_score(priority, created_of(jobkey)), rmember)
   redis.call('HSET', jobkey, 'state', 'inactive')
 end
 

@@ -86,7 +86,8 @@ local function new_job(b, n, jobkey, shared, own)
     -- the jobs of one priority keep the order of the call in ready
     if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, b.n) - b.n end
     local member, ready = ready_member_at(b.seq + n, id), b.ready
-    ready[#ready + 1], ready[#ready + 2] = ARGV[own + OWN_PRIORITY], member
+    -- created_at is the second SHARED value (new_job_gen.lua's list)
+    ready[#ready + 1], ready[#ready + 2] = ready_score(ARGV[own + OWN_PRIORITY], ARGV[shared + 2]), member
     write_new_job(jobkey, shared, own, 'rmember', member)
   end
   if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end
