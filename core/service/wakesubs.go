@@ -42,7 +42,7 @@ type wakeSubs struct {
 // typeWake is one type's subscriptions and how many leases watch them.
 type typeWake struct {
 	subs     []*nats.Subscription
-	leaves   bool // subs has the leave events too (watchLeaves)
+	leaves   bool          // subs has the leave events too (watchLeaves)
 	watchers int           // leases watching the type now
 	idle     time.Time     // when watchers last fell to 0
 	ready    chan struct{} // closed once the server has the subscriptions
