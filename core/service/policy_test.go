@@ -324,3 +324,39 @@ func TestAgingLetsAnOldLowJobPassAFreshHighOne(t *testing.T) {
 	require.Equal(t, freshStrict.ID, lease(t, c, core.LeaseRequest{Types: []string{"strict"}})[0].ID, "strict: the high job first")
 	require.Equal(t, oldStrict.ID, lease(t, c, core.LeaseRequest{Types: []string{"strict"}})[0].ID)
 }
+
+// TestLimitsHoldAcrossTwoCores: with two cores on one Redis (requests
+// spread over them by the queue group), a concurrency of 3 gives 3 jobs to
+// four leasers asking for 5 each, and a rate of 4 per minute starts 4 for
+// four others.
+func TestLimitsHoldAcrossTwoCores(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	nodetest.AddCore(t, c, service.Config{})
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "db", Concurrency: 3})
+	require.NoError(t, err)
+	_, err = c.Client.SetType(ctx, &core.TypePolicy{Type: "api", Rate: &core.Rate{Limit: 4, Per: 60_000}})
+	require.NoError(t, err)
+	specs := make([]core.Spec, 0, 40)
+	for range 20 {
+		specs = append(specs, core.Spec{Type: "db"}, core.Spec{Type: "api"})
+	}
+	_, err = c.Client.CreateBulk(ctx, specs)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	byType := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			jobType := []string{"db", "api"}[i%2]
+			jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{jobType}, Max: 5})
+			require.NoError(t, err)
+			mu.Lock()
+			byType[jobType] += len(jobs)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.Equal(t, map[string]int{"db": 3, "api": 4}, byType)
+}
