@@ -224,6 +224,18 @@ function pauseButton(type) {
   }, paused ? "Resume" : "Pause");
 }
 
+// limitTag shows a type's limits (stats' limits: its policy's concurrency
+// and rate, docs/policy.md) and how many of its jobs they hold back now.
+function limitTag(type) {
+  const l = stats && stats.limits && stats.limits[type];
+  if (!l) return null;
+  const parts = [];
+  if (l.concurrency) parts.push(`≤ ${l.concurrency} active`);
+  if (l.rate) parts.push(`${l.rate.limit} per ${duration(l.rate.per)}`);
+  if (l.held) parts.push(`${l.held} held by ${l.held_by}`);
+  return h("span", { class: "tag limit", dataset: { held: l.held || 0 }, title: "the type's limits, across every worker" }, parts.join(" · "));
+}
+
 function renderTypes() {
   const types = Object.keys((stats && stats.types) || {}).sort();
   if (!types.length) return null;
@@ -234,7 +246,7 @@ function renderTypes() {
       h("tbody", {}, types.map((t) =>
         h("tr", { dataset: { type: t, paused: isPaused(t) ? "1" : "0" } },
           h("td", {}, h("a", { href: listHash({ state: "all", type: t, order: "desc", page: 0 }) }, t),
-            isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null),
+            isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null, limitTag(t)),
           STATES.map((s) => cell(count(s, t))),
           cell(count("all", t)),
           h("td", { class: "act" }, pauseButton(t)))))));
