@@ -238,6 +238,10 @@ type Spec struct {
 	// job keeps it, and the worker's span continues that trace. Empty: the
 	// request's traceparent header, if any and valid.
 	Trace string `json:"trace,omitempty"`
+	// Group is the job's group within its type (a tenant, a customer):
+	// one token like a type, "" for none. Among the ready jobs of one type
+	// and one priority, leases take the groups in turn (DESIGN §10.1).
+	Group string `json:"group,omitempty"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -292,6 +296,11 @@ func (s *Spec) Normalize(maxData int) error {
 			return Invalidf("trace", "%v", err)
 		}
 	}
+	if s.Group != "" {
+		if err := bus.ValidToken(s.Group); err != nil {
+			return Invalidf("group", "%q is not a group: %v", s.Group, err)
+		}
+	}
 	return nil
 }
 
@@ -341,6 +350,8 @@ type Job struct {
 	// Trace is the W3C traceparent of the create that made the job (empty:
 	// none came with it): a worker's span for the job continues that trace.
 	Trace string `json:"trace,omitempty"`
+	// Group is the job's group within its type (Spec.Group); "" for none.
+	Group string `json:"group,omitempty"`
 }
 
 // AttemptError is one failed attempt in a job's error history: which

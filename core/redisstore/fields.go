@@ -95,6 +95,9 @@ var jobFields = []jobField{
 	{name: "schedule_at", row: true, newJob: sparse, zero: "0", // that tick, unix ms
 		decode: func(j *core.Job, v any) { j.ScheduleAt = num(v) },
 		encode: func(j *core.Job) any { return j.ScheduleAt }},
+	{name: "group", row: true, newJob: sparse, // the job's group: leases take groups in turn (includes/indexes.lua)
+		decode: func(j *core.Job, v any) { j.Group = str(v) },
+		encode: func(j *core.Job) any { return j.Group }},
 
 	// Written by later scripts only. A new job has no attempts and no
 	// progress: it writes neither, and they read as 0.

@@ -269,3 +269,44 @@ func TestAgingRerankWalksInSteps(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestGroupsTakeTurns: a group of 3 jobs created after a group of 60
+// gets its 3 among the first 6 leased; a job released goes to its group's
+// next turn; a type's jobs without a group keep the type's FIFO.
+func TestGroupsTakeTurns(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	specs := func(group string, n int) []core.Spec {
+		out := make([]core.Spec, n)
+		for i := range out {
+			out[i] = core.Spec{Type: "t", MaxAttempts: 1, TTL: 10_000, Group: group}
+		}
+		return out
+	}
+	big, _, err := st.Create(ctx, 1000, specs("big", 60))
+	require.NoError(t, err)
+	small, _, err := st.Create(ctx, 1001, specs("small", 3))
+	require.NoError(t, err)
+	require.Equal(t, "small", small[0].Group)
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1002, Types: []string{"t"}, Max: 6, Worker: "w", Token: "A"})
+	require.NoError(t, err)
+	byGroup := map[string]int{}
+	for _, j := range jobs {
+		byGroup[j.Group]++
+	}
+	require.Equal(t, map[string]int{"big": 3, "small": 3}, byGroup, "the groups took turns")
+
+	// released, a job of big takes big's next turn, after the turns its
+	// 57 other waiting jobs hold: it is leased last
+	_, err = st.Apply(ctx, 1003, core.OpRelease, []service.StoreOp{{ID: big[0].ID, Lease: "A", Type: "t"}})
+	require.NoError(t, err)
+	next, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1004, Types: []string{"t"}, Max: 60, Worker: "w", Token: "B"})
+	require.NoError(t, err)
+	require.Len(t, next, 58)
+	require.Equal(t, big[0].ID, next[len(next)-1].ID, "big's turns were taken up to its last job: the released one is its next")
+
+	plain := createN(t, st, 1005, "u", 3)
+	got, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1006, Types: []string{"u"}, Max: 3, Worker: "w", Token: "C"})
+	require.NoError(t, err)
+	require.Equal(t, []int64{plain[0].ID, plain[1].ID, plain[2].ID}, []int64{got[0].ID, got[1].ID, got[2].ID})
+}

@@ -360,3 +360,31 @@ func TestLimitsHoldAcrossTwoCores(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, map[string]int{"db": 3, "api": 4}, byType)
 }
+
+// TestAGroupOfThreeIsNotStuckBehindAGroupOfSixty: over NATS, three jobs of
+// one group created after sixty of another are among the first six
+// leased; a bad group is invalid, naming the field.
+func TestAGroupOfThreeIsNotStuckBehindAGroupOfSixty(t *testing.T) {
+	c, _ := newCore(t)
+	specs := make([]core.Spec, 0, 60)
+	for range 60 {
+		specs = append(specs, core.Spec{Type: "shop", Group: "acme"})
+	}
+	_, err := c.Client.CreateBulk(ctx, specs)
+	require.NoError(t, err)
+	for range 3 {
+		_, err := c.Client.Create(ctx, "shop", nil, &core.CreateOpts{Group: "tiny"})
+		require.NoError(t, err)
+	}
+	tiny := 0
+	for _, j := range lease(t, c, core.LeaseRequest{Types: []string{"shop"}, Max: 6}) {
+		if j.Group == "tiny" {
+			tiny++
+		}
+	}
+	require.Equal(t, 3, tiny)
+
+	code, msg := rawError(t, c, bus.MethodCreate, `{"type":"shop","group":"a.b"}`)
+	require.Equal(t, string(bus.CodeInvalid), code)
+	require.Contains(t, msg, "group:")
+}
