@@ -310,3 +310,19 @@ func TestGroupsTakeTurns(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{plain[0].ID, plain[1].ID, plain[2].ID}, []int64{got[0].ID, got[1].ID, got[2].ID})
 }
+
+// TestADelayedJobOfAGroupTakesItsTurnWhenPromoted: a type's first grouped
+// job, created delayed behind ten jobs without a group, takes its group's
+// turn when it is promoted: near the head, not at the back.
+func TestADelayedJobOfAGroupTakesItsTurnWhenPromoted(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	createN(t, st, 1000, "t", 10)
+	late, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 10_000, Delay: 10, Group: "g"}})
+	require.NoError(t, err)
+	_, _, err = st.Promote(ctx, 1010, 10)
+	require.NoError(t, err)
+	jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1011, Types: []string{"t"}, Max: 2, Worker: "w", Token: "A"})
+	require.NoError(t, err)
+	require.Contains(t, []int64{jobs[0].ID, jobs[1].ID}, late[0].ID)
+}

@@ -71,6 +71,12 @@ local function new_job(b, n, jobkey, shared, own)
       group = ARGV[i + 1]
     end
   end
+  if group and not grouped then
+    -- also for a delayed job: its promotion must find the type grouped
+    -- (order_number) to give it its group's turn
+    redis.call('HSET', K_STATS, 'grouped', '1')
+    grouped = true
+  end
   local owner = false
   if unique_key ~= '' then owner = redis.call('HGET', K_UNIQUE, unique_key) end
   if owner and owner ~= id then
