@@ -183,6 +183,16 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), h.Starts)
 	require.Equal(t, int64(2001), h.OldestStart)
+
+	// aging and groups: the type's stats hash, in its slot
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c", Aging: &core.Aging{Per: 10}}))
+	_, _, err = st.Create(ctx, 3000, []core.Spec{{Type: "cl-c", MaxAttempts: 1, TTL: 1000, Group: "g"}})
+	require.NoError(t, err)
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c"}))
+	got, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3001, Types: []string{"cl-c"}, Max: 1, Worker: "w", Token: "C"})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "g", got[0].Group)
 }
 
 // readyScores reads a type's ready index: member → score.
