@@ -59,6 +59,10 @@ type JobsReply struct {
 	// it, nearest first. It is set when the reply holds jobs and did not
 	// start at the beginning.
 	Back string `json:"back,omitempty"`
+	// Until, on a lease's reply that holds no job, is when the rate of a
+	// type asked for (DESIGN §10.1) allows its next start (unix ms): a
+	// lease before then finds that type held back. Left out otherwise.
+	Until int64 `json:"until,omitempty"`
 }
 
 // ExistsReply is exists' reply.

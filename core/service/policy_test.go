@@ -224,6 +224,10 @@ func TestRateHoldsInEveryWindow(t *testing.T) {
 	// lease wakes when the slot comes: the clock moves on, and no job
 	// event follows.
 	require.Len(t, lease(t, c, core.LeaseRequest{Types: []string{"api"}, Max: 5}), 3)
+	body, code := raw(t, c, bus.MethodLease, `{"types":["api"],"max":1}`)
+	require.Empty(t, code, body)
+	require.JSONEq(t, `{"jobs":[],"until":`+itoa(t0.UnixMilli()+3100)+`}`, body,
+		"a lease that does not wait hears when the rate allows the next start: as the starts of 2100 leave the window")
 	reply := make(chan []core.Job, 1)
 	go func() {
 		jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"api"}, Max: 1, Wait: core.MaxLeaseWait})

@@ -116,7 +116,11 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
 		}
 		if err != nil || len(jobs) > 0 || w == nil {
-			return &core.JobsReply{Jobs: jobs}, err
+			reply := &core.JobsReply{Jobs: jobs}
+			if len(jobs) == 0 {
+				reply.Until = slotAt // a rate held it back: when to ask again
+			}
+			return reply, err
 		}
 		if s.cfg.OnLeaseWait != nil {
 			s.cfg.OnLeaseWait(req.Types)
@@ -141,7 +145,7 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 		case <-w.ch:
 		case <-slot:
 		case <-timeout:
-			return &core.JobsReply{Jobs: []core.Job{}}, nil
+			return &core.JobsReply{Jobs: []core.Job{}, Until: slotAt}, nil
 		case <-s.closing:
 			return &core.JobsReply{Jobs: []core.Job{}}, nil
 		case <-ctx.Done():
