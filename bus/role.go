@@ -51,11 +51,11 @@ const LocalUserPrefix = "_local_"
 
 // Method groups, by who may call them (docs/protocol.md §1). The methods that change
 // jobs, types or schedules by hand (remove, set_state, set_priority, pause,
-// resume, cancel, bulk, schedule_set, schedule_remove, schedule_run) are in no group:
-// admin's alone.
+// resume, cancel, bulk, schedule_set, schedule_remove, schedule_run, type_set) are in
+// no group: admin's alone.
 var (
 	// readMethods change nothing.
-	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodFailedErrors}
+	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodFailedErrors, MethodTypeGet, MethodTypeList, MethodExplain}
 	// createMethods add jobs.
 	createMethods = []string{MethodCreate, MethodCreateBulk}
 	// workerMethods act on a leased job, under its lease token.

@@ -139,6 +139,13 @@ const (
 	MethodScheduleRun = "schedule_run"
 	// failed_errors: a type's failed jobs grouped by error (triage).
 	MethodFailedErrors = "failed_errors"
+	// A job type's policy (DESIGN §10.1): set is admin's, get and list
+	// are reads.
+	MethodTypeSet  = "type_set"
+	MethodTypeGet  = "type_get"
+	MethodTypeList = "type_list"
+	// MethodExplain says why a job is not running: a read.
+	MethodExplain = "explain"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

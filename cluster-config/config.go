@@ -75,6 +75,9 @@ type Config struct {
 	// Retention is the core role's default retention of finished jobs, by
 	// type: see Retention. Default: none (kept).
 	Retention Retention `yaml:"retention"`
+	// Types are job types' policies, which the core role stores at start:
+	// see Types. Default: none.
+	Types Types `yaml:"types"`
 	// Cleaner tunes the promoter leader's cleaner, which applies Retention.
 	Cleaner Cleaner `yaml:"cleaner"`
 	// Events makes the events durable: see Events. Default: off.
@@ -375,6 +378,7 @@ func (c *Config) Unused() []string {
 		{"cleaner", RolePromoter, given(c.Cleaner)},
 		{"redis", RoleCore, given(c.Redis)},
 		{"retention", RoleCore, given(c.Retention)},
+		{"types", RoleCore, given(c.Types)},
 		{"http", RoleHTTP, given(c.HTTP)},
 		{"outbox", RoleOutbox, given(c.Outbox)},
 	} {

@@ -468,3 +468,48 @@ func TestTheREADMEListsEveryVariable(t *testing.T) {
 	}
 	require.True(t, strings.Contains(string(readme), "KUEBUS_NODE_NAME"))
 }
+
+// TestTypesFromTheFileAndTheVariable: both forms give the same policies,
+// in core's terms; each bad field is named by its path, as core names it.
+func TestTypesFromTheFileAndTheVariable(t *testing.T) {
+	t.Parallel()
+	const base = "name: n\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
+	two := 2
+	want := []core.TypePolicy{
+		{Type: "api", Rate: &core.Rate{Limit: 100, Per: 1000}, Aging: &core.Aging{Per: 500}},
+		{Type: "email", Concurrency: 5, GroupConcurrency: 1, GroupRate: &core.Rate{Limit: 10, Per: 60_000},
+			Defaults: &core.TypeDefaults{Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 120_000, StallLimit: &two}},
+	}
+	c, err := clusterconfig.Parse([]byte(base+`types:
+  email:
+    concurrency: 5
+    group_concurrency: 1
+    group_rate: {limit: 10, per: 1m}
+    defaults: {priority: high, max_attempts: 3, ttl: 2m, stall_limit: 2}
+  api:
+    rate: {limit: 100, per: 1s}
+    aging: 500ms
+`), "n.yaml", nil)
+	require.NoError(t, err)
+	require.Equal(t, want, c.Types.Policies())
+	c, err = clusterconfig.Parse([]byte(base), "n.yaml", env(map[string]string{
+		"KUEBUS_TYPES": "{email: {concurrency: 5, group_concurrency: 1, group_rate: {limit: 10, per: 1m}, " +
+			"defaults: {priority: high, max_attempts: 3, ttl: 2m, stall_limit: 2}}, api: {rate: {limit: 100, per: 1s}, aging: 500ms}}",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, want, c.Types.Policies())
+
+	for _, tc := range []struct{ yaml, want string }{
+		{"types: {email: {concurrency: -1}}", "config: types.email.concurrency: -1 is outside"},
+		{"types: {email: {rate: {limit: 5}}}", "config: types.email.rate.per: 0 ms is outside"},
+		{"types: {email: {rate: {limit: 5, per: 1500us}}}", "config: types.email.rate.per: 1.5ms is not a whole number of milliseconds"},
+		{"types: {email: {aging: -1s}}", "config: types.email.aging.per: -1000 ms is outside"},
+		{"types: {email: {defaults: {priority: soon}}}", "config: types.email.defaults.priority:"},
+		{"types: {email: {defaults: {ttl: -1s}}}", "config: types.email.defaults.ttl:"},
+		{"types: {a.b: {concurrency: 1}}", "config: types.a.b: \"a.b\" is not a job type"},
+		{"types: {email: {burst: 1}}", "burst"},
+	} {
+		_, err := clusterconfig.Parse([]byte(base+tc.yaml), "n.yaml", nil)
+		require.ErrorContains(t, err, tc.want, tc.yaml)
+	}
+}

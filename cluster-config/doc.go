@@ -27,6 +27,8 @@
 //	             lists them), with errors that name the line or variable
 //	retention.go Retention: the default retention of finished jobs by type,
 //	             its variable form and its checks
+//	types.go     Types: job types' policies the core role stores at start,
+//	             and their checks
 //	validate.go  Validate: every problem by YAML path; the loopback-or-auth
 //	             rule of each listener; HTTP.Check, shared with kuebus dev
 package clusterconfig

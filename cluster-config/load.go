@@ -167,6 +167,16 @@ func setFromEnv(v reflect.Value, raw string) error {
 			return err
 		}
 		v.Set(reflect.ValueOf(r))
+	case v.Type() == reflect.TypeFor[Types]():
+		// The variable holds the section as YAML's one-line form:
+		// KUEBUS_TYPES='{email: {concurrency: 5, rate: {limit: 100, per: 1s}}}'.
+		var t Types
+		dec := yaml.NewDecoder(strings.NewReader(raw))
+		dec.KnownFields(true)
+		if err := dec.Decode(&t); err != nil {
+			return fmt.Errorf("not a types section in YAML's one-line form ({email: {concurrency: 5}}): %v", err)
+		}
+		v.Set(reflect.ValueOf(t))
 	case v.Type() == reflect.TypeFor[[]NATSUser]():
 		users, err := parseUsers(raw)
 		if err != nil {

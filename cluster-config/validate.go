@@ -39,6 +39,7 @@ func (c *Config) Validate() error {
 		v.redis()
 	}
 	v.retention()
+	v.types()
 	if c.Has(RoleHTTP) || given(c.HTTP) {
 		v.http()
 	}

@@ -134,6 +134,7 @@ type CreateOpts struct {
 	// Broadcast sends the job to every SubscribeBroadcast listener of its
 	// type when due, instead of to one worker (Spec.Broadcast).
 	Broadcast bool
+	Group     string // "": none (Spec.Group)
 }
 
 // Spec turns a type, data and options into the spec sent on the wire. data
@@ -153,6 +154,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
 		sp.StallLimit, sp.RemoveOnFail = o.StallLimit, o.RemoveOnFail
 		sp.Broadcast = o.Broadcast
+		sp.Group = o.Group
 	}
 	return sp, nil
 }

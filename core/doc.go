@@ -26,6 +26,9 @@
 //	                  operations, batch) and the promoter's rescue
 //	create.go         concurrent creates of one client share one create_bulk
 //	bulk.go           bulk's actions, the states each starts from, its bodies
+//	policy.go         a job type's policy (type_set, type_get, type_list):
+//	                  wire types, checks, defaults, Client calls
+//	explain.go        explain: why a job is not running, its reasons
 //	schedule.go       schedules: their wire types and Client calls
 //	search.go         search's request, reply, bounds and cursor
 //	rangecursor.go    RangeCursor: a range's place in an index, its text

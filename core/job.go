@@ -244,6 +244,10 @@ type Spec struct {
 	// job.broadcast.<id>.<type>, and it ends complete. Its attempts,
 	// backoff, ttl and stall limit do not apply.
 	Broadcast bool `json:"broadcast,omitempty"`
+	// Group is the job's group within its type (a tenant, a customer):
+	// one token like a type, "" for none. Among the ready jobs of one type
+	// and one priority, leases take the groups in turn (DESIGN §10.1).
+	Group string `json:"group,omitempty"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -298,6 +302,11 @@ func (s *Spec) Normalize(maxData int) error {
 			return Invalidf("trace", "%v", err)
 		}
 	}
+	if s.Group != "" {
+		if err := bus.ValidToken(s.Group); err != nil {
+			return Invalidf("group", "%q is not a group: %v", s.Group, err)
+		}
+	}
 	return nil
 }
 
@@ -350,6 +359,8 @@ type Job struct {
 	// Broadcast marks a job that goes to every listener when due, never to
 	// a worker (Spec.Broadcast).
 	Broadcast bool `json:"broadcast,omitempty"`
+	// Group is the job's group within its type (Spec.Group); "" for none.
+	Group string `json:"group,omitempty"`
 }
 
 // AttemptError is one failed attempt in a job's error history: which

@@ -55,4 +55,8 @@ var Methods = []Method{
 	{bus.MethodFailedErrors, FailedErrorsRequest{}, FailedErrorsReply{}},
 	{bus.MethodHeartbeat, Heartbeat{}, Empty{}},
 	{bus.MethodWorkers, Empty{}, WorkersReply{}},
+	{bus.MethodTypeSet, TypePolicy{}, TypePolicy{}},
+	{bus.MethodTypeGet, TypeRequest{}, TypePolicy{}},
+	{bus.MethodTypeList, Empty{}, TypePoliciesReply{}},
+	{bus.MethodExplain, IDRequest{}, Explanation{}},
 }

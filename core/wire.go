@@ -59,6 +59,10 @@ type JobsReply struct {
 	// it, nearest first. It is set when the reply holds jobs and did not
 	// start at the beginning.
 	Back string `json:"back,omitempty"`
+	// Until, on a lease's reply that holds no job, is when the rate of a
+	// type asked for (DESIGN §10.1) allows its next start (unix ms): a
+	// lease before then finds that type held back. Left out otherwise.
+	Until int64 `json:"until,omitempty"`
 }
 
 // ExistsReply is exists' reply.
@@ -293,6 +297,10 @@ type Stats struct {
 	// the line has stood still (kuebus_queue_oldest_job_age_seconds).
 	// Left out when no job waits.
 	ReadySince map[string]int64 `json:"ready_since,omitempty"`
+	// Limits gives, per type with a concurrency or a rate (DESIGN §10.1),
+	// those limits and how many of its inactive jobs they hold back now
+	// (policy.go). Left out when no type has one.
+	Limits map[string]TypeLimits `json:"limits,omitempty"`
 	// TypeErrors lists, in a reply to a partial stats request, the types
 	// whose counts could not be read (the Redis Cluster master that holds
 	// them failed), sorted by type. Those types are absent from Types,

@@ -100,6 +100,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	c := nodetest.NewCore(t, service.Config{})
 	job, err := c.Client.Create(t.Context(), "email", nil, nil)
 	require.NoError(t, err)
+	_, err = c.Client.SetType(t.Context(), &core.TypePolicy{Type: "email", Concurrency: 1}) // kuebus_type_limited_jobs
+	require.NoError(t, err)
 	exp, err := prom.New(prom.Config{Stats: c.Client})
 	require.NoError(t, err)
 	now := time.Now().UnixMilli()

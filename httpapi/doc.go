@@ -48,6 +48,8 @@
 //	lease.go    POST /pop and a lease holder's complete, fail, touch,
 //	            release, rejoin, progress
 //	schedules.go GET /schedules, and GET, PUT, DELETE /schedules/{name}
+//	policy.go   GET /types/policy, GET and PUT /types/{type}/policy, and
+//	            GET /job/{id}/why (explain)
 //	search.go   GET /jobs/search (core's pages) and Kue's GET /job/search
 //	respond.go  error codes to HTTP statuses, the error body, JSON bodies
 //	auth.go     Auth, Users, CheckBind, the check of every request and of

@@ -62,6 +62,11 @@ func (s *Server) routes() http.Handler {
 	// Pause and resume a type (pause.go).
 	handle("PUT /types/{type}/pause", s.pauseType, bus.MethodPause)
 	handle("PUT /types/{type}/resume", s.resumeType, bus.MethodResume)
+	// A type's policy, and why a job is not running (policy.go).
+	handle("GET /types/policy", s.getTypePolicies, bus.MethodTypeList)
+	handle("GET /types/{type}/policy", s.getTypePolicy, bus.MethodTypeGet)
+	handle("PUT /types/{type}/policy", s.putTypePolicy, bus.MethodTypeSet)
+	handle("GET /job/{id}/why", s.explainJob, bus.MethodExplain)
 	// Schedules (schedules.go).
 	handle("GET /schedules", s.listSchedules, bus.MethodScheduleList)
 	handle("GET /schedules/{name}", s.getSchedule, bus.MethodScheduleList)

@@ -42,6 +42,14 @@ func (n *Node) startCore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node: Redis at %s does not answer: %w", n.redis, err)
 	}
+	// The config's policies replace what their types had, as a `kuebus
+	// type set` would; the cores apply them within their policy cache's
+	// bound (core/service/policy.go).
+	for _, p := range n.cfg.Types.Policies() {
+		if err := n.store.SetType(ctx, &p); err != nil {
+			return fmt.Errorf("node: types.%s: store the policy: %w", p.Type, err)
+		}
+	}
 	if n.coreConn, err = n.connect("core"); err != nil {
 		return err
 	}

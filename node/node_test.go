@@ -56,6 +56,7 @@ func waitNoMemberlist(t *testing.T) {
 func TestANodeWithEveryRoleServesAndStops(t *testing.T) {
 	cfg := devLike(t, nodetest.RedisURL(t))
 	cfg.Retention = clusterconfig.Retention{"done": {Complete: &clusterconfig.RetentionLimit{Count: 1}}}
+	cfg.Types = clusterconfig.Types{"capped": {Concurrency: 2, Defaults: &clusterconfig.TypeDefaults{MaxAttempts: 4}}}
 	n, err := node.Start(t.Context(), node.Config{Node: cfg, Alone: true})
 	require.NoError(t, err)
 	info := n.Info()
@@ -75,6 +76,17 @@ func TestANodeWithEveryRoleServesAndStops(t *testing.T) {
 			return err == nil && got.State == core.StateInactive
 		}, waitTimeout, 20*time.Millisecond, "the delayed job was not promoted")
 		require.Equal(t, "n1", n.Promoter().Status().Leader)
+	})
+
+	t.Run("core stored the config's types", func(t *testing.T) {
+		client, err := core.NewClient(bustest.Connect(t, info.NATSURL), nil)
+		require.NoError(t, err)
+		p, err := client.GetType(t.Context(), "capped")
+		require.NoError(t, err)
+		require.Equal(t, &core.TypePolicy{Type: "capped", Concurrency: 2, Defaults: &core.TypeDefaults{MaxAttempts: 4}}, p)
+		job, err := client.Create(t.Context(), "capped", nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, 4, job.MaxAttempts, "the type's default")
 	})
 
 	t.Run("core cleans by the config's retention", func(t *testing.T) {

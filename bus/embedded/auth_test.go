@@ -272,9 +272,10 @@ func TestEachRoleCallsItsMethodsOnly(t *testing.T) {
 		bus.MethodProgress, bus.MethodRescue, bus.MethodBatch, bus.MethodPause, bus.MethodResume,
 		bus.MethodCancel, bus.MethodBulk,
 		bus.MethodScheduleSet, bus.MethodScheduleList, bus.MethodScheduleRemove, bus.MethodScheduleFire, bus.MethodScheduleRun, bus.MethodClean,
-		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers, bus.MethodFailedErrors}
+		bus.MethodSearch, bus.MethodHistory, bus.MethodHeartbeat, bus.MethodWorkers, bus.MethodFailedErrors,
+		bus.MethodTypeSet, bus.MethodTypeGet, bus.MethodTypeList, bus.MethodExplain}
 	read := []string{bus.MethodGet, bus.MethodExists, bus.MethodLog, bus.MethodRange, bus.MethodCount, bus.MethodTypes, bus.MethodIDs, bus.MethodStats,
-		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers, bus.MethodFailedErrors}
+		bus.MethodScheduleList, bus.MethodSearch, bus.MethodHistory, bus.MethodWorkers, bus.MethodFailedErrors, bus.MethodTypeGet, bus.MethodTypeList, bus.MethodExplain}
 	allowed := map[bus.Role][]string{
 		bus.RoleAdmin:    all,
 		bus.RoleCore:     nil,

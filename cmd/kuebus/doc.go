@@ -45,6 +45,7 @@
 //	                (core's bulk, called until no more)
 //	cli_schedule.go kuebus schedule set, ls, rm
 //	cli_broadcast.go kuebus broadcast: a job published to every listener
+//	cli_type.go     kuebus type set, get, ls: a job type's policy; job why
 //	specflags.go    the job spec flags job create and schedule set share
 //	cli_worker.go   kuebus worker: a demo worker that logs and completes jobs
 //	cluster.go      kuebus cluster: the promoter ring as one node sees it

@@ -10,10 +10,10 @@ import (
 // specFlags are the flags of a job spec, which job create and schedule set
 // share: one set of names, one set of checks.
 type specFlags struct {
-	data, priority, delay, backoff, ttl, uniqueKey, stallLimit *string
-	maxAttempts                                                *int
-	removeOnComplete, removeOnFail                             retentionFlag
-	broadcast                                                  *bool
+	data, priority, delay, backoff, ttl, uniqueKey, stallLimit, group *string
+	maxAttempts                                                       *int
+	removeOnComplete, removeOnFail                                    retentionFlag
+	broadcast                                                         *bool
 }
 
 func (f *specFlags) register(fs *flag.FlagSet) {
@@ -27,13 +27,14 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	f.broadcast = fs.Bool("broadcast", false, "send the job's data to every listener of its type when due (job.broadcast), never to a worker")
 	fs.Var(&f.removeOnComplete, "remove-on-complete", "remove the job as it completes; or, as =age=DURATION,count=N, keep it that long and while among the N newest complete jobs of its type (default: the type's default, else kept)")
 	fs.Var(&f.removeOnFail, "remove-on-fail", "the same, once the job failed for good")
+	f.group = fs.String("group", "", "the job's `GROUP` within its type (a tenant, a customer): leases take groups in turn")
 	f.stallLimit = fs.String("stall-limit", "", "how many times (`N`) the job's lease may run out and the job go back without using an attempt; each later stall is a failed attempt (default: the node's, 1)")
 }
 
 // spec is the job spec of type jobType the flags give; a bad flag is a
 // usage error.
 func (f *specFlags) spec(jobType string) (core.Spec, error) {
-	sp := core.Spec{Type: jobType, MaxAttempts: *f.maxAttempts, UniqueKey: *f.uniqueKey,
+	sp := core.Spec{Type: jobType, MaxAttempts: *f.maxAttempts, UniqueKey: *f.uniqueKey, Group: *f.group,
 		RemoveOnComplete: f.removeOnComplete.r, RemoveOnFail: f.removeOnFail.r}
 	sp.Broadcast = *f.broadcast
 	var err error

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -170,8 +171,8 @@ func (s *Store) runSetPriority(ctx context.Context, tk typeKeys, id, now int64, 
 // runLeaseJobs leases the jobs of ready members of one type under token, for
 // ttl ms each (0: each job's own ttl): the jobs leased, data and token
 // included.
-func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, members []string) ([]core.Job, error) {
-	keys := tk.fixed()
+func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, members []string) ([]core.Job, leaseHeld, error) {
+	keys := append(tk.fixed(), tk.policy(), tk.starts())
 	args := make([]any, 0, 4+len(members))
 	args = append(args, now, worker, token, ttl)
 	for _, m := range members {
@@ -180,26 +181,47 @@ func (s *Store) runLeaseJobs(ctx context.Context, tk typeKeys, now int64, worker
 	}
 	res, err := s.eval(ctx, leaseJobs, keys, args...).Slice()
 	if err != nil {
-		return nil, err
+		return nil, leaseHeld{}, err
 	}
 	if len(res) == 0 {
-		return nil, fmt.Errorf("lease: an empty reply")
+		return nil, leaseHeld{}, fmt.Errorf("lease: an empty reply")
 	}
-	return leased(res[1:], now, worker, token, ttl), nil
+	held, rows := leaseReply(res)
+	return leased(rows, now, worker, token, ttl), held, nil
+}
+
+// leaseHeld is what held a lease script back, beside the jobs it leased.
+type leaseHeld struct {
+	paused  bool  // the type is paused: nothing leased
+	limited bool  // its concurrency or rate held back some or all
+	until   int64 // limited by its rate: when the next start may be (unix ms); else 0
+}
+
+// leaseReply splits a lease script's reply into what held it back and the
+// jobs' rows: {PAUSED}, {LIMITED, until, job...} or {DONE, job...}.
+func leaseReply(res []any) (leaseHeld, []any) {
+	switch codeOf(res[0]) {
+	case codePaused:
+		return leaseHeld{paused: true}, nil
+	case codeLimited:
+		return leaseHeld{limited: true, until: num(res[1])}, res[2:]
+	}
+	return leaseHeld{}, res[1:]
 }
 
 // runLeaseHead leases up to max jobs from the head of one type's ready
-// (lease_head.lua): the jobs, data and token included, and whether the type
-// is paused (then none).
-func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, max int) ([]core.Job, bool, error) {
-	res, err := s.eval(ctx, leaseHead, append(tk.fixed(), tk.job(0)), now, worker, token, ttl, max).Slice()
+// (lease_head.lua): the jobs, data and token included, and what held the
+// lease back (the type paused: then none; its policy).
+func (s *Store) runLeaseHead(ctx context.Context, tk typeKeys, now int64, worker, token string, ttl int64, max int) ([]core.Job, leaseHeld, error) {
+	res, err := s.eval(ctx, leaseHead, append(tk.fixed(), tk.job(0), tk.policy(), tk.starts()), now, worker, token, ttl, max).Slice()
 	if err != nil {
-		return nil, false, err
+		return nil, leaseHeld{}, err
 	}
 	if len(res) == 0 {
-		return nil, false, fmt.Errorf("lease_head: an empty reply")
+		return nil, leaseHeld{}, fmt.Errorf("lease_head: an empty reply")
 	}
-	return leased(res[1:], now, worker, token, ttl), codeOf(res[0]) == codePaused, nil
+	held, rows := leaseReply(res)
+	return leased(rows, now, worker, token, ttl), held, nil
 }
 
 // runRescueExpired takes back the jobs among ids whose lease ran out: the
@@ -289,6 +311,38 @@ func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int6
 		decodeRowInto(&out[n].job, pair[1]) // {} (a bare reply, or no job) leaves it zero
 	}
 	return out, nil
+}
+
+// runTypeSet stores a type's policy (type_set.lua): the whole as JSON, and
+// the numbers the scripts act on; it says whether the type's aging changed.
+func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy) (bool, error) {
+	doc := ""
+	if !p.IsZero() {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return false, err
+		}
+		doc = string(b)
+	}
+	var limit, per int64
+	if p.Rate != nil {
+		limit, per = p.Rate.Limit, p.Rate.Per
+	}
+	var aging int64
+	if p.Aging != nil {
+		aging = p.Aging.Per
+	}
+	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging).Result()
+	if err != nil {
+		return false, err
+	}
+	return codeOf(res) == codeDone, nil
+}
+
+// runAgingRerank re-scores up to limit of a type's ready jobs after the
+// id after (aging_rerank.lua): the id to go on after, 0 when done.
+func (s *Store) runAgingRerank(ctx context.Context, tk typeKeys, after int64, limit int) (int64, error) {
+	return s.eval(ctx, agingRerank, append(tk.fixed(), tk.job(0)), after, limit).Int64()
 }
 
 // runPause pauses (paused) or resumes a type: whether it changed.

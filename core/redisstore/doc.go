@@ -15,6 +15,8 @@
 //	shards.go   shard isolation: a type whose Redis (Cluster master) fails
 //	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused
+//	policy.go   a type's policy (DESIGN §10.1): set, read, list; its
+//	            limits act in the lease scripts (lua/includes/lease_limit.lua)
 //	cancel.go   cancel: a job that has not finished ends in cancelled
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call;
 //	            failed_errors: a type's failed jobs grouped by error

@@ -98,6 +98,9 @@ var jobFields = []jobField{
 	{name: "broadcast", row: true, newJob: sparse, zero: "0", // "1": published to every listener when due, never leased (promote_due.lua)
 		decode: func(j *core.Job, v any) { j.Broadcast = str(v) == "1" },
 		encode: func(j *core.Job) any { return flag(j.Broadcast) }},
+	{name: "group", row: true, newJob: sparse, // the job's group: leases take groups in turn (includes/indexes.lua)
+		decode: func(j *core.Job, v any) { j.Group = str(v) },
+		encode: func(j *core.Job) any { return j.Group }},
 
 	// Written by later scripts only. A new job has no attempts and no
 	// progress: it writes neither, and they read as 0.

@@ -26,8 +26,9 @@ import (
 //
 // Keys of type T, under <prefix>:{T}:
 //
-//	ready     ZSET  inactive jobs; score = priority, member = "<seq, 16 digits>:<id>",
-//	                so equal priorities run in the order they became ready
+//	ready     ZSET  inactive jobs; score = priority (with aging: created_at +
+//	                priority × aging), member = "<seq, 16 digits>:<id>",
+//	                so equal scores run in the order they became ready
 //	due       ZSET  delayed jobs; score = promote_at (unix ms), member = the
 //	                id zero-padded to 19 digits, so that jobs due at the same
 //	                millisecond promote in id (creation) order
@@ -48,6 +49,19 @@ import (
 //	                with a retention of its own (create_jobs),
 //	                clean_complete, clean_failed: the cleaner's place in
 //	                those indexes (lua/clean.lua)
+//	                limited "1" while the type's policy has a concurrency
+//	                or a rate, which lua/lease.lua then reads (type_set.lua)
+//	                aging: the type's aging (ms per step of priority) while
+//	                it has one, read by every script that puts a job in
+//	                ready (lua/includes/indexes.lua)
+//	policy    HASH  the type's policy (lua/type_set.lua): json, the policy
+//	                as type_get answers it; concurrency, rate_limit,
+//	                rate_per, the numbers the lease scripts read, each only
+//	                when set
+//	starts    ZSET  the log of the type's starts while it has a rate: score
+//	                = when the job was leased (unix ms), member =
+//	                "<lease token>:<id>"; trimmed to the rate's window by
+//	                each lease (lua/includes/lease_limit.lua)
 //	schedules ZSET  the type's schedules; score = next_at (+inf while
 //	                paused), member = the schedule's name
 //	schedule:<name> HASH  a schedule whose jobs are of the type
@@ -93,6 +107,8 @@ func (t typeKeys) stats() string     { return t.base + "stats" }
 func (t typeKeys) cancelled() string { return t.base + "cancelled" }
 
 func (t typeKeys) schedules() string { return t.base + "schedules" }
+func (t typeKeys) policy() string    { return t.base + "policy" }
+func (t typeKeys) starts() string    { return t.base + "starts" }
 
 func (t typeKeys) broadcasts() string { return t.base + "broadcasts" }
 

@@ -34,14 +34,16 @@ func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []cor
 		// One type: its head is read in the lease script itself, one
 		// round trip; nothing to merge across types.
 		t := tried[0]
-		jobs, isPaused, err := s.runLeaseHead(ctx, s.keys.ofType(t), now, worker, token, ttl, max)
+		jobs, held, err := s.runLeaseHead(ctx, s.keys.ofType(t), now, worker, token, ttl, max)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, nil, ctx.Err()
 		case err != nil:
 			failed[t] = s.fail("lease", err)
-		case isPaused:
+		case held.paused:
 			paused = []string{t}
+		case held.limited:
+			p.NoteLimited(t, held.until)
 		}
 		leased = jobs
 		s.down.note(now, tried, failed, time.Since(started))
@@ -49,9 +51,16 @@ func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []cor
 	}
 	s.multiLease.Lock()
 	defer s.multiLease.Unlock()
+	limited := map[string]bool{} // the types their policy held back
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
-		picks, paused, err = s.readyHeads(ctx, tried, max-len(leased), failed)
+		// A type its policy held back is read no more in this call: its
+		// head would stand in the way of the other types' jobs.
+		read := tried
+		if len(limited) > 0 {
+			read = slices.DeleteFunc(slices.Clone(tried), func(t string) bool { return limited[t] })
+		}
+		picks, paused, err = s.readyHeads(ctx, read, max-len(leased), failed)
 		if err != nil {
 			return leased, nil, err
 		}
@@ -60,13 +69,17 @@ func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []cor
 		}
 		got := 0
 		for _, g := range groupEntries(picks) {
-			jobs, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
+			jobs, held, err := s.runLeaseJobs(ctx, s.keys.ofType(g.jobType), now, worker, token, ttl, g.members)
 			if err != nil {
 				if ctx.Err() != nil {
 					return leased, paused, ctx.Err()
 				}
 				failed[g.jobType] = s.fail("lease", err)
 				continue
+			}
+			if held.limited {
+				limited[g.jobType] = true
+				p.NoteLimited(g.jobType, held.until)
 			}
 			leased = append(leased, jobs...)
 			got += len(jobs)

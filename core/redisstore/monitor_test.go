@@ -77,7 +77,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
 		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
-		"broadcast_take.lua", "broadcast_sent.lua"} {
+		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
 	require.Len(t, ran, len(redisstore.ScriptNames()), "every script of lua/ ran")
@@ -176,6 +176,16 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.Pause(ctx, "mon", false)
 	must(err)
+	// a type with a policy: the lease scripts' limited path, then none again
+	must(st.SetType(ctx, &core.TypePolicy{Type: "mon", Concurrency: 100, Rate: &core.Rate{Limit: 100, Per: 1000},
+		Aging: &core.Aging{Per: 1000}})) // and aging: aging_rerank.lua
+	_, err = st.TypePolicy(ctx, "mon")
+	must(err)
+	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w5", Token: "L5"})
+	must(err)
+	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon", "other"}, Max: 1, Worker: "w5", Token: "L6"})
+	must(err)
+	must(st.SetType(ctx, &core.TypePolicy{Type: "mon"}))
 	_, err = st.Bulk(ctx, now, &service.BulkQuery{Action: core.BulkRetry, State: core.StateFailed, Type: "mon", Limit: 10})
 	must(err)
 	_, err = st.FailedErrors(ctx, "mon", 10)

@@ -87,3 +87,52 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 	b.ReportMetric((u3b-u3)/float64(n-half), "complete-bare-redis-µs/job")
 	b.ReportMetric((u4-u3b)/float64(lone), "create1-redis-µs/job")
 }
+
+// BenchmarkRedisCPUPerLease reports the Redis CPU a lease script spends
+// per job leased (64 at a time), for a type without a policy and with a
+// policy that never binds: a concurrency far above what is leased, and a
+// rate of 64 per ms with each lease in a ms of its own (so its log of
+// starts is trimmed and added to at each lease). It is what a policy costs
+// the hot path (docs/benchmarks.md).
+func BenchmarkRedisCPUPerLease(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		policy *core.TypePolicy
+	}{
+		{"policy=none", nil},
+		{"policy=concurrency", &core.TypePolicy{Concurrency: core.MaxConcurrency}},
+		{"policy=rate", &core.TypePolicy{Rate: &core.Rate{Limit: 64, Per: 1}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			st, rdb := nodetest.NewStore(b)
+			ctx := context.Background()
+			if tc.policy != nil {
+				tc.policy.Type = "c"
+				if err := st.SetType(ctx, tc.policy); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := max(b.N/64*64, 64)
+			specs := make([]core.Spec, 0, 1000)
+			for i := range n {
+				specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)})
+				if len(specs) == cap(specs) || i == n-1 {
+					if _, _, err := st.Create(ctx, 1, specs); err != nil {
+						b.Fatal(err)
+					}
+					specs = specs[:0]
+				}
+			}
+			u0 := evalUsec(rdb)
+			leased := 0
+			for now := int64(2); leased < n; now++ {
+				jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"c"}, Max: 64, Worker: "w", Token: "tok" + strconv.FormatInt(now, 10)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				leased += len(jobs)
+			}
+			b.ReportMetric((evalUsec(rdb)-u0)/float64(n), "lease-redis-µs/job")
+		})
+	}
+}

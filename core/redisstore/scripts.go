@@ -74,6 +74,8 @@ var (
 	rejoinJobs    = loadScript("rejoin.lua")
 	progressJobs  = loadScript("progress.lua")
 	pauseType     = loadScript("pause.lua")
+	typeSet       = loadScript("type_set.lua")
+	agingRerank   = loadScript("aging_rerank.lua")
 	cancelJob     = loadScript("cancel.lua")
 	bulkJobs      = loadScript("bulk.lua")
 	failedErrors  = loadScript("failed_errors.lua")

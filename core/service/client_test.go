@@ -262,6 +262,18 @@ func TestClientSendsTheDocumentedBodies(t *testing.T) {
 	require.Equal(t, `{}`, sent(bus.MethodScheduleFire))
 	require.NoError(t, c.Client.RemoveSchedule(ctx, "s"))
 	require.Equal(t, `{"name":"s"}`, sent(bus.MethodScheduleRemove))
+	_, err = c.Client.SetType(ctx, &core.TypePolicy{Type: "w", Concurrency: 2})
+	require.NoError(t, err)
+	require.Equal(t, `{"type":"w","concurrency":2}`, sent(bus.MethodTypeSet))
+	_, err = c.Client.GetType(ctx, "w")
+	require.NoError(t, err)
+	require.Equal(t, `{"type":"w"}`, sent(bus.MethodTypeGet))
+	_, err = c.Client.ListTypes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, `{}`, sent(bus.MethodTypeList))
+	_, err = c.Client.Explain(ctx, 999)
+	require.ErrorIs(t, err, core.ErrNotFound)
+	require.Equal(t, `{"id":999}`, sent(bus.MethodExplain))
 }
 
 func TestClientReportsEveryCallToOnCall(t *testing.T) {

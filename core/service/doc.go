@@ -22,6 +22,9 @@
 //	queue_error.go     queue.error: core's own failures, once a second per code
 //	pause.go           pause and resume of a type, and the wake of
 //	                   waiting leases on queue.resume
+//	policy.go          type_set, type_get, type_list; each type's defaults
+//	                   applied to its creates from a short cache
+//	explain.go         explain: why a job is not running
 //	cancel.go          cancel a job that has not finished, then job.cancel
 //	broadcast.go       the broadcasts a promote completed: published with
 //	                   their data on job.broadcast, then ended in the store

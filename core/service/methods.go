@@ -85,6 +85,9 @@ func checkType(t string) error {
 }
 
 func (s *Service) create(ctx context.Context, sp *core.Spec) (*core.Job, error) {
+	if err := s.withTypeDefaults(ctx, sp); err != nil {
+		return nil, err
+	}
 	if err := sp.Normalize(s.cfg.MaxDataBytes); err != nil {
 		return nil, err
 	}
@@ -118,6 +121,13 @@ func (s *Service) checkBulk(req *core.BulkRequest) error {
 }
 
 func (s *Service) createBulk(ctx context.Context, req *core.BulkRequest) (*core.BulkReply, error) {
+	if len(req.Jobs) <= s.cfg.MaxBulk { // else checkBulk refuses it, reading no policy
+		for i := range req.Jobs {
+			if err := s.withTypeDefaults(ctx, &req.Jobs[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := s.checkBulk(req); err != nil {
 		return nil, err
 	}
@@ -433,14 +443,19 @@ func (s *Service) stats(ctx context.Context, req *core.StatsRequest) (*core.Stat
 		s.addRetention(st)
 	}
 	var te *TypesError
-	if !errors.As(err, &te) {
-		return st, err
+	if err != nil && !errors.As(err, &te) {
+		return nil, err
 	}
-	if !req.Partial {
-		return nil, te.Unwrap() // handle reports it
+	if te != nil {
+		if !req.Partial {
+			return nil, te.Unwrap() // handle reports it
+		}
+		s.errs.report(bus.MethodStats, err)
+		st.TypeErrors = te.Wire()
 	}
-	s.errs.report(bus.MethodStats, err)
-	st.TypeErrors = te.Wire()
+	if err := s.addLimits(ctx, st); err != nil && !req.Partial {
+		return nil, err
+	}
 	return st, nil
 }
 

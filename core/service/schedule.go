@@ -186,6 +186,11 @@ func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int6
 		// index and of the schedule: its next tick is still to come.
 		return sc.NextAt, false, nil
 	}
+	// The type's defaults fill what the spec left out (its max_attempts
+	// and ttl were filled in when it was set).
+	if err := s.withTypeDefaults(ctx, &sp); err != nil {
+		return 0, false, err
+	}
 	s.withNodeDefaults(&sp)
 	tick := latestTick(tm, sc.NextAt, now)
 	next := tm.after(now)

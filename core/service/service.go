@@ -114,13 +114,14 @@ type Service struct {
 	log    *slog.Logger
 	server *bus.Server
 
-	creates *batch.Joiner[core.Spec, stored]
-	waits   *waitRoom
-	errs    *errorReporter       // queue.error
-	history *history             // per-minute counts not yet in Redis
-	wakes   *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
-	wakeSub []*nats.Subscription // queue.resume
-	closing chan struct{}        // closed by Stop: waiting leases answer at once
+	creates  *batch.Joiner[core.Spec, stored]
+	policies *policyCache // the types' policies, for their defaults (policy.go)
+	waits    *waitRoom
+	errs     *errorReporter       // queue.error
+	history  *history             // per-minute counts not yet in Redis
+	wakes    *wakeSubs            // wake events of the types leases wait on (wakesubs.go)
+	wakeSub  []*nats.Subscription // queue.resume
+	closing  chan struct{}        // closed by Stop: waiting leases answer at once
 	// sweepAt is when promote next reads the waiting broadcasts although
 	// it completed none (broadcast.go), unix ms.
 	sweepAt  atomic.Int64
@@ -142,7 +143,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{cfg: cfg, store: cfg.Store, nc: cfg.Conn, subj: cfg.Subjects, log: cfg.Logger.With("component", "core"),
-		waits: newWaitRoom(), closing: make(chan struct{})}
+		waits: newWaitRoom(), closing: make(chan struct{}), policies: newPolicyCache(time.Now)}
 	s.errs = newErrorReporter(s)
 	s.history = newHistory()
 	s.wakes = newWakeSubs(cfg.Conn, cfg.Subjects, s.waits.onEvent, s.log, time.Now)
@@ -166,7 +167,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.server = srv
 	s.creates = newCreateBatcher(s)
-	if err := errors.Join(s.register(), s.registerWorker(), s.registerSchedules(), srv.Ready()); err != nil {
+	if err := errors.Join(s.register(), s.registerWorker(), s.registerSchedules(), s.registerTypes(), s.registerExplain(), srv.Ready()); err != nil {
 		s.unsubscribe()
 		_ = srv.Stop(context.Background())
 		s.creates.Stop()
@@ -260,9 +261,20 @@ func (s *Service) publishOn(subject string, heard bool, event string, job *core.
 // wakeWaiting wakes our own waiting leases of job's type when it became
 // ready, now rather than when its event comes back through NATS (other
 // cores' leases wake on the event).
+//
+// A job leaving active (complete, failed, cancelled, back to delayed) makes
+// room under its type's concurrency: it wakes the waiting leases of a type
+// a lease found held back by its policy (waitRoom.noteLimited).
 func (s *Service) wakeWaiting(job *core.Job) {
-	if job.State == core.StateInactive && s.waits.waiting.Load() > 0 {
+	if s.waits.waiting.Load() == 0 {
+		return
+	}
+	switch job.State {
+	case core.StateInactive:
 		s.waits.wake(job.Type)
+	case core.StateActive:
+	default:
+		s.waits.wakeLimited(job.Type)
 	}
 }
 

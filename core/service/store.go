@@ -87,6 +87,18 @@ type Store interface {
 	Pause(ctx context.Context, jobType string, paused bool) (changed bool, err error)
 	// Paused returns those of types that are paused, in their order.
 	Paused(ctx context.Context, types []string) ([]string, error)
+	// SetType stores a type's policy (checked), replacing the one it had;
+	// a policy that sets nothing removes it.
+	SetType(ctx context.Context, p *core.TypePolicy) error
+	// TypePolicy reads a type's policy: nil when it has none.
+	TypePolicy(ctx context.Context, jobType string) (*core.TypePolicy, error)
+	// TypePolicies reads the policy of every type that has one, sorted
+	// by type.
+	TypePolicies(ctx context.Context) ([]core.TypePolicy, error)
+	// Holding reads what may hold an inactive job back at now, its type's
+	// rate window being per ms (0: no rate): for explain. A job of ID 0
+	// asks for the type's numbers alone (Ahead -1).
+	Holding(ctx context.Context, job *core.Job, now, per int64) (*Holding, error)
 	// Cancel moves a delayed, inactive or active job to cancelled and drops
 	// its lease; changed is false, and the job as it is, when it had
 	// finished already.
@@ -139,6 +151,27 @@ type LeaseParams struct {
 	Worker string   // the worker's id, "" for none
 	Token  string   // the lease token the jobs are handed out under
 	TTL    int64    // ms each lease lasts; 0: each job's own ttl
+	// OnLimited, when not nil, hears of each type whose policy (its
+	// concurrency or rate, DESIGN §10.1) held the lease back: until is
+	// when its rate allows the next start (unix ms), 0 when only a job
+	// leaving active makes room.
+	OnLimited func(jobType string, until int64)
+}
+
+// NoteLimited calls OnLimited, if any.
+func (p *LeaseParams) NoteLimited(jobType string, until int64) {
+	if p.OnLimited != nil {
+		p.OnLimited(jobType, until)
+	}
+}
+
+// Holding is what may hold an inactive job back, as the store read it.
+type Holding struct {
+	Paused      bool  // its type is paused
+	Active      int64 // the type's active jobs
+	Starts      int64 // the type's starts in its rate's window
+	OldestStart int64 // the oldest of them (unix ms), 0 when none
+	Ahead       int64 // ready jobs of the type ranked before it; -1: not in ready
 }
 
 // SearchParams are a Search's arguments: it looks at no more than Budget

@@ -26,6 +26,7 @@ type waitRoom struct {
 	mu      sync.Mutex
 	byType  map[string]map[*waiter]struct{}
 	paused  map[string]bool // types the last lease attempt found paused
+	limited map[string]bool // types a lease found held back by their policy
 	resumed uint64          // counts resumes; see notePaused
 	waiting atomic.Int64    // fast path for the event callback
 }
@@ -35,7 +36,7 @@ type waiter struct {
 }
 
 func newWaitRoom() *waitRoom {
-	return &waitRoom{byType: map[string]map[*waiter]struct{}{}, paused: map[string]bool{}}
+	return &waitRoom{byType: map[string]map[*waiter]struct{}{}, paused: map[string]bool{}, limited: map[string]bool{}}
 }
 
 // enter adds a waiter for the types, unless limit waiters are in already:
@@ -82,6 +83,33 @@ func (r *waitRoom) wake(jobType string) {
 		return
 	}
 	r.poke(jobType)
+}
+
+// noteLimited marks a type whose policy (concurrency, rate) held a lease
+// back: from then on a job of it leaving active wakes its waiters
+// (wakeLimited). The mark stays: once a type had a limit, a job leaving
+// active costs its waiters one lease attempt, where a type that never had
+// one costs nothing.
+func (r *waitRoom) noteLimited(jobType string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.limited[jobType] = true
+}
+
+// has says whether a lease of jobType waits here.
+func (r *waitRoom) has(jobType string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byType[jobType]) > 0
+}
+
+// wakeLimited wakes the waiters of a type marked by noteLimited.
+func (r *waitRoom) wakeLimited(jobType string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.limited[jobType] && !r.paused[jobType] {
+		r.poke(jobType)
+	}
 }
 
 // resume clears a type's paused mark and pokes its waiters.

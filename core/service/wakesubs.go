@@ -42,6 +42,7 @@ type wakeSubs struct {
 // typeWake is one type's subscriptions and how many leases watch them.
 type typeWake struct {
 	subs     []*nats.Subscription
+	leaves   bool          // subs has the leave events too (watchLeaves)
 	watchers int           // leases watching the type now
 	idle     time.Time     // when watchers last fell to 0
 	ready    chan struct{} // closed once the server has the subscriptions
@@ -106,6 +107,45 @@ func (w *wakeSubs) watch(types []string) {
 	}
 	for _, ch := range wait {
 		<-ch // another lease's flush of the same type
+	}
+}
+
+// leaveEvents are the events of a job leaving active that wakeEvents lack
+// (a release is an enqueue, a stall is stalled): each makes room under its
+// type's concurrency.
+var leaveEvents = []string{bus.EventComplete, bus.EventFailed, bus.EventCancel}
+
+// watchLeaves makes the leave events (leaveEvents) of those of types a
+// lease watches reach this core too, for as long as their wake events do,
+// and returns once the server has the subscriptions. A lease calls it for
+// the types their policy held back (waitRoom.noteLimited), then leases
+// once more before it waits, so that a job another core took out of
+// active meanwhile is not missed. Only limited types pay for these events:
+// every complete of the type reaches every core a lease of it waits on.
+func (w *wakeSubs) watchLeaves(types []string) {
+	w.mu.Lock()
+	fresh := false
+	for _, t := range types {
+		tw := w.byType[t]
+		if w.closed || tw == nil || tw.leaves {
+			continue
+		}
+		tw.leaves, fresh = true, true
+		for _, ev := range leaveEvents {
+			sub, err := w.nc.Subscribe(w.subj.JobEventsOf(ev, t), w.onEvent)
+			if err != nil {
+				w.log.Warn("wake-up subscription not made; a lease held back by its type's limit may wake late", "type", t, "event", ev, "err", err)
+				continue
+			}
+			_ = sub.SetPendingLimits(wakePendingMsgs, wakePendingBytes)
+			tw.subs = append(tw.subs, sub)
+		}
+	}
+	w.mu.Unlock()
+	if fresh {
+		if err := w.nc.Flush(); err != nil {
+			w.log.Warn("wake-up subscriptions not confirmed by NATS; a lease held back by its type's limit may wake late", "types", types, "err", err)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
@@ -84,14 +85,42 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 		}
 	}
 	var timeout <-chan time.Time
+	// slotAt is when a rate that held this lease back allows the next
+	// start (unix ms; 0: none did): the wait wakes then, by a timer.
+	var slotAt int64
+	var slotTimer *time.Timer
+	var limited []string // the types their policy held back, new to this lease
+	held := func(jobType string, until int64) {
+		s.waits.noteLimited(jobType)
+		if w != nil && !slices.Contains(limited, jobType) {
+			limited = append(limited, jobType)
+		}
+		if until > 0 && (slotAt == 0 || until < slotAt) {
+			slotAt = until
+		}
+	}
+	watchedLeaves := 0
 	for {
-		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL, replyBy)
+		slotAt = 0
+		jobs, err := s.leaseNow(ctx, req.Types, max, req.Worker, req.TTL, replyBy, held)
+		if err == nil && len(jobs) == 0 && len(limited) > watchedLeaves {
+			// Held back by a limit: from now on a job of the type leaving
+			// active on another core wakes this lease too; lease once more
+			// first, for one that left before the subscription.
+			s.wakes.watchLeaves(limited[watchedLeaves:])
+			watchedLeaves = len(limited)
+			continue
+		}
 		if err == nil && len(jobs) == 0 && full {
 			return nil, bus.Errorf(bus.CodeUnavailable, "wait: %d leases already wait on this core, its limit; "+
 				"try again later, or ask with no wait", s.cfg.MaxWaitingLeases)
 		}
 		if err != nil || len(jobs) > 0 || w == nil {
-			return &core.JobsReply{Jobs: jobs}, err
+			reply := &core.JobsReply{Jobs: jobs}
+			if len(jobs) == 0 {
+				reply.Until = slotAt // a rate held it back: when to ask again
+			}
+			return reply, err
 		}
 		if s.cfg.OnLeaseWait != nil {
 			s.cfg.OnLeaseWait(req.Types)
@@ -101,10 +130,22 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 			defer t.Stop()
 			timeout = t.C
 		}
+		var slot <-chan time.Time
+		if slotAt > 0 {
+			d := time.Duration(slotAt-s.dueNow()) * time.Millisecond
+			if slotTimer == nil {
+				slotTimer = time.NewTimer(d)
+				defer slotTimer.Stop()
+			} else {
+				slotTimer.Reset(d) // Go ≥ 1.23: no stale tick survives a Reset
+			}
+			slot = slotTimer.C
+		}
 		select {
 		case <-w.ch:
+		case <-slot:
 		case <-timeout:
-			return &core.JobsReply{Jobs: []core.Job{}}, nil
+			return &core.JobsReply{Jobs: []core.Job{}, Until: slotAt}, nil
 		case <-s.closing:
 			return &core.JobsReply{Jobs: []core.Job{}}, nil
 		case <-ctx.Done():
@@ -116,13 +157,16 @@ func (s *Service) lease(ctx context.Context, req *core.LeaseRequest) (*core.Jobs
 // leaseNow leases what is ready. Leases run at once: the store leases one
 // type in one script, and orders its own reads of several types
 // (LeaseStore.Lease).
-func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64, replyBy time.Time) ([]core.Job, error) {
+//
+// held, when not nil, hears of each type whose policy held the lease back
+// (LeaseParams.OnLimited).
+func (s *Service) leaseNow(ctx context.Context, types []string, max int, worker string, ttl int64, replyBy time.Time, held func(string, int64)) ([]core.Job, error) {
 	if s.past(replyBy) {
 		return []core.Job{}, nil // the asker has given up: lease nothing for it
 	}
 	token := newToken()
 	since := s.waits.resumes()
-	jobs, paused, err := s.store.Lease(ctx, &LeaseParams{Now: s.now(), Types: types, Max: max, Worker: worker, Token: token, TTL: ttl})
+	jobs, paused, err := s.store.Lease(ctx, &LeaseParams{Now: s.now(), Types: types, Max: max, Worker: worker, Token: token, TTL: ttl, OnLimited: held})
 	var te *TypesError
 	if errors.As(err, &te) {
 		// Some types' Redis failed (a Cluster master down), the others
@@ -399,7 +443,7 @@ func (s *Service) batch(ctx context.Context, req *core.BatchRequest) (*core.Batc
 	}
 	reply := &core.BatchReply{Results: results}
 	if l := req.Lease; l != nil {
-		jobs, err := s.leaseNow(ctx, l.Types, max(l.Max, 1), l.Worker, 0, time.Time{})
+		jobs, err := s.leaseNow(ctx, l.Types, max(l.Max, 1), l.Worker, 0, time.Time{}, nil)
 		if err != nil {
 			s.errs.report(bus.MethodLease, err)
 			return nil, err

@@ -214,12 +214,13 @@ func (e *Exporter) RPC(method string, took time.Duration, err error) {
 type depthCollector struct{ e *Exporter }
 
 var (
-	depthDesc  = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
-	workDesc   = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
-	upDesc     = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call was answered, even partially (see kuebus_type_up), else 0.", nil, nil)
-	typeUpDesc = prometheus.NewDesc("kuebus_type_up", "1 if this scrape's core.stats read the type's counts, 0 if core could not (the type's Redis shard failed: stats type_errors).", []string{"type"}, nil)
-	oldestDesc = prometheus.NewDesc("kuebus_queue_oldest_job_age_seconds", "How long the job next in line of each type has been ready (now − its promote_at; 0 when none waits); read from core.stats at scrape time.", []string{"type"}, nil)
-	pausedDesc = prometheus.NewDesc("kuebus_queue_paused", "1 while a type is paused (no leases), else 0; read from core.stats at scrape time.", []string{"type"}, nil)
+	depthDesc   = prometheus.NewDesc("kuebus_queue_depth", "Jobs per state and type, read from core.stats at scrape time.", []string{"state", "type"}, nil)
+	workDesc    = prometheus.NewDesc("kuebus_work_seconds_total", "Handler time of all completed jobs (core.stats work_time).", nil, nil)
+	upDesc      = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call was answered, even partially (see kuebus_type_up), else 0.", nil, nil)
+	typeUpDesc  = prometheus.NewDesc("kuebus_type_up", "1 if this scrape's core.stats read the type's counts, 0 if core could not (the type's Redis shard failed: stats type_errors).", []string{"type"}, nil)
+	oldestDesc  = prometheus.NewDesc("kuebus_queue_oldest_job_age_seconds", "How long the job next in line of each type has been ready (now − its promote_at; 0 when none waits); read from core.stats at scrape time.", []string{"type"}, nil)
+	limitedDesc = prometheus.NewDesc("kuebus_type_limited_jobs", "Inactive jobs of a type with a concurrency or a rate that the limit (reason: concurrency, rate) holds back now; read from core.stats at scrape time.", []string{"type", "reason"}, nil)
+	pausedDesc  = prometheus.NewDesc("kuebus_queue_paused", "1 while a type is paused (no leases), else 0; read from core.stats at scrape time.", []string{"type"}, nil)
 )
 
 func (d depthCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -229,6 +230,7 @@ func (d depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- typeUpDesc
 	ch <- pausedDesc
 	ch <- oldestDesc
+	ch <- limitedDesc
 }
 
 func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
@@ -271,5 +273,19 @@ func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
 			age = seconds(d.e.cfg.Now().UnixMilli() - since)
 		}
 		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, typ)
+	}
+	// Each limit a type has, at 0 while it holds nothing back, so that a
+	// panel shows the type before its first held job.
+	for typ, l := range st.Limits {
+		for _, reason := range []string{core.ReasonConcurrency, core.ReasonRate} {
+			if reason == core.ReasonConcurrency && l.Concurrency == 0 || reason == core.ReasonRate && l.Rate == nil {
+				continue
+			}
+			held := 0.0
+			if l.HeldBy == reason {
+				held = float64(l.Held)
+			}
+			ch <- prometheus.MustNewConstMetric(limitedDesc, prometheus.GaugeValue, held, typ, reason)
+		}
 	}
 }

@@ -247,6 +247,18 @@ function pauseButton(type) {
   }, paused ? "Resume" : "Pause");
 }
 
+// limitTag shows a type's limits (stats' limits: its policy's concurrency
+// and rate, docs/policy.md) and how many of its jobs they hold back now.
+function limitTag(type) {
+  const l = stats && stats.limits && stats.limits[type];
+  if (!l) return null;
+  const parts = [];
+  if (l.concurrency) parts.push(`≤ ${l.concurrency} active`);
+  if (l.rate) parts.push(`${l.rate.limit} per ${duration(l.rate.per)}`);
+  if (l.held) parts.push(`${l.held} held by ${l.held_by}`);
+  return h("span", { class: "tag limit", dataset: { held: l.held || 0 }, title: "the type's limits, across every worker" }, parts.join(" · "));
+}
+
 function renderTypes() {
   const types = Object.keys((stats && stats.types) || {}).sort();
   if (!types.length) return null;
@@ -257,7 +269,7 @@ function renderTypes() {
       h("tbody", {}, types.map((t) =>
         h("tr", { dataset: { type: t, paused: isPaused(t) ? "1" : "0" } },
           h("td", {}, h("a", { href: listHash({ state: "all", type: t, order: "desc", page: 0 }) }, t),
-            isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null),
+            isPaused(t) ? h("span", { class: "tag paused" }, "paused") : null, limitTag(t)),
           STATES.map((s) => cell(count(s, t))),
           cell(count("all", t)),
           h("td", { class: "act" }, READONLY ? null : pauseButton(t)))))));
@@ -862,8 +874,10 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, log] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log?entries=1`)]);
-    return { job, lines: log.entries || [] };
+    const [job, log, why] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log?entries=1`),
+      // why it is not running (explain); a core without it leaves the panel out
+      api("GET", `job/${id}/why`).catch(() => null)]);
+    return { job, lines: log.entries || [], why };
   } catch (e) {
     if (e.status === 404) return null;
     throw e;
@@ -875,7 +889,7 @@ function renderJob(id, loaded) {
     return h("div", { class: "panel", id: "job", dataset: { state: "removed" } },
       h("a", { class: "back", href: "#/" }, "‹ All jobs"), h("h1", {}, `Job ${id}`), h("p", {}, "This job does not exist (any more)."));
   }
-  const { job, lines } = loaded;
+  const { job, lines, why } = loaded;
   const act = async (what, method, path, done) => {
     try {
       await api(method, path);
@@ -915,6 +929,8 @@ function renderJob(id, loaded) {
     h("a", { class: "back", href: listHash({ state: job.state, type: "all", order: defaultOrder(job.state), page: 0 }) }, `‹ ${job.state} jobs`),
     h("div", { class: "jobhead" }, h("h1", {}, `#${job.id} `, h("span", { class: "muted" }, job.type)), h("span", { id: "job-state" }, badge(job.state)),
       job.broadcast ? h("span", { class: "tag broadcast", id: "job-broadcast", title: "published to every listener when due (job.broadcast), never leased by a worker" }, "broadcast") : null, actions),
+    why && why.reason !== job.state ? h("div", { class: "panel", id: "job-why" }, h("h3", {}, "Why"),
+      h("p", {}, h("span", { class: "mono", dataset: { reason: why.reason } }, why.reason), " — ", why.detail)) : null,
     h("div", { class: "panel" }, h("h3", {}, "Progress"),
       h("div", { class: "progress" }, bar(job.progress, job.state, true), h("span", { class: "mono", id: "job-progress" }, `${job.progress || 0}%`))),
     job.error ? h("div", { class: "panel" }, h("h3", {}, job.state === "failed" ? "Error" : "Last error"), h("div", { class: "errorbox", id: "job-error" }, job.error)) : null,

@@ -1,6 +1,7 @@
 -- set_priority: change a job's priority. An inactive job moves within
--- ready to the new priority but keeps its member, so among jobs of the new
--- priority it keeps its place in time.
+-- ready to the new priority (its score: includes/indexes.lua, aging
+-- included) but keeps its member, so among jobs of the new priority it
+-- keeps its place in time.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
 -- KEYS[6] failed  KEYS[7] unique  KEYS[8] seq  KEYS[9] stats
@@ -15,11 +16,12 @@
 -- Events: none.
 --@include type_keys.lua
 --@include row_gen.lua
+--@include indexes.lua
 
 local jobkey = KEYS[11]
 if redis.call('EXISTS', jobkey) == 0 then return {} end
 if redis.call('HGET', jobkey, 'state') == 'inactive' then
-  redis.call('ZADD', K_READY, ARGV[2], redis.call('HGET', jobkey, 'rmember'))
+  redis.call('ZADD', K_READY, ready_score(ARGV[2], created_of(jobkey)), redis.call('HGET', jobkey, 'rmember'))
 end
 redis.call('HSET', jobkey, 'priority', ARGV[2], 'updated_at', ARGV[1])
 return snapshot(jobkey)

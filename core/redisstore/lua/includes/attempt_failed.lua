@@ -57,7 +57,7 @@ local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, m
     enter_due(id, now + wait)
     row[ROW_STATE], row[ROW_PROMOTE_AT] = 'delayed', now + wait
   else
-    row[ROW_STATE], row[ROW_RMEMBER] = 'inactive', ready_member(id, row[ROW_PRIORITY])
+    row[ROW_STATE], row[ROW_RMEMBER] = 'inactive', ready_member(id, row[ROW_PRIORITY], row[ROW_CREATED_AT], row[ROW_GROUP])
   end
   redis.call('HSET', jobkey, 'state', row[ROW_STATE], 'promote_at', row[ROW_PROMOTE_AT], 'rmember', row[ROW_RMEMBER] or '',
     'attempts', attempts, 'error', err, 'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)

@@ -73,7 +73,7 @@ end
 
 -- back to ready at the end of its priority; the caller's HSET stores it
 local function requeue(id, row)
-  row[ROW_STATE], row[ROW_RMEMBER] = 'inactive', ready_member(id, row[ROW_PRIORITY])
+  row[ROW_STATE], row[ROW_RMEMBER] = 'inactive', ready_member(id, row[ROW_PRIORITY], row[ROW_CREATED_AT], row[ROW_GROUP])
 end
 
 local function unlease_all(unleased)

@@ -59,7 +59,7 @@ local function new_job(b, n, jobkey, shared, own)
     -- stored it, whoever has its unique key now
     return REPEATED
   end
-  local id, unique_key, retention = ARGV[own + OWN_ID], '', false
+  local id, unique_key, retention, group = ARGV[own + OWN_ID], '', false, false
   local first, last = own + OWN_COUNT + 2, next_own(own) -- its SPARSE pairs
   for i = first, last, 2 do
     local f = ARGV[i]
@@ -67,7 +67,15 @@ local function new_job(b, n, jobkey, shared, own)
       unique_key = ARGV[i + 1]
     elseif f == 'roc' or f == 'rof' or f == 'roc_limit' or f == 'rof_limit' then
       retention = true -- present: not its zero
+    elseif f == 'group' then
+      group = ARGV[i + 1]
     end
+  end
+  if group and not grouped then
+    -- also for a delayed job: its promotion must find the type grouped
+    -- (order_number) to give it its group's turn
+    redis.call('HSET', K_STATS, 'grouped', '1')
+    grouped = true
   end
   local owner = false
   if unique_key ~= '' then owner = redis.call('HGET', K_UNIQUE, unique_key) end
@@ -83,10 +91,18 @@ local function new_job(b, n, jobkey, shared, own)
     write_new_job(jobkey, shared, own)
   else
     -- one INCRBY numbers every job of b: job n takes number seq + n, so
-    -- the jobs of one priority keep the order of the call in ready
-    if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, b.n) - b.n end
-    local member, ready = ready_member_at(b.seq + n, id), b.ready
-    ready[#ready + 1], ready[#ready + 2] = ARGV[own + OWN_PRIORITY], member
+    -- the jobs of one priority keep the order of the call in ready; a job
+    -- of a group takes its group's next turn instead (group_tag)
+    local number
+    if group then
+      number = group_tag(group)
+    else
+      if not b.seq then b.seq = redis.call('INCRBY', K_SEQ, b.n) - b.n end
+      number = b.seq + n
+    end
+    local member, ready = ready_member_at(number, id), b.ready
+    -- created_at is the second SHARED value (new_job_gen.lua's list)
+    ready[#ready + 1], ready[#ready + 2] = ready_score(ARGV[own + OWN_PRIORITY], ARGV[shared + 2]), member
     write_new_job(jobkey, shared, own, 'rmember', member)
   end
   if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end

@@ -29,19 +29,20 @@ local ROW_TRACE = 18
 local ROW_SCHEDULE = 19
 local ROW_SCHEDULE_AT = 20
 local ROW_BROADCAST = 21
-local ROW_ATTEMPTS = 22
-local ROW_PROGRESS = 23
-local ROW_ERROR = 24
-local ROW_STARTED_AT = 25
-local ROW_FAILED_AT = 26
-local ROW_DURATION = 27
-local ROW_WORKER_ID = 28
-local ROW_STALLS = 29
-local ROW_LEASE_UNTIL = 30
-local ROW_LEASE = 31
-local ROW_LEASE_TTL = 32
-local ROW_RMEMBER = 33
-local ROW_LAST_LEASE = 34
+local ROW_GROUP = 22
+local ROW_ATTEMPTS = 23
+local ROW_PROGRESS = 24
+local ROW_ERROR = 25
+local ROW_STARTED_AT = 26
+local ROW_FAILED_AT = 27
+local ROW_DURATION = 28
+local ROW_WORKER_ID = 29
+local ROW_STALLS = 30
+local ROW_LEASE_UNTIL = 31
+local ROW_LEASE = 32
+local ROW_LEASE_TTL = 33
+local ROW_RMEMBER = 34
+local ROW_LAST_LEASE = 35
 
 -- the job's row; row[ROW_ID] is false when there is no such job
 local function snapshot(jobkey)
@@ -49,9 +50,9 @@ local function snapshot(jobkey)
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
-    'schedule_at', 'broadcast', 'attempts', 'progress', 'error', 'started_at',
-    'failed_at', 'duration', 'worker_id', 'stalls', 'lease_until', 'lease',
-    'lease_ttl', 'rmember', 'last_lease')
+    'schedule_at', 'broadcast', 'group', 'attempts', 'progress', 'error',
+    'started_at', 'failed_at', 'duration', 'worker_id', 'stalls',
+    'lease_until', 'lease', 'lease_ttl', 'rmember', 'last_lease')
 end
 
 -- the job's row followed by its data and result (rowWithData in
@@ -61,7 +62,7 @@ local function snapshot_with_data(jobkey)
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
-    'schedule_at', 'broadcast', 'attempts', 'progress', 'error', 'started_at',
-    'failed_at', 'duration', 'worker_id', 'stalls', 'lease_until', 'lease',
-    'lease_ttl', 'rmember', 'last_lease', 'data', 'result')
+    'schedule_at', 'broadcast', 'group', 'attempts', 'progress', 'error',
+    'started_at', 'failed_at', 'duration', 'worker_id', 'stalls',
+    'lease_until', 'lease', 'lease_ttl', 'rmember', 'last_lease', 'data', 'result')
 end
