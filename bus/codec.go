@@ -102,6 +102,36 @@ func DecodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// DecodeField is Decode for a type's own UnmarshalJSON that reads its
+// object through another type (core.Spec reads its durations as
+// milliseconds this way): as strict as Decode (unknown fields refused),
+// and every error is an *json.UnmarshalTypeError naming the key at fault
+// within data, so that the decoder that called the UnmarshalJSON puts the
+// field's own path before it, as for a FieldError.
+func DecodeField(data []byte, v any) error {
+	if decodeFast(data, v) {
+		return nil
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv.Elem().SetZero()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr):
+		return typeErr
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		if path := unknownFieldPath(data, reflect.TypeOf(v)); path != "" {
+			return FieldError(path, "unknown field")
+		}
+	}
+	return FieldError("", describeJSONError(err))
+}
+
 // FieldError is what a field's own UnmarshalJSON returns to say why its
 // value is bad: encoding/json prefixes key with the path of the field (so a
 // job's remove_on_complete reports "remove_on_complete.age"), and Decode

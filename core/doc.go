@@ -12,6 +12,9 @@
 //
 //	doc.go            this comment
 //	job.go            Job, Spec, State, Priority, Backoff and their validation
+//	units.go          time.Duration and time.Time in Go, ms on the wire: the
+//	                  JSON methods of Spec, Backoff and schedules, and the
+//	                  time accessors of Job and Schedule
 //	retention.go      Retention: remove_on_complete and remove_on_fail
 //	jsoncheck.go      CheckJSON: the checks of job data and results as JSON
 //	wire.go           request and reply bodies, the event body, wire limits

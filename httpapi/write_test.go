@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,16 +32,16 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, core.PriorityHigh, got.Priority)
 		require.EqualValues(t, 60000, got.Delay)
 		require.Equal(t, core.StateDelayed, got.State)
-		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000}, got.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000 * time.Millisecond}, got.Backoff)
 		require.EqualValues(t, 30000, got.TTL)
 		require.True(t, got.RemoveOnComplete.AtOnce)
 	})
 
 	t.Run("Kue's backoff true waits the job's delay, and a backoff without delay takes it too", func(t *testing.T) {
 		job := e.create(`{"type":"email","options":{"delay":500,"backoff":true}}`)
-		require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 500}, job.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond}, job.Backoff)
 		job = e.create(`{"type":"email","options":{"delay":700,"backoff":{"type":"exponential"}}}`)
-		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 700}, job.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 700 * time.Millisecond}, job.Backoff)
 		job = e.create(`{"type":"email","options":{"backoff":false}}`)
 		require.Nil(t, job.Backoff)
 	})

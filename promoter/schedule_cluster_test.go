@@ -62,7 +62,7 @@ func TestScheduleTicksOnceAcrossAFailover(t *testing.T) {
 	requireNoTermChange(t, nb)
 	evs := tickEvents(t, nb.client, "tick")
 
-	every := int64(core.MinEvery)
+	every := core.MinEvery
 	sc, err := nb.client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "tick"}})
 	require.NoError(t, err)
 	anchor := sc.NextAt - every
@@ -116,7 +116,7 @@ func TestTwoLeadersFireEachTickOnce(t *testing.T) {
 	require.True(t, ny.nextTerm(t, waitTimeout).leading)
 	evs := tickEvents(t, nx.client, "tick")
 
-	every := int64(core.MinEvery)
+	every := core.MinEvery
 	sc, err := nx.client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "tick"}})
 	require.NoError(t, err)
 	// Each job is for a later tick than the one before. A tick may pass

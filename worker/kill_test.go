@@ -83,7 +83,7 @@ func TestWorkerProcessKilledMidRunLosesNoJob(t *testing.T) {
 
 	specs := make([]core.Spec, n)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "kill", TTL: 500}
+		specs[i] = core.Spec{Type: "kill", TTL: 500 * time.Millisecond}
 	}
 	jobs, err := c.Client.CreateBulk(ctx, specs)
 	require.NoError(t, err)

@@ -107,7 +107,7 @@ func TestWorkerLeasesAgainSoonAfterItsCoreDies(t *testing.T) {
 	// Straight into Redis: a create over NATS right now might still reach
 	// A's subscription before the server has dropped it. The job is ready;
 	// the worker's next lease call, at B, takes it.
-	jobs, _, err := cs.store.Create(ctx, time.Now().UnixMilli(), []core.Spec{{Type: "recover", MaxAttempts: 1, TTL: 60_000}})
+	jobs, _, err := cs.store.Create(ctx, time.Now().UnixMilli(), []core.Spec{{Type: "recover", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
 	require.NoError(t, err)
 	job := jobs[0]
 	within(t, ran, "the job's run")

@@ -98,7 +98,7 @@ func TestRetriesWithFixedBackoffThenSucceeds(t *testing.T) {
 		return nil
 	})
 	run(t, w)
-	job := create(t, c, "flaky", nil, &core.CreateOpts{MaxAttempts: 3, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 150}})
+	job := create(t, c, "flaky", nil, &core.CreateOpts{MaxAttempts: 3, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 150 * time.Millisecond}})
 	done := await(t, c, job.ID)
 	require.Equal(t, core.StateComplete, done.State)
 	require.Equal(t, 3, done.Attempts)

@@ -152,7 +152,7 @@ func parseBackoff(s string) (*core.Backoff, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Backoff{Type: core.BackoffType(typ), Delay: d.Milliseconds()}, nil
+	return &core.Backoff{Type: core.BackoffType(typ), Delay: d}, nil
 }
 
 // parseJSON checks a JSON flag value locally, so that a typo is reported

@@ -61,7 +61,7 @@ func TestDev(t *testing.T) {
 		require.Equal(t, core.PriorityHigh, job.Priority)
 		require.Equal(t, core.StateInactive, job.State)
 		require.Equal(t, 3, job.MaxAttempts)
-		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 500}, job.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 500 * time.Millisecond}, job.Backoff)
 		require.EqualValues(t, 30_000, job.TTL)
 		require.Equal(t, "order-1", job.UniqueKey)
 		require.True(t, job.RemoveOnComplete.AtOnce)

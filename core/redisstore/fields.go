@@ -3,6 +3,7 @@ package redisstore
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -241,7 +242,7 @@ func encodeBackoff(b *core.Backoff) string {
 	if b == nil {
 		return ""
 	}
-	return string(b.Type) + ":" + strconv.FormatInt(b.Delay, 10)
+	return string(b.Type) + ":" + strconv.FormatInt(b.Delay.Milliseconds(), 10)
 }
 
 func decodeBackoff(s string) *core.Backoff {
@@ -250,7 +251,7 @@ func decodeBackoff(s string) *core.Backoff {
 	}
 	t, d, _ := strings.Cut(s, ":")
 	delay, _ := strconv.ParseInt(d, 10, 64)
-	return &core.Backoff{Type: core.BackoffType(t), Delay: delay}
+	return &core.Backoff{Type: core.BackoffType(t), Delay: time.Duration(delay) * time.Millisecond}
 }
 
 // A retention's limits are stored as "<age ms>:<count>", "" for none
