@@ -231,11 +231,10 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	cr := nodetest.NewCoreOnCluster(t, service.Config{}, c)
 	client := cr.Client
 	ctx := t.Context()
-	every := core.MinEvery
 	for _, jt := range all {
 		_, err := client.CreateSpec(ctx, core.Spec{Type: jt})
 		require.NoError(t, err)
-		_, err = client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "every-" + jt, Every: &every, Spec: core.Spec{Type: jt}})
+		_, err = client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "every-" + jt, Every: new(core.MinEvery), Spec: core.Spec{Type: jt}})
 		require.NoError(t, err)
 	}
 
