@@ -20,7 +20,8 @@
 //	wire.go           request and reply bodies, the event body, wire limits
 //	lease.go          what a worker sends and gets: lease, batch and lease ops
 //	errors.go         the sentinels and the errors both sides word alike
-//	args.go           Args and CreateArgs: a job type as a Go type
+//	args.go           Args, CreateArgs, CreateArgsBulk and SetScheduleArgs:
+//	                  a job type as a Go type
 //	methods.go        Methods: every method's request and reply type (the
 //	                  source of docs/schema/kuebus.schema.json)
 //	client.go         Client: the calls of producers and readers (and the

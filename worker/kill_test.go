@@ -43,7 +43,7 @@ func childWorker() int {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	})
+	}, nil)
 	_ = w.Run(context.Background()) // until killed
 	return 0
 }

@@ -97,7 +97,7 @@ func TestWorkerLeasesAgainSoonAfterItsCoreDies(t *testing.T) {
 	w.Process("recover", 1, func(ctx context.Context, job *worker.Job) error {
 		ran <- struct{}{}
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	within(t, waiting, "the worker's lease waiting at core A")
 	cs.start(nil) // core B
@@ -135,7 +135,7 @@ func TestAcknowledgementsAreRetriedNotDropped(t *testing.T) {
 		close(started)
 		<-finish
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	client := cs.client()
 	job, err := client.Create(ctx, "ack", nil, &core.CreateOpts{TTL: time.Minute})
@@ -175,7 +175,7 @@ func TestAnAcknowledgementLostWithItsCoreIsSentAgainBeforeTheLeaseEnds(t *testin
 		close(started)
 		<-finish
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	client := cs.client()
 	job, err := client.Create(ctx, "short", nil, &core.CreateOpts{TTL: 2 * time.Second})
@@ -215,7 +215,7 @@ func TestALeaseExtensionLostWithItsCoreIsSentAgainInTime(t *testing.T) {
 		case <-ctx.Done(): // the test failed and stops the worker
 			return ctx.Err()
 		}
-	})
+	}, nil)
 	run(t, w)
 	client := cs.client()
 	job, err := client.Create(ctx, "touchy", nil, &core.CreateOpts{TTL: 4 * time.Second})

@@ -342,7 +342,7 @@ func sentinelFailover(t *testing.T, c *nodetest.Core, jobType string, restartOnS
 				sent := time.Now()
 				cctx, cancel := context.WithTimeout(ctx, createTimeout)
 				job, err := c.Client.CreateSpec(cctx, core.Spec{
-					Type: jobType, Data: []byte(fmt.Sprintf(`{"p":%d,"n":%d}`, p, n)), MaxAttempts: 1, TTL: 60_000,
+					Type: jobType, Data: []byte(fmt.Sprintf(`{"p":%d,"n":%d}`, p, n)), MaxAttempts: 1, TTL: time.Minute,
 				})
 				cancel()
 				at := time.Now()
