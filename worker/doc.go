@@ -57,7 +57,10 @@
 //     fails the attempt (retried while attempts remain, after the job's
 //     backoff), RetryAfter rejoins without using an attempt, Discard fails
 //     for good, a panic fails the attempt and puts the stack in the job's
-//     log and its error history (as does a Stacker error's stack). Config.OnFailed runs when a job has failed for good. A batch
+//     log and its error history (as does a Stacker error's stack).
+//     Config.OnError runs for each failed attempt, Config.OnFailed when a
+//     job has failed for good, Config.OnCancel (not OnError) when a person
+//     cancelled a job while it ran. A batch
 //     core does not answer (unavailable, or no answer in time) is sent
 //     again with backoff until its leases would have run out: core applies
 //     complete, fail, release and rejoin once per lease token and answers a
