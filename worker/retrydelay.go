@@ -122,3 +122,18 @@ func (w *Worker) askRetryDelay(fn RetryDelayFunc, job *core.Job, attempt int, er
 	}()
 	return fn(job, attempt, err)
 }
+
+// RetryWaitOf is the wait before the next run that err asks for, the d of
+// a RetryAfter or a DelayRetry in its chain, and whether it asks for one:
+// for middleware and tests (kuebustest) that report it.
+func RetryWaitOf(err error) (time.Duration, bool) {
+	var retry *retryAfter
+	var given *delayRetry
+	switch {
+	case errors.As(err, &retry):
+		return retry.delay, true
+	case errors.As(err, &given):
+		return given.delay, true
+	}
+	return 0, false
+}
