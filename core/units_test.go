@@ -9,6 +9,8 @@ import (
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // TestDurationsAreMillisecondsOnTheWire: a Go user writes time.Duration;
@@ -122,4 +124,18 @@ func TestJobTimesAreTimes(t *testing.T) {
 	require.True(t, sc.LastTime().IsZero())
 	e := core.AttemptError{At: 1795320459450}
 	require.Equal(t, time.UnixMilli(1795320459450), e.Time())
+}
+
+// TestSetScheduleArgsMakesTheSpec: the typed schedule's spec comes from
+// its args and options; one given in the request as well is refused.
+func TestSetScheduleArgsMakesTheSpec(t *testing.T) {
+	c := nodetest.NewCore(t, service.Config{})
+	every := time.Hour
+	_, err := core.SetScheduleArgs(t.Context(), c.Client, &core.ScheduleSetRequest{Name: "d", Every: &every,
+		Spec: core.Spec{Type: "other"}}, Digest{List: "x"}, nil)
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "spec: SetScheduleArgs makes the spec from args and opts")
+	list, err := c.Client.Schedules(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, list, "nothing stored")
 }
