@@ -1,6 +1,6 @@
 // Package core is what a client of the queue needs, and nothing more: the
 // job model (fields, states, priorities, backoff and their validation), the
-// wire request and reply types of every method of DESIGN §3, the error
+// wire request and reply types of every method of docs/protocol.md §3, the error
 // sentinels, and Client, a typed client for every method over NATS.
 //
 // The RPC service that implements the methods is core/service; the Redis

@@ -69,7 +69,7 @@ var rooms = map[string]room{
 	"kuebustest": {},
 }
 
-// TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only
+// TestImportRules enforces who may import what (the layout of docs/architecture.md): only
 // core/redisstore imports go-redis; a client (core, worker, promoter,
 // httpapi) compiles neither the service nor the store nor go-redis nor a
 // NATS server; only a node compiles the NATS server (bus/embedded);

@@ -18,7 +18,7 @@ import (
 // or active job in cancelled.
 type State string
 
-// The states of DESIGN §2.
+// The states (docs/protocol.md §2, "States").
 const (
 	StateDelayed  State = "delayed"
 	StateInactive State = "inactive"
@@ -163,7 +163,7 @@ func plainInteger(b []byte) (int64, bool) {
 // BackoffType names how long a failed attempt waits before the next.
 type BackoffType string
 
-// The backoff types of DESIGN §2.
+// The backoff types (docs/protocol.md §2, "Backoff").
 const (
 	BackoffFixed       BackoffType = "fixed"
 	BackoffExponential BackoffType = "exponential"

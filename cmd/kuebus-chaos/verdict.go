@@ -118,7 +118,7 @@ func (w window) holds(t time.Time) bool { return !t.Before(w.from) && !t.After(w
 // lease_until core granted it: core hands a job out again only once that
 // has passed (rescue), so a run that starts earlier was given a second
 // lease while the first was still valid. A killed worker holds nothing
-// once dead: core ends a silent worker's leases early (DESIGN §10.5), so
+// once dead: core ends a silent worker's leases early (docs/protocol.md §3.37), so
 // its run holds its job until the kill.
 func holders(runs map[int64][]*run) (jobs []int64) {
 	for id, rs := range runs {

@@ -766,7 +766,7 @@ func TestACompleteNobodyHeardStillReachesWhoSubscribedMeanwhile(t *testing.T) {
 	}
 }
 
-// TestASilentWorkersJobsComeBackBeforeTheirTTL (DESIGN §10.5): the jobs of
+// TestASilentWorkersJobsComeBackBeforeTheirTTL (docs/protocol.md §3.37): the jobs of
 // a worker not heard from for core.WorkerSilentAfter come back with the
 // next rescue, whatever their ttl, as stalls, once per silence; a worker
 // still beating keeps its jobs; the silent one's stale acknowledgements
