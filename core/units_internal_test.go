@@ -44,7 +44,7 @@ func TestWireTwinsCopyEveryField(t *testing.T) {
 	every := 3 * time.Second
 	sp := Spec{Type: "t", Data: []byte(`{"a":1}`), Priority: PriorityHigh, Delay: time.Second, MaxAttempts: 3,
 		Backoff: &Backoff{Type: BackoffFixed, Delay: time.Minute}, TTL: time.Hour, RemoveOnComplete: RemoveAtOnce,
-		UniqueKey: "u", StallLimit: &two, RemoveOnFail: Retention{Age: 5}, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+		UniqueKey: "u", StallLimit: &two, RemoveOnFail: Retention{Age: 5 * time.Millisecond}, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
 	for _, v := range []any{
 		&sp,
 		&ScheduleSetRequest{Name: "n", Cron: "* * * * *", Every: &every, TZ: "UTC", Spec: sp, Paused: true},

@@ -39,6 +39,13 @@ func TestDurationsAreMillisecondsOnTheWire(t *testing.T) {
 		require.NoError(t, bus.Decode([]byte(c.want), c.back))
 		require.Equal(t, c.v, deref(c.back))
 	}
+	// A retention's age too.
+	var r core.Retention
+	require.NoError(t, bus.Decode([]byte(`{"age":90000,"count":3}`), &r))
+	require.Equal(t, core.Retention{Age: 90 * time.Second, Count: 3}, r)
+	err := bus.Decode([]byte(`{"age":9223372036854775807}`), &r)
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "age: 9223372036854775807 ms is more than a duration holds")
 	// A duration finer than the wire's millisecond is cut to one.
 	b, err := json.Marshal(core.Spec{Type: "t", Delay: 1999 * time.Microsecond})
 	require.NoError(t, err)

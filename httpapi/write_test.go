@@ -59,9 +59,9 @@ func TestCreate(t *testing.T) {
 	t.Run("retention is true or {age, count} in both forms", func(t *testing.T) {
 		job := e.create(`{"type":"sms","remove_on_complete":{"count":10},"remove_on_fail":{"age":60000}}`)
 		require.Equal(t, core.Retention{Count: 10}, job.RemoveOnComplete)
-		require.Equal(t, core.Retention{Age: 60000}, job.RemoveOnFail)
+		require.Equal(t, core.Retention{Age: time.Minute}, job.RemoveOnFail)
 		job = e.create(`{"type":"sms","options":{"removeOnComplete":{"age":5000,"count":3}}}`)
-		require.Equal(t, core.Retention{Age: 5000, Count: 3}, job.RemoveOnComplete, "Kue's form")
+		require.Equal(t, core.Retention{Age: 5 * time.Second, Count: 3}, job.RemoveOnComplete, "Kue's form")
 		require.Equal(t, "remove_on_fail.count: -1 is negative",
 			e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"sms","remove_on_fail":{"count":-1}}`))
 	})

@@ -223,7 +223,7 @@ func (f *retentionFlag) Set(s string) error {
 			if err != nil || d <= 0 || d%time.Millisecond != 0 {
 				return fmt.Errorf("age: %q is not a positive duration in whole ms (90m, 24h)", value)
 			}
-			r.Age = d.Milliseconds()
+			r.Age = d
 		case "count":
 			n, err := strconv.ParseInt(value, 10, 64)
 			if err != nil || n <= 0 {

@@ -68,7 +68,7 @@ func TestDev(t *testing.T) {
 		require.Equal(t, 3, job.StallLimit, "the node's --stall-limit")
 		require.Zero(t, createJob("email", "--stall-limit", "0").StallLimit, "the job's own --stall-limit")
 		kept := createJob("email", "--remove-on-complete=age=90m,count=1000", "--remove-on-fail")
-		require.Equal(t, core.Retention{Age: 5_400_000, Count: 1000}, kept.RemoveOnComplete)
+		require.Equal(t, core.Retention{Age: 90 * time.Minute, Count: 1000}, kept.RemoveOnComplete)
 		require.Equal(t, core.RemoveAtOnce, kept.RemoveOnFail)
 
 		again := createJob("email", "--unique-key", "order-1", "--priority", "-3")

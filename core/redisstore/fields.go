@@ -260,11 +260,12 @@ func encodeLimit(r core.Retention) string {
 	if !r.Limited() {
 		return ""
 	}
-	return strconv.FormatInt(r.Age, 10) + ":" + strconv.FormatInt(r.Count, 10)
+	return strconv.FormatInt(r.Age.Milliseconds(), 10) + ":" + strconv.FormatInt(r.Count, 10)
 }
 
 func decodeLimit(r *core.Retention, s string) {
 	age, count, _ := strings.Cut(s, ":")
-	r.Age, _ = strconv.ParseInt(age, 10, 64)
+	ms, _ := strconv.ParseInt(age, 10, 64)
+	r.Age = core.MsDuration(ms)
 	r.Count, _ = strconv.ParseInt(count, 10, 64)
 }

@@ -173,7 +173,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.Range(ctx, &service.RangeParams{Limit: 5, After: &core.RangeCursor{Score: 1, Member: "1"}})
 	must(err)
-	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: 1}, Limit: 100})
+	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: time.Millisecond}, Limit: 100})
 	must(err)
 	_, err = st.Remove(ctx, jobs2[1].ID) // cancelled, not cleaned
 	must(err)

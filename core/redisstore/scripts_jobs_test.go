@@ -30,7 +30,7 @@ func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 	two := 2
 	jobs, existing, err := st.Create(ctx, 1000, []core.Spec{
 		{Type: "t", Data: json.RawMessage(`{"n":1}`), Priority: -10, MaxAttempts: 3, TTL: 1000 * time.Millisecond, UniqueKey: "u", StallLimit: &two,
-			RemoveOnFail: core.Retention{Age: 5000, Count: 7}},
+			RemoveOnFail: core.Retention{Age: 5 * time.Second, Count: 7}},
 		{Type: "t", Delay: 500 * time.Millisecond, MaxAttempts: 1, TTL: 60000 * time.Millisecond, RemoveOnComplete: core.RemoveAtOnce,
 			Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100 * time.Millisecond}},
 	})
