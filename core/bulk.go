@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // BulkAction is what bulk does to each job it selects.
@@ -62,7 +63,8 @@ const (
 
 // BulkActionRequest is bulk's request: apply Action to the jobs in State (of
 // Type, or of every type), whose error contains Error (when set) and that
-// were last updated before Before (unix ms, when set), looking at most at
+// were last updated before Before (when set; unix ms on the wire,
+// units.go), looking at most at
 // Limit jobs (default BulkLimitDefault, at most BulkLimitMax). Cursor,
 // from the previous reply, goes on where it stopped.
 type BulkActionRequest struct {
@@ -70,7 +72,7 @@ type BulkActionRequest struct {
 	State  State      `json:"state"`
 	Type   string     `json:"type,omitempty"`
 	Error  string     `json:"error,omitempty"`
-	Before int64      `json:"before,omitempty"`
+	Before time.Time  `json:"before,omitzero"`
 	Limit  int        `json:"limit,omitempty"`
 	Cursor string     `json:"cursor,omitempty"`
 }

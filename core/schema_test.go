@@ -111,6 +111,10 @@ var special = map[reflect.Type]func() map[string]any{
 			"oneOf": []any{map[string]any{"type": "boolean"}, map[string]any{"type": "object", "additionalProperties": false,
 				"properties": map[string]any{"age": map[string]any{"type": "integer", "minimum": 0}, "count": map[string]any{"type": "integer", "minimum": 0}}}}}
 	},
+	// A time.Time on the wire is unix ms (core/units.go).
+	reflect.TypeFor[time.Time](): func() map[string]any {
+		return map[string]any{"type": "integer"}
+	},
 	reflect.TypeFor[core.State](): func() map[string]any {
 		var states []string
 		for _, s := range core.States {
@@ -137,6 +141,7 @@ var msOnTheWire = map[reflect.Type]bool{
 	reflect.TypeFor[core.Backoff]():            true,
 	reflect.TypeFor[core.ScheduleSetRequest](): true,
 	reflect.TypeFor[core.Schedule]():           true,
+	reflect.TypeFor[core.BulkActionRequest]():  true,
 }
 
 func (g *schemaGen) of(t *testing.T, typ reflect.Type) map[string]any {

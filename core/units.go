@@ -12,7 +12,8 @@ import (
 // time.Time; the wire carries both as integers of milliseconds (instants
 // as unix ms), the way every other client of the protocol writes them.
 // The types a Go user fills in (Spec, Backoff, ScheduleSetRequest,
-// Schedule) have time.Duration fields and JSON methods that write and
+// Schedule, BulkActionRequest) have time.Duration (and time.Time) fields
+// and JSON methods that write and
 // read whole milliseconds: their JSON is what it was with int64 ms fields,
 // so core reads and writes the same bytes, and docs/schema and
 // docs/protocol.md stay true. A duration is rounded down to whole
@@ -227,6 +228,45 @@ func (sc *Schedule) UnmarshalJSON(b []byte) error {
 		Name: w.Name, Cron: w.Cron, Every: every, TZ: w.TZ, Spec: w.Spec, Paused: w.Paused,
 		NextAt: w.NextAt, LastAt: w.LastAt, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
 	}
+	return nil
+}
+
+// bulkActionJSON is BulkActionRequest on the wire.
+type bulkActionJSON struct {
+	Action BulkAction `json:"action"`
+	State  State      `json:"state"`
+	Type   string     `json:"type,omitempty"`
+	Error  string     `json:"error,omitempty"`
+	Before int64      `json:"before,omitempty"`
+	Limit  int        `json:"limit,omitempty"`
+	Cursor string     `json:"cursor,omitempty"`
+}
+
+// MarshalJSON writes the request with Before in unix ms (0, left out, for
+// none).
+func (r BulkActionRequest) MarshalJSON() ([]byte, error) {
+	w := bulkActionJSON{Action: r.Action, State: r.State, Type: r.Type, Error: r.Error, Limit: r.Limit, Cursor: r.Cursor}
+	if !r.Before.IsZero() {
+		w.Before = r.Before.UnixMilli()
+	}
+	return bus.Encode(w)
+}
+
+// UnmarshalJSON reads a request whose before is unix ms; a negative one
+// is invalid.
+func (r *BulkActionRequest) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	var w bulkActionJSON
+	if err := bus.DecodeField(b, &w); err != nil {
+		return err
+	}
+	if w.Before < 0 {
+		return bus.FieldError("before", fmt.Sprintf("%d is negative (unix ms, or 0 for any time)", w.Before))
+	}
+	*r = BulkActionRequest{Action: w.Action, State: w.State, Type: w.Type, Error: w.Error,
+		Before: unixMs(w.Before), Limit: w.Limit, Cursor: w.Cursor}
 	return nil
 }
 

@@ -46,8 +46,12 @@ func (s *Service) checkBulkAction(req *core.BulkActionRequest) (*BulkQuery, erro
 	if len(req.Error) > s.cfg.MaxLogLineBytes {
 		return nil, core.Invalidf("error", "%d bytes is over the limit of %d", len(req.Error), s.cfg.MaxLogLineBytes)
 	}
-	if req.Before < 0 {
-		return nil, core.Invalidf("before", "%d is negative (unix ms, or 0 for any time)", req.Before)
+	var before int64 // unix ms, 0 for any time
+	if !req.Before.IsZero() {
+		before = req.Before.UnixMilli()
+	}
+	if before < 0 {
+		return nil, core.Invalidf("before", "%d is negative (unix ms, or 0 for any time)", before)
 	}
 	switch {
 	case req.Limit < 0:
@@ -63,7 +67,7 @@ func (s *Service) checkBulkAction(req *core.BulkActionRequest) (*BulkQuery, erro
 		return nil, core.Invalidf("cursor", "%q is not a cursor of type %s", req.Cursor, req.Type)
 	}
 	return &BulkQuery{Action: req.Action, State: req.State, Type: req.Type, Error: req.Error,
-		Before: req.Before, Limit: cmp.Or(req.Limit, core.BulkLimitDefault), From: from}, nil
+		Before: before, Limit: cmp.Or(req.Limit, core.BulkLimitDefault), From: from}, nil
 }
 
 func (s *Service) bulk(ctx context.Context, req *core.BulkActionRequest) (*core.BulkActionReply, error) {
