@@ -109,7 +109,10 @@ func DecodeStrict(data []byte, v any) error {
 // within data, so that the decoder that called the UnmarshalJSON puts the
 // field's own path before it, as for a FieldError.
 func DecodeField(data []byte, v any) error {
-	if decodeFast(data, v) {
+	// The value is whole (the decoder that called UnmarshalJSON found its
+	// end), so Unmarshal reads it: a stream Decoder, which decodeFast needs
+	// to see trailing data, costs 600 ns and 900 bytes more per value.
+	if utf8.Valid(data) && gojson.UnmarshalWithOption(data, v, disallowUnknownFields) == nil {
 		return nil
 	}
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
@@ -131,6 +134,20 @@ func DecodeField(data []byte, v any) error {
 	}
 	return FieldError("", describeJSONError(err))
 }
+
+// disallowUnknownFields makes goccy's Unmarshal refuse an unknown object
+// key, as its Decoder's DisallowUnknownFields does: it sets the flags that
+// method sets, read from a Decoder once (goccy has no option of its own
+// for Unmarshal).
+var disallowUnknownFields = func() gojson.DecodeOptionFunc {
+	dec := gojson.NewDecoder(strings.NewReader("{}"))
+	dec.DisallowUnknownFields()
+	var strict gojson.DecodeOption
+	if err := dec.DecodeWithOption(&struct{}{}, func(o *gojson.DecodeOption) { strict.Flags = o.Flags }); err != nil {
+		panic("bus: read goccy's strict flags: " + err.Error())
+	}
+	return func(o *gojson.DecodeOption) { o.Flags |= strict.Flags }
+}()
 
 // FieldError is what a field's own UnmarshalJSON returns to say why its
 // value is bad: encoding/json prefixes key with the path of the field (so a
