@@ -88,10 +88,10 @@ func TestDecodeFieldIsStrictAndNamesThePath(t *testing.T) {
 	require.NoError(t, bus.Decode([]byte(`{"inner":{"n":3,"deeper":{"priority":1}}}`), &ok))
 	require.Equal(t, 3, ok.Inner.N)
 	for body, want := range map[string]string{
-		`{"inner":{"n":3,"x":1}}`:                     "inner.x: unknown field",
-		`{"inner":{"n":3,"deeper":{"y":1}}}`:          "inner.deeper.y: unknown field",
-		`{"inner":{"n":"three"}}`:                     "inner.n: expected int, got JSON string",
-		`{"inner":{"n":3,"deeper":{"priority":"a"}}}`: "inner.deeper.priority: expected int",
+		`{"inner":{"n":3,"x":1}}`:                                      "inner.x: unknown field",
+		`{"inner":{"n":3,"deeper":{"y":1}}}`:                           "inner.deeper.y: unknown field",
+		`{"inner":{"n":"three"}}`:                                      "inner.n: expected int, got JSON string",
+		`{"inner":{"n":3,"deeper":{"priority":"a"}}}`:                  "inner.deeper.priority: expected int",
 		"{\"inner\":{\"n\":3,\"deeper\":{\"data\":\"\xff\"},\"x\":1}}": "inner.x: unknown field",
 	} {
 		var v twinOuter
