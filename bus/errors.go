@@ -17,7 +17,7 @@ import (
 // Nats-Service-Error-Code.
 type Code string
 
-// The codes of docs/protocol.md §1 "Errors". Every error that crosses the wire has one of them.
+// The codes of DESIGN §3. Every error that crosses the wire has one of them.
 const (
 	CodeInvalid     Code = "invalid"     // bad input: the message names the field and why
 	CodeNotFound    Code = "not_found"   // no such job

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Role is what a NATS user of a locked embedded server may do, as docs/protocol.md §1 "Authentication and inboxes"
+// Role is what a NATS user of a locked embedded server may do, as DESIGN
 // §8 lists: each role is a set of NATS permissions, which
 // embedded.Permissions (bus/embedded) builds. The names live here, apart
 // from the server, so that whatever names a role (a config's check, a
@@ -49,7 +49,7 @@ func ParseRole(s string) (Role, error) {
 // users (bus/embedded); configured users may not use it.
 const LocalUserPrefix = "_local_"
 
-// Method groups, by who may call them (docs/protocol.md §1, "Authentication and inboxes"). The methods that change
+// Method groups, by who may call them (DESIGN §8). The methods that change
 // jobs, types or schedules by hand (remove, set_state, set_priority, pause,
 // resume, cancel, bulk, schedule_set, schedule_remove) are in no group:
 // admin's alone.

@@ -14,7 +14,7 @@ const (
 	PromoterServiceName = "kuebus-promoter"
 )
 
-// Header names carried on the reply of a failed call (docs/protocol.md §1, "Errors"
+// Header names carried on the reply of a failed call (DESIGN §3, "Error
 // headers"). The first two are micro's own, so that any micro client sees
 // kuebus errors the way it sees every service's: HeaderErrorCode holds the
 // number of the code (StatusOf: invalid 400, not_found 404, conflict 409,

@@ -66,7 +66,7 @@ var scenarios = []scenario{
 	{
 		name: "kill-workers",
 		what: "kill -9 of a worker holding jobs of ttl 60 s, again and again (20 kills, 6 with --short), each replaced; " +
-			"its jobs run again within 3 s of the kill, not after their ttl (docs/protocol.md §3.37)",
+			"its jobs run again within 3 s of the kill, not after their ttl (DESIGN §10.5)",
 		shape:       shape{cores: 1, promoters: 1, workers: 3},
 		fault:       killWorkers,
 		ttl:         time.Minute,
