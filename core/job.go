@@ -359,8 +359,9 @@ type Job struct {
 }
 
 // AttemptError is one failed attempt in a job's error history: which
-// attempt, when (unix ms; Time gives it as a time.Time), its error, and the stack the worker sent with it
-// (none for a stall past the stall limit).
+// attempt, when (unix ms; Time gives it as a time.Time), its error, and
+// the stack the worker sent with it (none for a stall past the stall
+// limit).
 type AttemptError struct {
 	Attempt int    `json:"attempt"`
 	At      int64  `json:"at"`
