@@ -42,7 +42,7 @@ func (b *bench) runWorker(ctx context.Context, typ string, fn worker.HandlerFunc
 		nc.Close()
 		return started, nil, fmt.Errorf("bench: %w", err)
 	}
-	w.Process(typ, b.cfg.Concurrency, fn)
+	w.Process(typ, b.cfg.Concurrency, fn, nil)
 	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var runErr error

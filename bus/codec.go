@@ -102,6 +102,53 @@ func DecodeStrict(data []byte, v any) error {
 	return nil
 }
 
+// DecodeField is Decode for a type's own UnmarshalJSON that reads its
+// object through another type (core.Spec reads its durations as
+// milliseconds this way): as strict as Decode (unknown fields refused),
+// and every error is an *json.UnmarshalTypeError naming the key at fault
+// within data, so that the decoder that called the UnmarshalJSON puts the
+// field's own path before it, as for a FieldError.
+func DecodeField(data []byte, v any) error {
+	// The value is whole (the decoder that called UnmarshalJSON found its
+	// end), so Unmarshal reads it: a stream Decoder, which decodeFast needs
+	// to see trailing data, costs 600 ns and 900 bytes more per value.
+	if utf8.Valid(data) && gojson.UnmarshalWithOption(data, v, disallowUnknownFields) == nil {
+		return nil
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv.Elem().SetZero()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr):
+		return typeErr
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		if path := unknownFieldPath(data, reflect.TypeOf(v)); path != "" {
+			return FieldError(path, "unknown field")
+		}
+	}
+	return FieldError("", describeJSONError(err))
+}
+
+// disallowUnknownFields makes goccy's Unmarshal refuse an unknown object
+// key, as its Decoder's DisallowUnknownFields does: it sets the flags that
+// method sets, read from a Decoder once (goccy has no option of its own
+// for Unmarshal).
+var disallowUnknownFields = func() gojson.DecodeOptionFunc {
+	dec := gojson.NewDecoder(strings.NewReader("{}"))
+	dec.DisallowUnknownFields()
+	var strict gojson.DecodeOption
+	if err := dec.DecodeWithOption(&struct{}{}, func(o *gojson.DecodeOption) { strict.Flags = o.Flags }); err != nil {
+		panic("bus: read goccy's strict flags: " + err.Error())
+	}
+	return func(o *gojson.DecodeOption) { o.Flags |= strict.Flags }
+}()
+
 // FieldError is what a field's own UnmarshalJSON returns to say why its
 // value is bad: encoding/json prefixes key with the path of the field (so a
 // job's remove_on_complete reports "remove_on_complete.age"), and Decode

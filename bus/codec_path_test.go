@@ -58,3 +58,45 @@ func TestUnknownFieldsAreNamedByTheirPath(t *testing.T) {
 		require.NoError(t, bus.Decode([]byte(ok), &v), ok)
 	}
 }
+
+// twinOuter decodes its "inner" through DecodeField, as a type with
+// durations in ms on the wire does (core.Spec).
+type twinOuter struct {
+	Inner twinInner `json:"inner"`
+}
+
+type twinInner struct{ N int }
+
+func (t *twinInner) UnmarshalJSON(b []byte) error {
+	var w struct {
+		N     int       `json:"n"`
+		Inner pathInner `json:"deeper"`
+	}
+	if err := bus.DecodeField(b, &w); err != nil {
+		return err
+	}
+	t.N = w.N
+	return nil
+}
+
+// TestDecodeFieldIsStrictAndNamesThePath: a value decoded by its own
+// UnmarshalJSON through DecodeField is as strict as a request (unknown
+// fields refused, on the fast way and the slow one), and its errors carry
+// the whole path from the request's top.
+func TestDecodeFieldIsStrictAndNamesThePath(t *testing.T) {
+	var ok twinOuter
+	require.NoError(t, bus.Decode([]byte(`{"inner":{"n":3,"deeper":{"priority":1}}}`), &ok))
+	require.Equal(t, 3, ok.Inner.N)
+	for body, want := range map[string]string{
+		`{"inner":{"n":3,"x":1}}`:                                      "inner.x: unknown field",
+		`{"inner":{"n":3,"deeper":{"y":1}}}`:                           "inner.deeper.y: unknown field",
+		`{"inner":{"n":"three"}}`:                                      "inner.n: expected int, got JSON string",
+		`{"inner":{"n":3,"deeper":{"priority":"a"}}}`:                  "inner.deeper.priority: expected int",
+		"{\"inner\":{\"n\":3,\"deeper\":{\"data\":\"\xff\"},\"x\":1}}": "inner.x: unknown field",
+	} {
+		var v twinOuter
+		err := bus.Decode([]byte(body), &v)
+		require.ErrorContains(t, err, want, body)
+		require.Equal(t, bus.CodeInvalid, bus.CodeOf(err), body)
+	}
+}

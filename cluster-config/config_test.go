@@ -410,8 +410,8 @@ func TestRetentionFromTheFileAndTheVariable(t *testing.T) {
 	t.Parallel()
 	const base = "name: n\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
 	want := map[string]core.TypeRetention{
-		"*":     {Complete: core.Retention{Age: 86_400_000}, Cancelled: core.Retention{Age: 3_600_000}},
-		"email": {Complete: core.Retention{Count: 1000}, Failed: core.Retention{Age: 604_800_000, Count: 100}},
+		"*":     {Complete: core.Retention{Age: 24 * time.Hour}, Cancelled: core.Retention{Age: time.Hour}},
+		"email": {Complete: core.Retention{Count: 1000}, Failed: core.Retention{Age: 7 * 24 * time.Hour, Count: 100}},
 		"sms":   {Cancelled: core.Retention{Count: 10}},
 	}
 	c, err := clusterconfig.Parse([]byte(base+`retention:

@@ -123,7 +123,7 @@ func TestLocalClusterSurvivesItsLeadersSIGKILL(t *testing.T) {
 	const jobs = 200
 	specs := make([]core.Spec, jobs)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "report", Delay: int64(1000 + i*2000/jobs), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)}
+		specs[i] = core.Spec{Type: "report", Delay: time.Duration(1000+i*2000/jobs) * time.Millisecond, Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)}
 	}
 	created, err := client.CreateBulk(ctx, specs)
 	require.NoError(t, err)

@@ -72,7 +72,7 @@ func (l *RetentionLimit) core() core.Retention {
 	if l == nil {
 		return core.Retention{}
 	}
-	return core.Retention{Age: l.Age.Milliseconds(), Count: l.Count}
+	return core.Retention{Age: l.Age, Count: l.Count}
 }
 
 // retention checks every entry, naming it by path:

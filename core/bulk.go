@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // BulkAction is what bulk does to each job it selects.
@@ -63,8 +64,9 @@ const (
 // BulkActionRequest is bulk's request: apply Action to the jobs in State (of
 // Type, or of every type), whose error contains Error (when set), whose
 // error's group is ErrorGroup (when set: the normalised message
-// failed_errors gives, compared whole; docs/triage.md) and that
-// were last updated before Before (unix ms, when set), looking at most at
+// failed_errors gives, compared whole; docs/triage.md) and that were last
+// updated before Before (when set; unix ms on the wire, units.go), looking
+// at most at
 // Limit jobs (default BulkLimitDefault, at most BulkLimitMax). Cursor,
 // from the previous reply, goes on where it stopped.
 type BulkActionRequest struct {
@@ -73,10 +75,10 @@ type BulkActionRequest struct {
 	Type   string     `json:"type,omitempty"`
 	Error  string     `json:"error,omitempty"`
 	// ErrorGroup is compared with the normalised error, whole.
-	ErrorGroup string `json:"error_group,omitempty"`
-	Before     int64  `json:"before,omitempty"`
-	Limit      int    `json:"limit,omitempty"`
-	Cursor     string `json:"cursor,omitempty"`
+	ErrorGroup string    `json:"error_group,omitempty"`
+	Before     time.Time `json:"before,omitzero"`
+	Limit      int       `json:"limit,omitempty"`
+	Cursor     string    `json:"cursor,omitempty"`
 }
 
 // BulkActionReply is bulk's reply: how many jobs this call found in the state

@@ -150,7 +150,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 	sp := Spec{Type: jobType, Data: raw}
 	if o != nil {
 		sp.Priority, sp.MaxAttempts, sp.Backoff = o.Priority, o.MaxAttempts, o.Backoff
-		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
+		sp.Delay, sp.TTL = o.Delay, o.TTL
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
 		sp.StallLimit, sp.RemoveOnFail = o.StallLimit, o.RemoveOnFail
 		sp.Broadcast = o.Broadcast

@@ -1,6 +1,6 @@
 // Package core is what a client of the queue needs, and nothing more: the
 // job model (fields, states, priorities, backoff and their validation), the
-// wire request and reply types of every method of DESIGN §3, the error
+// wire request and reply types of every method of docs/protocol.md §3, the error
 // sentinels, and Client, a typed client for every method over NATS.
 //
 // The RPC service that implements the methods is core/service; the Redis
@@ -12,12 +12,16 @@
 //
 //	doc.go            this comment
 //	job.go            Job, Spec, State, Priority, Backoff and their validation
+//	units.go          time.Duration and time.Time in Go, ms on the wire: the
+//	                  JSON methods of Spec, Backoff and schedules, and the
+//	                  time accessors of Job and Schedule
 //	retention.go      Retention: remove_on_complete and remove_on_fail
 //	jsoncheck.go      CheckJSON: the checks of job data and results as JSON
 //	wire.go           request and reply bodies, the event body, wire limits
 //	lease.go          what a worker sends and gets: lease, batch and lease ops
 //	errors.go         the sentinels and the errors both sides word alike
-//	args.go           Args and CreateArgs: a job type as a Go type
+//	args.go           Args, CreateArgs, CreateArgsBulk and SetScheduleArgs:
+//	                  a job type as a Go type
 //	methods.go        Methods: every method's request and reply type (the
 //	                  source of docs/schema/kuebus.schema.json)
 //	client.go         Client: the calls of producers and readers (and the

@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// TestDocFileLists keeps every package's map true (DESIGN §1, STYLE §10):
+// TestDocFileLists keeps every package's map true (each package's doc.go names its files):
 // each package of the module has a doc.go holding its one package comment,
 // and that comment's Files: block names exactly the package's non-test .go
 // files, so a file added, renamed or removed without its line fails here.

@@ -180,3 +180,34 @@ func ExampleClient_SubscribeBroadcast() {
 	// node-b {"do":"reload"}
 	// complete true
 }
+
+// Digest is a job type as a Go type.
+type Digest struct {
+	List string `json:"list"`
+}
+
+func (Digest) JobType() string { return "digest" }
+
+// Typed bulk creates and schedules: the job type and the data come from
+// the Go type, durations are time.Duration.
+func ExampleSetScheduleArgs() {
+	natsURL, stop := nodetest.Queue()
+	defer stop()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	client, _ := core.NewClient(nc, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	jobs, _ := core.CreateArgsBulk(ctx, client, []Digest{{List: "daily"}, {List: "weekly"}},
+		&core.CreateOpts{Delay: time.Hour})
+	fmt.Println(len(jobs), jobs[0].State, jobs[1].DelayDuration())
+
+	every := 24 * time.Hour
+	sc, _ := core.SetScheduleArgs(ctx, client, &core.ScheduleSetRequest{Name: "weekly-digest", Every: &every},
+		Digest{List: "weekly"}, &core.CreateOpts{MaxAttempts: 3, Backoff: core.ExponentialBackoff(time.Minute)})
+	fmt.Println(sc.Name, sc.Every, sc.Spec.Type, string(sc.Spec.Data), sc.Spec.Backoff.Delay)
+	// Output:
+	// 2 delayed 1h0m0s
+	// weekly-digest 24h0m0s digest {"list":"weekly"} 2m0s
+}

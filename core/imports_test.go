@@ -63,9 +63,13 @@ var rooms = map[string]room{
 	"internal/httprule": {never: append([]string{"core", "worker", "promoter", "httpapi", "node", "cluster-config", goRedis, otel}, noServer...)},
 	"cmd":               {},
 	"examples":          {never: append([]string{"node", "worker", "promoter", "httpapi"}, client...)},
+	// kuebustest is a test helper: it starts a whole queue for tests (a
+	// node, so all of a node's parts), and runs handlers inline; it imports
+	// no go-redis itself.
+	"kuebustest": {},
 }
 
-// TestImportRules enforces who may import what (DESIGN §1, STYLE §1): only
+// TestImportRules enforces who may import what (the layout of docs/architecture.md): only
 // core/redisstore imports go-redis; a client (core, worker, promoter,
 // httpapi) compiles neither the service nor the store nor go-redis nor a
 // NATS server; only a node compiles the NATS server (bus/embedded);

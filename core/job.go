@@ -18,7 +18,7 @@ import (
 // or active job in cancelled.
 type State string
 
-// The states of DESIGN §2.
+// The states (docs/protocol.md §2, "States").
 const (
 	StateDelayed  State = "delayed"
 	StateInactive State = "inactive"
@@ -163,7 +163,7 @@ func plainInteger(b []byte) (int64, bool) {
 // BackoffType names how long a failed attempt waits before the next.
 type BackoffType string
 
-// The backoff types of DESIGN §2.
+// The backoff types (docs/protocol.md §2, "Backoff").
 const (
 	BackoffFixed       BackoffType = "fixed"
 	BackoffExponential BackoffType = "exponential"
@@ -175,29 +175,35 @@ const (
 // MaxDelay. A job without a Backoff retries at once. The store computes
 // the wait where it counts the attempt (core/redisstore's
 // lua/includes/attempt_failed.lua, the one place the formula is written).
+// On the wire Delay is whole milliseconds (units.go); ExponentialBackoff
+// picks the Delay whose first wait is the one it is given.
 type Backoff struct {
-	Type  BackoffType `json:"type"`
-	Delay int64       `json:"delay"` // ms
+	Type  BackoffType   `json:"type"`
+	Delay time.Duration `json:"delay"` // whole ms on the wire
 }
 
 // FixedBackoff waits d before each retry. The wire carries milliseconds:
 // d is rounded down to one.
 func FixedBackoff(d time.Duration) *Backoff {
-	return &Backoff{Type: BackoffFixed, Delay: d.Milliseconds()}
+	return &Backoff{Type: BackoffFixed, Delay: d.Truncate(time.Millisecond)}
 }
 
-// ExponentialBackoff waits d × 0.5 × (2^attempts − 1) before a retry, as
-// Kue: d/2, then 1.5d, 3.5d, …, capped at MaxDelay.
+// ExponentialBackoff waits d before the first retry, then doubles the
+// step: d, 3d, 7d, 15d, … after the 1st, 2nd, 3rd, 4th failed attempt
+// (the total since the first failure doubles), capped at MaxDelay. It
+// sends the wire's formula (Delay × 0.5 × (2^attempts − 1), Kue's) a Delay
+// of 2d, so that its first wait is d rather than Kue's d/2.
 func ExponentialBackoff(d time.Duration) *Backoff {
-	return &Backoff{Type: BackoffExponential, Delay: d.Milliseconds()}
+	delay := min(2*d.Truncate(time.Millisecond), MaxDelay*time.Millisecond)
+	return &Backoff{Type: BackoffExponential, Delay: delay}
 }
 
 func (b *Backoff) validate() error {
 	if b.Type != BackoffFixed && b.Type != BackoffExponential {
 		return Invalidf("backoff.type", "%q is not fixed or exponential", b.Type)
 	}
-	if b.Delay < 0 || b.Delay > MaxDelay {
-		return Invalidf("backoff.delay", "%d ms is outside 0..%d", b.Delay, int64(MaxDelay))
+	if ms := b.Delay.Milliseconds(); b.Delay < 0 || ms > MaxDelay {
+		return Invalidf("backoff.delay", "%d ms is outside 0..%d", ms, int64(MaxDelay))
 	}
 	return nil
 }
@@ -217,13 +223,17 @@ const (
 
 // Spec is what a producer sends to create a job.
 type Spec struct {
-	Type        string          `json:"type"`
-	Data        json.RawMessage `json:"data,omitempty"`
-	Priority    Priority        `json:"priority,omitempty"`
-	Delay       int64           `json:"delay,omitempty"`        // ms before the job may run
-	MaxAttempts int             `json:"max_attempts,omitempty"` // default 1
-	Backoff     *Backoff        `json:"backoff,omitempty"`
-	TTL         int64           `json:"ttl,omitempty"` // ms one attempt may hold its lease; default 60000
+	Type     string          `json:"type"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Priority Priority        `json:"priority,omitempty"`
+	// Delay is how long the job waits before it may run (whole ms on the
+	// wire, units.go).
+	Delay       time.Duration `json:"delay,omitempty"`
+	MaxAttempts int           `json:"max_attempts,omitempty"` // default 1
+	Backoff     *Backoff      `json:"backoff,omitempty"`
+	// TTL is how long one attempt may hold its lease (whole ms on the
+	// wire); 0: TTLDefault ms.
+	TTL time.Duration `json:"ttl,omitempty"`
 	// RemoveOnComplete and RemoveOnFail: how long the job is kept once
 	// complete, once failed (Retention). Zero: as its type's default says.
 	RemoveOnComplete Retention `json:"remove_on_complete,omitzero"`
@@ -265,8 +275,8 @@ func (s *Spec) Normalize(maxData int) error {
 	if err := s.Priority.check(); err != nil {
 		return Invalidf("priority", "%v", err)
 	}
-	if s.Delay < 0 || s.Delay > MaxDelay {
-		return Invalidf("delay", "%d ms is outside 0..%d", s.Delay, int64(MaxDelay))
+	if ms := s.Delay.Milliseconds(); s.Delay < 0 || ms > MaxDelay {
+		return Invalidf("delay", "%d ms is outside 0..%d", ms, int64(MaxDelay))
 	}
 	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttempts {
 		return Invalidf("max_attempts", "%d is outside 0..%d (0 means the default, 1)", s.MaxAttempts, MaxAttempts)
@@ -279,11 +289,14 @@ func (s *Spec) Normalize(maxData int) error {
 			return err
 		}
 	}
-	if s.TTL < 0 || s.TTL > MaxDelay {
-		return Invalidf("ttl", "%d ms is outside 0..%d (0 means the default, %d)", s.TTL, int64(MaxDelay), TTLDefault)
+	if ms := s.TTL.Milliseconds(); s.TTL < 0 || ms > MaxDelay {
+		return Invalidf("ttl", "%d ms is outside 0..%d (0 means the default, %d)", ms, int64(MaxDelay), TTLDefault)
 	}
+	// What the wire carries: whole milliseconds, so that the job core
+	// stores is the spec it checked.
+	s.Delay, s.TTL = s.Delay.Truncate(time.Millisecond), s.TTL.Truncate(time.Millisecond)
 	if s.TTL == 0 {
-		s.TTL = TTLDefault
+		s.TTL = TTLDefault * time.Millisecond
 	}
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
 		return Invalidf("unique_key", "%d bytes is longer than %d", len(s.UniqueKey), MaxUniqueKeyLen)
@@ -310,7 +323,9 @@ func (s *Spec) Normalize(maxData int) error {
 	return nil
 }
 
-// Job is a stored job. Times are unix ms, durations ms.
+// Job is a stored job. Times are unix ms, durations ms, as on the wire;
+// methods (units.go) give them as time.Time and time.Duration: CreatedTime,
+// TTLDuration and the others.
 type Job struct {
 	ID               int64           `json:"id"`
 	Type             string          `json:"type"`
@@ -364,8 +379,9 @@ type Job struct {
 }
 
 // AttemptError is one failed attempt in a job's error history: which
-// attempt, when (unix ms), its error, and the stack the worker sent with it
-// (none for a stall past the stall limit).
+// attempt, when (unix ms; Time gives it as a time.Time), its error, and
+// the stack the worker sent with it (none for a stall past the stall
+// limit).
 type AttemptError struct {
 	Attempt int    `json:"attempt"`
 	At      int64  `json:"at"`

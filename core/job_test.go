@@ -34,7 +34,7 @@ func TestSpecNormalizeFillsDefaults(t *testing.T) {
 	sp := core.Spec{Type: "email"}
 	require.NoError(t, sp.Normalize(100))
 	require.Equal(t, 1, sp.MaxAttempts)
-	require.Equal(t, int64(core.TTLDefault), sp.TTL)
+	require.Equal(t, core.TTLDefault*time.Millisecond, sp.TTL)
 }
 
 func TestParseState(t *testing.T) {
@@ -48,7 +48,8 @@ func TestParseState(t *testing.T) {
 }
 
 func TestBackoffConstructorsTakeDurations(t *testing.T) {
-	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 1500}, core.FixedBackoff(1500*time.Millisecond))
-	require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000}, core.ExponentialBackoff(2*time.Second+999*time.Microsecond),
-		"rounded down to the millisecond the wire carries")
+	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 1500 * time.Millisecond}, core.FixedBackoff(1500*time.Millisecond))
+	require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 4000 * time.Millisecond}, core.ExponentialBackoff(2*time.Second+999*time.Microsecond),
+		"rounded down to the millisecond the wire carries, and doubled: the wire's formula halves it")
+	require.Equal(t, core.MaxDelay*time.Millisecond, core.ExponentialBackoff(core.MaxDelay*time.Millisecond).Delay, "capped at MaxDelay")
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// What a worker sends and gets: DESIGN §3's lease, complete, fail, touch,
+// What a worker sends and gets: docs/protocol.md §3.16's lease, complete, fail, touch,
 // release, rejoin, progress and rescue, plus batch, which carries many of
 // them in one request.
 

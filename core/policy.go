@@ -180,7 +180,7 @@ func (d *TypeDefaults) Apply(sp Spec) Spec {
 		sp.Backoff = &b
 	}
 	if sp.TTL == 0 {
-		sp.TTL = d.TTL
+		sp.TTL = MsDuration(d.TTL)
 	}
 	if sp.StallLimit == nil && d.StallLimit != nil {
 		n := *d.StallLimit

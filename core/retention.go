@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 )
@@ -26,9 +27,9 @@ import (
 type Retention struct {
 	// AtOnce is true on the wire: the job goes as it finishes.
 	AtOnce bool
-	// Age is how long, in ms after it finished, the job is kept; 0: no
-	// limit of age.
-	Age int64
+	// Age is how long after it finished the job is kept (whole ms on the
+	// wire); 0: no limit of age.
+	Age time.Duration
 	// Count is how many jobs of its type in its state are kept: the job goes
 	// once Count newer ones finished; 0: no limit of count.
 	Count int64
@@ -55,7 +56,7 @@ func (r Retention) MarshalJSON() ([]byte, error) {
 	}
 	b := []byte{'{'}
 	if r.Age != 0 {
-		b = append(append(b, `"age":`...), strconv.FormatInt(r.Age, 10)...)
+		b = append(append(b, `"age":`...), strconv.FormatInt(r.Age.Milliseconds(), 10)...)
 	}
 	if r.Count != 0 {
 		if r.Age != 0 {
@@ -89,13 +90,7 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 	}
 	var out Retention
 	for key, v := range obj {
-		var dst *int64
-		switch key {
-		case "age":
-			dst = &out.Age
-		case "count":
-			dst = &out.Count
-		default:
+		if key != "age" && key != "count" {
 			return bus.FieldError(key, "unknown key (age, count)")
 		}
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
@@ -105,7 +100,13 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 		if n < 0 {
 			return bus.FieldError(key, fmt.Sprintf("%d is negative", n))
 		}
-		*dst = n
+		if key == "count" {
+			out.Count = n
+			continue
+		}
+		if out.Age, err = msDuration("", n); err != nil {
+			return bus.FieldError(key, fmt.Sprintf("%d ms is more than a duration holds", n))
+		}
 	}
 	if out.Age == 0 && out.Count == 0 {
 		return bus.FieldError("", `age and count are both 0: send true to remove at once, false to keep`)
@@ -119,7 +120,7 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 func (r Retention) validate(field string) error {
 	switch {
 	case r.Age < 0:
-		return Invalidf(field+".age", "%d is negative", r.Age)
+		return Invalidf(field+".age", "%d is negative", r.Age.Milliseconds())
 	case r.Count < 0:
 		return Invalidf(field+".count", "%d is negative", r.Count)
 	case r.AtOnce && (r.Age != 0 || r.Count != 0):

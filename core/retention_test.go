@@ -3,6 +3,7 @@ package core_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -59,7 +60,7 @@ func TestRetentionRefusesBadShapesNamingTheField(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, tc.body)
 	}
 	for name, sp := range map[string]core.Spec{
-		"remove_on_complete.age: -1 is negative":    {Type: "t", RemoveOnComplete: core.Retention{Age: -1}},
+		"remove_on_complete.age: -1 is negative":    {Type: "t", RemoveOnComplete: core.Retention{Age: -time.Millisecond}},
 		"remove_on_fail.count: -2 is negative":      {Type: "t", RemoveOnFail: core.Retention{Count: -2}},
 		"remove_on_fail: true (remove at once) has": {Type: "t", RemoveOnFail: core.Retention{AtOnce: true, Count: 2}},
 	} {

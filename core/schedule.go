@@ -2,18 +2,19 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 )
 
-// Schedules (DESIGN §3, protocol §3.31–§3.33): a named job spec that the
+// Schedules (docs/protocol.md §3.31–§3.33): a named job spec that the
 // promoter leader creates a job from at each tick of a cron expression or
 // of a fixed interval.
 
-// MinEvery is the shortest interval, in ms, a schedule may tick at: a
-// schedule is an operator's periodic job, not a rate, and the leader fires
-// each tick with one call to core and one script.
-const MinEvery = 1000
+// MinEvery is the shortest interval a schedule may tick at: a schedule is
+// an operator's periodic job, not a rate, and the leader fires each tick
+// with one call to core and one script.
+const MinEvery = time.Second
 
 // MaxCronLen bounds a schedule's cron expression, in bytes: a cron of six
 // fields, each a list of ranges with steps, fits with room to spare.
@@ -29,9 +30,10 @@ type ScheduleSetRequest struct {
 	// with seconds first, or a descriptor (@hourly, @daily, ...); at most
 	// MaxCronLen bytes.
 	Cron string `json:"cron,omitempty"`
-	// Every is the interval in ms, from MinEvery to MaxDelay (ten years);
-	// ticks fall at the time the schedule was set plus whole intervals.
-	Every *int64 `json:"every,omitempty"`
+	// Every is the interval, from MinEvery to MaxDelay ms (ten years), in
+	// whole ms on the wire (units.go); ticks fall at the time the schedule
+	// was set plus whole intervals.
+	Every *time.Duration `json:"every,omitempty"`
 	// TZ is the IANA zone the cron expression is read in. Default UTC.
 	TZ string `json:"tz,omitempty"`
 	// Spec is the job each tick creates, checked as create checks a spec.
@@ -42,13 +44,15 @@ type ScheduleSetRequest struct {
 }
 
 // Schedule is a stored schedule, as schedule_set and schedule_list reply.
+// Its instants are unix ms, as on the wire; NextTime and the others give
+// them as time.Time.
 type Schedule struct {
-	Name   string `json:"name"`
-	Cron   string `json:"cron,omitempty"`
-	Every  int64  `json:"every,omitempty"`
-	TZ     string `json:"tz,omitempty"`
-	Spec   Spec   `json:"spec"`
-	Paused bool   `json:"paused"`
+	Name   string        `json:"name"`
+	Cron   string        `json:"cron,omitempty"`
+	Every  time.Duration `json:"every,omitempty"` // whole ms on the wire
+	TZ     string        `json:"tz,omitempty"`
+	Spec   Spec          `json:"spec"`
+	Paused bool          `json:"paused"`
 	// NextAt is the next tick (unix ms); 0 while paused.
 	NextAt int64 `json:"next_at,omitempty"`
 	// LastAt is the last tick fired (unix ms); 0 before the first.

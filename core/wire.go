@@ -8,7 +8,7 @@ import (
 	"github.com/kuebus/kuebus/bus"
 )
 
-// The request and reply bodies of core's RPC methods (DESIGN §3). Field names
+// The request and reply bodies of core's RPC methods (docs/protocol.md §3). Field names
 // are the wire names; docs/protocol.md shows each with an example.
 
 // IDRequest names one job: get, exists, remove, log.

@@ -36,7 +36,7 @@ const (
 	MaxInstanceLen       = 64
 )
 
-// Heartbeat timing (DESIGN §10.5), in ms. Workers beat every
+// Heartbeat timing (docs/protocol.md §3.37), in ms. Workers beat every
 // HeartbeatEvery. A worker not heard from for WorkerSilentAfter is silent
 // (killed, hung, cut off): the leader's rescue ends the leases of its
 // active jobs, whatever their ttl, and they run again elsewhere, within

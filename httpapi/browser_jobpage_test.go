@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func TestJobPageInBrowser(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t, httpapi.Config{}, service.Config{Retention: map[string]core.TypeRetention{
-		"report": {Complete: core.Retention{Age: 86_400_000}},
+		"report": {Complete: core.Retention{Age: 24 * time.Hour}},
 	}})
 	browser, exceptions := newBrowser(t)
 	step, shot := stepper(t, browser, artifacts(t))

@@ -59,8 +59,8 @@ func (b *jobBody) spec() (core.Spec, error) {
 	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit, Broadcast: b.Broadcast}
 	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil || b.RemoveOnFail != nil
 	if b.Options == nil {
-		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), deref(b.Delay), deref(b.MaxAttempts)
-		sp.Backoff, sp.TTL, sp.RemoveOnComplete = b.Backoff, deref(b.TTL), deref(b.RemoveOnComplete)
+		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), core.MsDuration(deref(b.Delay)), deref(b.MaxAttempts)
+		sp.Backoff, sp.TTL, sp.RemoveOnComplete = b.Backoff, core.MsDuration(deref(b.TTL)), deref(b.RemoveOnComplete)
 		sp.RemoveOnFail = deref(b.RemoveOnFail)
 		return sp, nil
 	}
@@ -68,7 +68,8 @@ func (b *jobBody) spec() (core.Spec, error) {
 		return sp, badRequest("options: give the job's options either in \"options\" (Kue's form) or at the top level (core.create's spec), not both")
 	}
 	o := b.Options
-	sp.Priority, sp.Delay, sp.MaxAttempts, sp.TTL, sp.RemoveOnComplete = o.Priority, o.Delay, o.MaxAttempts, o.TTL, o.RemoveOnComplete
+	sp.Priority, sp.MaxAttempts, sp.RemoveOnComplete = o.Priority, o.MaxAttempts, o.RemoveOnComplete
+	sp.Delay, sp.TTL = core.MsDuration(o.Delay), core.MsDuration(o.TTL)
 	backoff, err := kueBackoff(o.Backoff, o.Delay)
 	if err != nil {
 		return sp, err
@@ -83,7 +84,7 @@ func kueBackoff(raw json.RawMessage, delay int64) (*core.Backoff, error) {
 	case "", "null", "false":
 		return nil, nil
 	case "true":
-		return &core.Backoff{Type: core.BackoffFixed, Delay: delay}, nil
+		return &core.Backoff{Type: core.BackoffFixed, Delay: core.MsDuration(delay)}, nil
 	}
 	var obj struct {
 		Type  core.BackoffType `json:"type"`
@@ -93,9 +94,9 @@ func kueBackoff(raw json.RawMessage, delay int64) (*core.Backoff, error) {
 		return nil, badRequest(`options.backoff: expected true, false or {"type":"fixed"|"exponential","delay":ms}, got %s (%s)`,
 			truncate(string(raw), 60), messageOf(err))
 	}
-	b := &core.Backoff{Type: obj.Type, Delay: delay}
+	b := &core.Backoff{Type: obj.Type, Delay: core.MsDuration(delay)}
 	if obj.Delay != nil {
-		b.Delay = *obj.Delay
+		b.Delay = core.MsDuration(*obj.Delay)
 	}
 	return b, nil
 }

@@ -24,7 +24,7 @@
 //   - the Metrics hook through which a metrics backend sees every event and
 //     every core call (metrics.go): the handlers call core through one
 //     core.Client, which reports each call to it. The Prometheus backend lives in
-//     httpapi/prom, so this package does not import Prometheus (STYLE §8);
+//     httpapi/prom, so this package does not import Prometheus;
 //     the binary wires the two together and passes the /metrics handler in.
 //
 // Events are at most once (docs/protocol.md §4): the dashboard treats an

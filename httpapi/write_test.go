@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,16 +32,16 @@ func TestCreate(t *testing.T) {
 		require.Equal(t, core.PriorityHigh, got.Priority)
 		require.EqualValues(t, 60000, got.Delay)
 		require.Equal(t, core.StateDelayed, got.State)
-		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000}, got.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 2000 * time.Millisecond}, got.Backoff)
 		require.EqualValues(t, 30000, got.TTL)
 		require.True(t, got.RemoveOnComplete.AtOnce)
 	})
 
 	t.Run("Kue's backoff true waits the job's delay, and a backoff without delay takes it too", func(t *testing.T) {
 		job := e.create(`{"type":"email","options":{"delay":500,"backoff":true}}`)
-		require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 500}, job.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond}, job.Backoff)
 		job = e.create(`{"type":"email","options":{"delay":700,"backoff":{"type":"exponential"}}}`)
-		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 700}, job.Backoff)
+		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 700 * time.Millisecond}, job.Backoff)
 		job = e.create(`{"type":"email","options":{"backoff":false}}`)
 		require.Nil(t, job.Backoff)
 	})
@@ -58,9 +59,9 @@ func TestCreate(t *testing.T) {
 	t.Run("retention is true or {age, count} in both forms", func(t *testing.T) {
 		job := e.create(`{"type":"sms","remove_on_complete":{"count":10},"remove_on_fail":{"age":60000}}`)
 		require.Equal(t, core.Retention{Count: 10}, job.RemoveOnComplete)
-		require.Equal(t, core.Retention{Age: 60000}, job.RemoveOnFail)
+		require.Equal(t, core.Retention{Age: time.Minute}, job.RemoveOnFail)
 		job = e.create(`{"type":"sms","options":{"removeOnComplete":{"age":5000,"count":3}}}`)
-		require.Equal(t, core.Retention{Age: 5000, Count: 3}, job.RemoveOnComplete, "Kue's form")
+		require.Equal(t, core.Retention{Age: 5 * time.Second, Count: 3}, job.RemoveOnComplete, "Kue's form")
 		require.Equal(t, "remove_on_fail.count: -1 is negative",
 			e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"sms","remove_on_fail":{"count":-1}}`))
 	})

@@ -125,7 +125,7 @@ func TestThreeCoresRunEveryJobOnce(t *testing.T) {
 				spec := func(i int) core.Spec {
 					sp := core.Spec{Type: types[(p+i)%len(types)], Data: json.RawMessage(fmt.Sprintf(`{"p":%d,"i":%d}`, p, i))}
 					if i%10 == 0 {
-						sp.Delay = 50
+						sp.Delay = 50 * time.Millisecond
 					}
 					return sp
 				}

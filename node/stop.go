@@ -8,8 +8,8 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Stop stops what Start started, whatever it reached, in a fixed order
-// (STYLE §6), and returns what failed, with what ended the node early (see
+// Stop stops what Start started, whatever it reached, in a fixed order,
+// and returns what failed, with what ended the node early (see
 // Failed). It differs from the start order in one place: the promoter
 // goes first, because a graceful leave is what hands leadership over at
 // once, and nothing it needs goes away before it (the other nodes' cores

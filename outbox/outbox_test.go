@@ -90,7 +90,7 @@ func TestABadSpecFailsEnqueueAndStoresNothing(t *testing.T) {
 		}{
 			{"a type that is not a token", core.Spec{Type: "bad type"}, "type:"},
 			{"data that is not JSON", core.Spec{Type: "ok", Data: json.RawMessage(`{"a":`)}, "data"},
-			{"a negative delay", core.Spec{Type: "ok", Delay: -1}, "delay:"},
+			{"a negative delay", core.Spec{Type: "ok", Delay: -time.Millisecond}, "delay:"},
 			{"an unknown backoff", core.Spec{Type: "ok", Backoff: &core.Backoff{Type: "linear"}}, "backoff.type:"},
 			{"data over core's limit", core.Spec{Type: "ok", Data: json.RawMessage(`"` + strings.Repeat("x", core.MaxDataBytesDefault) + `"`)}, "data:"},
 		} {
@@ -282,9 +282,9 @@ func TestEveryFieldOfASpecReachesItsJob(t *testing.T) {
 	stalls := 3
 	sp := core.Spec{
 		Type: "full", Data: json.RawMessage(`{"order":42,"items":["a","b"]}`),
-		Priority: core.PriorityHigh, Delay: 3_600_000, MaxAttempts: 5,
-		Backoff: core.ExponentialBackoff(2 * time.Second), TTL: 90_000,
-		RemoveOnComplete: core.RemoveAtOnce, RemoveOnFail: core.Retention{Age: 86_400_000, Count: 10},
+		Priority: core.PriorityHigh, Delay: time.Hour, MaxAttempts: 5,
+		Backoff: core.ExponentialBackoff(2 * time.Second), TTL: 90 * time.Second,
+		RemoveOnComplete: core.RemoveAtOnce, RemoveOnFail: core.Retention{Age: 24 * time.Hour, Count: 10},
 		UniqueKey: "order-42", StallLimit: &stalls,
 	}
 	enqueue(t, d.db, ob, true, sp)
@@ -296,10 +296,10 @@ func TestEveryFieldOfASpecReachesItsJob(t *testing.T) {
 	require.JSONEq(t, string(sp.Data), string(job.Data))
 	require.Equal(t, core.PriorityHigh, job.Priority)
 	require.Equal(t, core.StateDelayed, job.State)
-	require.Equal(t, sp.Delay, job.Delay)
+	require.Equal(t, sp.Delay, job.DelayDuration())
 	require.Equal(t, 5, job.MaxAttempts)
 	require.Equal(t, sp.Backoff, job.Backoff)
-	require.Equal(t, sp.TTL, job.TTL)
+	require.Equal(t, sp.TTL, job.TTLDuration())
 	require.Equal(t, core.RemoveAtOnce, job.RemoveOnComplete)
 	require.Equal(t, sp.RemoveOnFail, job.RemoveOnFail)
 	require.Equal(t, "order-42", job.UniqueKey, "a spec's own unique key is kept")

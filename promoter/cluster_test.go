@@ -82,7 +82,7 @@ func TestFailoverAfterTheLeaderCrashes(t *testing.T) {
 	promoteAt := make(map[int64]int64, jobs)
 	specs := make([]core.Spec, jobs)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "report", Delay: int64(500 + i*1000/jobs)}
+		specs[i] = core.Spec{Type: "report", Delay: time.Duration(500+i*1000/jobs) * time.Millisecond}
 	}
 	created, err := nb.client.CreateBulk(t.Context(), specs)
 	require.NoError(t, err)
@@ -191,7 +191,7 @@ func TestTwoLeadersPromoteEachJobExactlyOnce(t *testing.T) {
 		specs := make([]core.Spec, 1000)
 		delay := max(dueAt-time.Now().UnixMilli(), 1)
 		for i := range specs {
-			specs[i] = core.Spec{Type: "bulk", Delay: delay}
+			specs[i] = core.Spec{Type: "bulk", Delay: time.Duration(delay) * time.Millisecond}
 		}
 		created, err := nx.client.CreateBulk(t.Context(), specs)
 		require.NoError(t, err)

@@ -67,7 +67,7 @@ func TestRunLoop(t *testing.T) {
 		c := nodetest.NewCore(t, service.Config{Now: clock.Now})
 		specs := make([]core.Spec, 250)
 		for i := range specs {
-			specs[i] = core.Spec{Type: "report", Delay: 1}
+			specs[i] = core.Spec{Type: "report", Delay: 1 * time.Millisecond}
 		}
 		jobs, err := c.Client.CreateBulk(t.Context(), specs)
 		require.NoError(t, err)

@@ -62,8 +62,8 @@ func TestScheduleTicksOnceAcrossAFailover(t *testing.T) {
 	requireNoTermChange(t, nb)
 	evs := tickEvents(t, nb.client, "tick")
 
-	every := int64(core.MinEvery)
-	sc, err := nb.client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "tick"}})
+	every := core.MinEvery.Milliseconds()
+	sc, err := nb.client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: new(core.MinEvery), Spec: core.Spec{Type: "tick"}})
 	require.NoError(t, err)
 	anchor := sc.NextAt - every
 
@@ -116,8 +116,8 @@ func TestTwoLeadersFireEachTickOnce(t *testing.T) {
 	require.True(t, ny.nextTerm(t, waitTimeout).leading)
 	evs := tickEvents(t, nx.client, "tick")
 
-	every := int64(core.MinEvery)
-	sc, err := nx.client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "tick"}})
+	every := core.MinEvery.Milliseconds()
+	sc, err := nx.client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: new(core.MinEvery), Spec: core.Spec{Type: "tick"}})
 	require.NoError(t, err)
 	// Each job is for a later tick than the one before. A tick may pass
 	// without a job when no leader got to call within the interval (a

@@ -32,8 +32,8 @@ func TestRunScheduleLoopWakesForANewSchedule(t *testing.T) {
 	require.Equal(t, core.FireReply{}, *waitFor(t, fired, "the first call"), "nothing to fire, nothing waits")
 
 	// The loop now sleeps for a minute; only queue.due can wake it in time.
-	every := int64(core.MinEvery)
-	sc, err := c.Client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "tick"}})
+	every := core.MinEvery.Milliseconds()
+	sc, err := c.Client.SetSchedule(t.Context(), &core.ScheduleSetRequest{Name: "s", Every: new(core.MinEvery), Spec: core.Spec{Type: "tick"}})
 	require.NoError(t, err)
 	ev := waitFor(t, evs, "the first tick's job")
 	require.Equal(t, sc.NextAt, ev.Job.ScheduleAt)

@@ -198,7 +198,9 @@ func (a *acker) send(ctx context.Context, batch []ack) {
 				"code", r.Error.Code, "err", r.Error.Message)
 		case x.op.Op == core.OpFail && r.State == core.StateFailed && a.w.cfg.OnFailed != nil:
 			job := *x.job
-			job.State, job.Attempts, job.Error, job.Lease = r.State, job.Attempts+1, x.op.Error, ""
+			// x.job is the handler's: its Attempts counts the attempt that
+			// failed, which is core's count now.
+			job.State, job.Error, job.Lease = r.State, x.op.Error, ""
 			a.w.cfg.OnFailed(&job, x.err)
 		}
 	}

@@ -56,7 +56,7 @@ func TestAStopWithAcknowledgementsUnansweredEndsWithinItsGrace(t *testing.T) {
 		close(started)
 		<-finish
 		return nil
-	})
+	}, nil)
 	stop := run(t, w)
 	_, err := cs.client().Create(ctx, "ack", nil, &core.CreateOpts{TTL: time.Minute})
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestAcknowledgementsWithNoCoreLogOneLineEachNotOneATry(t *testing.T) {
 		close(started)
 		<-finish
 		return nil
-	})
+	}, nil)
 	stop := run(t, w)
 	_, err := cs.client().Create(ctx, "ack", nil, &core.CreateOpts{TTL: time.Minute})
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func TestAStopWithHandlersRunningAndNoCoreEndsWithinTwoGraces(t *testing.T) {
 		close(started)
 		<-ctx.Done()
 		return context.Cause(ctx)
-	})
+	}, nil)
 	stop := run(t, w)
 	_, err := cs.client().Create(ctx, "slow", nil, &core.CreateOpts{TTL: time.Minute})
 	require.NoError(t, err)

@@ -26,7 +26,7 @@ func TestHandleArgsFailsForGoodOnDataThatDoesNotDecode(t *testing.T) {
 		defer mu.Unlock()
 		got = append(got, args.To)
 		return nil
-	})
+	}, nil)
 	stop := run(t, w)
 	defer stop()
 
@@ -69,7 +69,7 @@ func TestMiddlewareWrapsInOrder(t *testing.T) {
 		trace = append(trace, "handler")
 		mu.Unlock()
 		return nil
-	})
+	}, nil)
 	stop := run(t, w)
 	defer stop()
 	job := create(t, c, "solo", nil, nil)
@@ -86,7 +86,7 @@ func TestARunningWorkerIsListed(t *testing.T) {
 	c := stack(t)
 	w := newWorker(t, c, worker.Config{ID: "listed-1", Concurrency: 3})
 	w.Handle("email", worker.HandlerFunc(func(context.Context, *worker.Job) error { return nil }))
-	w.Process("sms", 2, func(context.Context, *worker.Job) error { return nil })
+	w.Process("sms", 2, func(context.Context, *worker.Job) error { return nil }, nil)
 	stop := run(t, w)
 	// The first beat goes out as Run starts: a job done shows Run runs,
 	// and the beat is then at most one call behind.

@@ -38,7 +38,7 @@ func BenchmarkProcessC64(b *testing.B) {
 			close(all)
 		}
 		return nil
-	})
+	}, nil)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	b.ResetTimer()

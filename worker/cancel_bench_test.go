@@ -33,7 +33,7 @@ func BenchmarkCancelToContext(b *testing.B) {
 		<-ctx.Done()
 		saw <- time.Now()
 		return nil
-	})
+	}, nil)
 	runCtx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(runCtx) }()

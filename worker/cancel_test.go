@@ -94,7 +94,7 @@ func TestABulkCancelReachesEveryRunningHandler(t *testing.T) {
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
 		return ctx.Err()
-	})
+	}, nil)
 	run(t, w)
 	for range 3 {
 		create(t, c, "long", nil, &core.CreateOpts{TTL: time.Minute})

@@ -4,7 +4,8 @@
 // Two forms. Kue's, a concurrency per type:
 //
 //	w, _ := worker.New(worker.Config{Conn: nc})
-//	w.Process("email", 8, func(ctx context.Context, job *worker.Job) error { ... })
+//	w.Process("email", 8, func(ctx context.Context, job *worker.Job) error { ... },
+//		&worker.HandlerOpts{Timeout: 30 * time.Second}) // or nil
 //	err := w.Run(ctx)
 //
 // and the Go one, handlers sharing the worker's concurrency:
@@ -17,15 +18,17 @@
 //
 //	doc.go      this comment
 //	worker.go   Config, New, Handle and Process, Run and the order of a stop
-//	job.go      Handler, Job and the calls a handler makes, RetryAfter,
+//	job.go      Handler, Job and the calls a handler makes, NewJob and
+//	            JobCalls (a Job without a worker, for tests), RetryAfter,
 //	            Discard, and the errors a handler's context ends with
 //	args.go     HandleArgs, ProcessArgs: handlers of a job type as a Go type
 //	metrics.go  Metrics: the hooks a metrics backend implements, Outcome
 //	retrydelay.go the wait before a failed job's next attempt, chosen by the
 //	            worker: RetryDelayFunc, RetryDelayer, WithRetryDelay, DelayRetry
 //	heartbeat.go the worker's heartbeats to core, for the list of workers
-//	pool.go     a pool's leasing loop, running a handler, and turning its
-//	            outcome into an acknowledgement
+//	pool.go     a pool's leasing loop, running a handler (Execute runs one
+//	            without a worker), and turning its outcome into an
+//	            acknowledgement
 //	registry.go the jobs whose handlers run, and the extension of their leases
 //	acker.go    acknowledgements sent to core in batches, and their retries
 //	cancel.go   the one job.cancel subscription: a cancelled job's handler
@@ -44,7 +47,9 @@
 //     answers as soon as a job arrives. A worker never holds a job it
 //     cannot start.
 //   - Each job runs in its own goroutine with a context that ends at its
-//     time-to-run (ErrTTLExceeded). Its lease is extended while it runs,
+//     time-to-run (ErrTTLExceeded), or sooner at its registration's
+//     HandlerOpts.Timeout (ErrTimeout). The handler's Job counts the
+//     attempt that runs in Attempts, from 1. Its lease is extended while it runs,
 //     once half the ttl has passed since the lease was last set; a handler
 //     that ignores its context past the ttl is no longer covered, so the
 //     promoter's rescue gives the job to someone else.
@@ -52,7 +57,10 @@
 //     fails the attempt (retried while attempts remain, after the job's
 //     backoff), RetryAfter rejoins without using an attempt, Discard fails
 //     for good, a panic fails the attempt and puts the stack in the job's
-//     log and its error history (as does a Stacker error's stack). Config.OnFailed runs when a job has failed for good. A batch
+//     log and its error history (as does a Stacker error's stack).
+//     Config.OnError runs for each failed attempt, Config.OnFailed when a
+//     job has failed for good, Config.OnCancel (not OnError) when a person
+//     cancelled a job while it ran. A batch
 //     core does not answer (unavailable, or no answer in time) is sent
 //     again with backoff until its leases would have run out: core applies
 //     complete, fail, release and rejoin once per lease token and answers a

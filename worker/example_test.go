@@ -35,7 +35,7 @@ func ExampleHandleArgs() {
 	worker.HandleArgs(w, func(ctx context.Context, job *worker.Job, args Welcome) error {
 		fmt.Println("welcome mail to", args.To)
 		return job.SetResult(map[string]string{"sent_to": args.To})
-	})
+	}, nil)
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
 
@@ -62,7 +62,7 @@ func ExampleConfig_middleware() {
 
 	logged := func(next worker.Handler) worker.Handler {
 		return worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
-			fmt.Printf("start %s, attempt %d\n", job.Type, job.Attempts+1)
+			fmt.Printf("start %s, attempt %d\n", job.Type, job.Attempts)
 			return next.Handle(ctx, job)
 		})
 	}
@@ -153,7 +153,7 @@ func ExampleConfig_retryDelay() {
 		},
 	})
 	w.Handle("sync", worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
-		switch job.Attempts + 1 {
+		switch job.Attempts {
 		case 1:
 			fmt.Println("attempt 1 rate limited: retry in 20ms")
 			return worker.DelayRetry(errors.New("429 too many requests"), 20*time.Millisecond)

@@ -13,7 +13,7 @@ import (
 // heartbeats tell core, every core.HeartbeatEvery while the worker runs,
 // that it is alive and what it does, so that core's workers method (the
 // dashboard's Workers page, `kuebus workers`) lists it, and so that core
-// does not take its jobs back as a silent worker's (DESIGN §10.5); the
+// does not take its jobs back as a silent worker's (docs/protocol.md §3.37); the
 // last one says it is gone. A heartbeat core does not answer is only
 // logged. When core last heard the worker longer ago than
 // core.WorkerSilentAfter (the process was stopped, or cut off), core may

@@ -26,11 +26,35 @@ func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx,
 var _ Handler = HandlerFunc(nil)
 
 // Job is what a handler gets: the leased job and the calls it may make while
-// it holds the lease.
+// it holds the lease. Its Attempts counts the attempt that runs, so the
+// first reports 1 (core's count of attempts used is one less until the
+// attempt ends; OnFailed gets core's count, which is then the same).
+//
+// A Job made in a test (&worker.Job{...}, or kuebustest's, which records
+// what the handler does) is safe to use: with no queue behind it, Log and
+// Progress go nowhere and return nil.
 type Job struct {
 	core.Job
-	client *core.Client
+	calls  JobCalls
 	result json.RawMessage
+}
+
+// JobCalls is where a Job's Log and Progress go: to core (*core.Client) for
+// the jobs a Worker leases; to a recorder for the jobs of a test
+// (kuebustest).
+type JobCalls interface {
+	AddLog(ctx context.Context, id int64, line string) error
+	Progress(ctx context.Context, op core.LeaseOp) error
+}
+
+var _ JobCalls = (*core.Client)(nil)
+
+// NewJob returns the Job a handler gets for job, its Log and Progress
+// going to calls (nil: nowhere). A Worker makes its own; this is for
+// running a handler without one, as kuebustest does. job is taken as the
+// handler sees it: Attempts counts the attempt that runs.
+func NewJob(job core.Job, calls JobCalls) *Job {
+	return &Job{Job: job, calls: calls}
 }
 
 // Decode unmarshals the job's data into v.
@@ -41,24 +65,31 @@ func (j *Job) Decode(v any) error {
 	return nil
 }
 
-// SetResult stores v, as JSON, as the job's result when the handler returns nil.
+// SetResult stores v, as JSON, as the job's result when the handler returns
+// nil. The job's Result field shows it from then on.
 func (j *Job) SetResult(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("worker: result of job %d: %w", j.ID, err)
 	}
-	j.result = b
+	j.result, j.Result = b, b
 	return nil
 }
 
 // Progress reports how much is done: complete of total (shown as 0–100).
 func (j *Job) Progress(ctx context.Context, complete, total int64) error {
-	return j.client.Progress(ctx, core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type, Complete: &complete, Total: &total})
+	if j.calls == nil {
+		return nil
+	}
+	return j.calls.Progress(ctx, core.LeaseOp{ID: j.ID, Lease: j.Lease, Type: j.Type, Complete: &complete, Total: &total})
 }
 
 // Log appends a line to the job's log.
 func (j *Job) Log(ctx context.Context, line string) error {
-	return j.client.AddLog(ctx, j.ID, line)
+	if j.calls == nil {
+		return nil
+	}
+	return j.calls.AddLog(ctx, j.ID, line)
 }
 
 // RetryAfter returns an error that puts the job back to delayed for d
@@ -94,6 +125,12 @@ var ErrCancelled = errors.New("kuebus: job cancelled")
 // its time-to-run. The attempt fails with "kuebus: job ran past its ttl of
 // N ms" when the handler returns nil or its context's error.
 var ErrTTLExceeded = errors.New("kuebus: job ran past its ttl")
+
+// ErrTimeout is the cause of a handler's context when it ran past its
+// registration's HandlerOpts.Timeout (shorter than the job's ttl). The
+// attempt fails with "kuebus: handler ran past its timeout of D" when the
+// handler returns nil or its context's error.
+var ErrTimeout = errors.New("kuebus: handler ran past its timeout")
 
 // PanicError is a handler's recovered panic; the attempt fails with it and
 // the stack goes to the job's log and, with the error, to its error

@@ -43,7 +43,7 @@ func childWorker() int {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	})
+	}, nil)
 	_ = w.Run(context.Background()) // until killed
 	return 0
 }
@@ -83,7 +83,7 @@ func TestWorkerProcessKilledMidRunLosesNoJob(t *testing.T) {
 
 	specs := make([]core.Spec, n)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "kill", TTL: 500}
+		specs[i] = core.Spec{Type: "kill", TTL: 500 * time.Millisecond}
 	}
 	jobs, err := c.Client.CreateBulk(ctx, specs)
 	require.NoError(t, err)

@@ -22,22 +22,36 @@ type pool struct {
 	concurrency int
 	types       []string
 	handlers    map[string]Handler
-	// retryDelays holds the RetryDelayer of each type whose handler is
-	// one, read before the middleware hid it.
+	// retryDelays holds the retry delay of each type that has one of its
+	// own: its HandlerOpts.RetryDelay, or else its handler's RetryDelayer,
+	// read before the middleware hid it.
 	retryDelays map[string]RetryDelayFunc
-	slots       chan struct{} // a token per handler that may start
+	// timeouts holds the HandlerOpts.Timeout of each type that has one.
+	timeouts map[string]time.Duration
+	slots    chan struct{} // a token per handler that may start
 }
 
 // add registers h, the handler as given (its RetryDelayer is read from
-// it), to run as wrapped (inside the middleware).
-func (p *pool) add(jobType string, h, wrapped Handler) {
+// it), to run as wrapped (inside the middleware), with the registration's
+// options (nil: none).
+func (p *pool) add(jobType string, h, wrapped Handler, opts *HandlerOpts) {
 	p.types = append(p.types, jobType)
 	p.handlers[jobType] = wrapped
-	if d, ok := h.(RetryDelayer); ok {
+	retryDelay := opts.retryDelay()
+	if d, ok := h.(RetryDelayer); ok && retryDelay == nil {
+		retryDelay = d.RetryDelay
+	}
+	if retryDelay != nil {
 		if p.retryDelays == nil {
 			p.retryDelays = map[string]RetryDelayFunc{}
 		}
-		p.retryDelays[jobType] = d.RetryDelay
+		p.retryDelays[jobType] = retryDelay
+	}
+	if opts != nil && opts.Timeout > 0 {
+		if p.timeouts == nil {
+			p.timeouts = map[string]time.Duration{}
+		}
+		p.timeouts[jobType] = opts.Timeout
 	}
 }
 
@@ -159,14 +173,15 @@ func (p *pool) lease(ctx context.Context, types []string, n int) ([]core.Job, er
 // start runs one job's handler on a goroutine of its own (one of the
 // worker's kept runners), on a slot already taken.
 func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
-	deadline := time.Now().Add(time.Duration(cj.TTL) * time.Millisecond)
 	// Two layers: the outer one ends with a cause (ErrCancelled on
 	// job.cancel; context.Canceled for a lost lease), the inner one at the
-	// ttl (ErrTTLExceeded).
+	// ttl (ErrTTLExceeded) or the type's timeout (ErrTimeout).
 	outer, stop := context.WithCancelCause(jobsCtx)
-	ctx, cancel := context.WithDeadlineCause(outer, deadline, ErrTTLExceeded)
+	timeout := p.timeouts[cj.Type]
+	ctx, cancel, deadline := runContext(outer, cj.TTL, timeout)
 	r := p.w.jobs.add(cj, deadline, stop)
-	job := &Job{Job: *cj, client: p.w.client}
+	job := NewJob(*cj, p.w.client)
+	job.Attempts++ // the attempt that runs, counted from 1
 	p.w.handlers.Run(func() {
 		defer p.freeSlots(1)
 		defer stop(nil)
@@ -174,25 +189,77 @@ func (p *pool) start(jobsCtx context.Context, cj *core.Job) {
 		m := p.w.cfg.Metrics
 		m.Started(cj.Type)
 		began := time.Now()
-		err := call(ctx, p.handlers[cj.Type], job)
-		if ctx.Err() != nil && context.Cause(ctx) == ErrTTLExceeded {
-			err = ttlExceeded(cj.TTL, err)
-		}
+		err := ranOut(ctx, call(ctx, p.handlers[cj.Type], job), cj.TTL, timeout)
 		m.Finished(cj.Type, OutcomeOf(err), time.Since(began))
 		p.w.acknowledge(r, job, err, p.retryDelays[cj.Type])
 	})
 }
 
+// runContext is a handler's context under parent: it ends at the job's
+// ttl (ms) with cause ErrTTLExceeded, or at timeout (when positive and
+// sooner) with cause ErrTimeout. It returns that deadline too. A ttl of 0
+// (a job made in a test without one) sets no deadline of its own.
+func runContext(parent context.Context, ttl int64, timeout time.Duration) (context.Context, context.CancelFunc, time.Time) {
+	now := time.Now()
+	var deadline time.Time
+	var cause error
+	if ttl > 0 {
+		deadline, cause = now.Add(time.Duration(ttl)*time.Millisecond), ErrTTLExceeded
+	}
+	if timeout > 0 && (deadline.IsZero() || now.Add(timeout).Before(deadline)) {
+		deadline, cause = now.Add(timeout), ErrTimeout
+	}
+	if deadline.IsZero() {
+		ctx, cancel := context.WithCancel(parent)
+		return ctx, cancel, deadline
+	}
+	ctx, cancel := context.WithDeadlineCause(parent, deadline, cause)
+	return ctx, cancel, deadline
+}
+
+// ranOut is the outcome err of a handler run under ctx (runContext), as
+// the worker judges it: past the ttl or the timeout, see ttlExceeded.
+func ranOut(ctx context.Context, err error, ttl int64, timeout time.Duration) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	switch context.Cause(ctx) {
+	case ErrTTLExceeded:
+		return ttlExceeded(fmt.Errorf("%w of %d ms", ErrTTLExceeded, ttl), err)
+	case ErrTimeout:
+		return ttlExceeded(fmt.Errorf("%w of %s", ErrTimeout, timeout), err)
+	}
+	return err
+}
+
+// Execute runs h with job as a Worker runs a leased one, without a queue:
+// under a context (from ctx) that ends at the job's ttl (cause
+// ErrTTLExceeded) or opts' Timeout if sooner (ErrTimeout), with a panic
+// recovered into a *PanicError. It returns the outcome as the worker would
+// send it: nil completes the job (with what SetResult stored); an error
+// fails the attempt, unless OutcomeOf says RetryAfter or Discard. A handler
+// that overran and returned nil or its context's error gets the error that
+// says so. Middleware, retry delays and acknowledgements are the worker's
+// and not run here. kuebustest runs handlers with it.
+func Execute(ctx context.Context, h Handler, job *Job, opts *HandlerOpts) error {
+	var timeout time.Duration
+	if opts != nil {
+		timeout = opts.Timeout
+	}
+	ctx, cancel, _ := runContext(ctx, job.TTL, timeout)
+	defer cancel()
+	return ranOut(ctx, call(ctx, h, job), job.TTL, timeout)
+}
+
 // ttlExceeded is the outcome of a handler whose context ended because the
-// job ran past its ttl. A handler that returned nil, or only what its
-// context told it (context deadline exceeded, which says nothing to the
-// person reading the stored error), failed for running too long, and the
-// error says so; any other outcome (its own error, RetryAfter, Discard)
-// stands.
-func ttlExceeded(ttl int64, err error) error {
-	ranOut := fmt.Errorf("%w of %d ms", ErrTTLExceeded, ttl)
+// job ran past its ttl or its timeout (ranOut says which). A handler that
+// returned nil, or only what its context told it (context deadline
+// exceeded, which says nothing to the person reading the stored error),
+// failed for running too long, and the error says so; any other outcome
+// (its own error, RetryAfter, Discard) stands.
+func ttlExceeded(ranOut, err error) error {
 	switch {
-	case err == nil || err == context.DeadlineExceeded || errors.Is(err, ErrTTLExceeded):
+	case err == nil || err == context.DeadlineExceeded || errors.Is(err, ErrTTLExceeded) || errors.Is(err, ErrTimeout):
 		return ranOut
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %w", ranOut, err)
@@ -240,7 +307,14 @@ func (w *Worker) acknowledge(r *running, job *Job, err error, retryDelay RetryDe
 	if len(o.Error) > maxErrorBytes {
 		o.Error = o.Error[:maxErrorBytes]
 	}
-	if o.Op == core.OpFail {
+	switch {
+	case r.cancelled.Load():
+		// A person cancelled the job: whatever the handler returned is
+		// no failure of its own, and core ignores it (conflict).
+		if w.cfg.OnCancel != nil {
+			w.cfg.OnCancel(&job.Job)
+		}
+	case o.Op == core.OpFail:
 		o.Stack = stackOf(err)
 		if w.cfg.OnError != nil {
 			w.cfg.OnError(&job.Job, err)

@@ -97,7 +97,7 @@ func TestWorkerLeasesAgainSoonAfterItsCoreDies(t *testing.T) {
 	w.Process("recover", 1, func(ctx context.Context, job *worker.Job) error {
 		ran <- struct{}{}
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	within(t, waiting, "the worker's lease waiting at core A")
 	cs.start(nil) // core B
@@ -107,7 +107,7 @@ func TestWorkerLeasesAgainSoonAfterItsCoreDies(t *testing.T) {
 	// Straight into Redis: a create over NATS right now might still reach
 	// A's subscription before the server has dropped it. The job is ready;
 	// the worker's next lease call, at B, takes it.
-	jobs, _, err := cs.store.Create(ctx, time.Now().UnixMilli(), []core.Spec{{Type: "recover", MaxAttempts: 1, TTL: 60_000}})
+	jobs, _, err := cs.store.Create(ctx, time.Now().UnixMilli(), []core.Spec{{Type: "recover", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
 	require.NoError(t, err)
 	job := jobs[0]
 	within(t, ran, "the job's run")
@@ -135,7 +135,7 @@ func TestAcknowledgementsAreRetriedNotDropped(t *testing.T) {
 		close(started)
 		<-finish
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	client := cs.client()
 	job, err := client.Create(ctx, "ack", nil, &core.CreateOpts{TTL: time.Minute})
@@ -175,7 +175,7 @@ func TestAnAcknowledgementLostWithItsCoreIsSentAgainBeforeTheLeaseEnds(t *testin
 		close(started)
 		<-finish
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	client := cs.client()
 	job, err := client.Create(ctx, "short", nil, &core.CreateOpts{TTL: 2 * time.Second})
@@ -215,7 +215,7 @@ func TestALeaseExtensionLostWithItsCoreIsSentAgainInTime(t *testing.T) {
 		case <-ctx.Done(): // the test failed and stops the worker
 			return ctx.Err()
 		}
-	})
+	}, nil)
 	run(t, w)
 	client := cs.client()
 	job, err := client.Create(ctx, "touchy", nil, &core.CreateOpts{TTL: 4 * time.Second})

@@ -16,16 +16,18 @@ import (
 // in this order, decides:
 //
 //  1. the handler's error is a DelayRetry: its d;
-//  2. the handler is a RetryDelayer (WithRetryDelay makes one): what it says;
-//  3. Config.RetryDelay: what it says.
+//  2. the registration's HandlerOpts.RetryDelay: what it says;
+//  3. the handler is a RetryDelayer (WithRetryDelay makes one): what it says;
+//  4. Config.RetryDelay: what it says.
 //
 // A negative duration says "the job's backoff", as none does; 0 retries at
 // once; a wait is cut to whole milliseconds and to core.MaxDelay. Nothing
 // is asked when no attempt remains, or for Discard.
 
 // RetryDelayFunc says how long a job waits before its next attempt, given
-// the job as leased (its Type, Attempts before this one, Backoff, Data),
-// the attempt that failed (1 for the first) and the handler's error. A
+// the job as its handler saw it (its Type, Backoff, Data, and Attempts,
+// the attempt that failed, 1 for the first), that attempt again (as
+// attempt) and the handler's error. A
 // negative duration leaves it to the job's backoff. It runs on the
 // handler's goroutine, after the handler returned; it must be quick.
 type RetryDelayFunc func(job *core.Job, attempt int, err error) time.Duration
@@ -38,8 +40,8 @@ type RetryDelayer interface {
 }
 
 // WithRetryDelay returns h with fn as its RetryDelayer: a handler function
-// with a retry delay of its own, for Handle. (Process and HandleArgs take
-// functions: for their types, Config.RetryDelay can switch on job.Type.)
+// with a retry delay of its own, for Handle. (Process, HandleArgs and
+// ProcessArgs take it in their HandlerOpts.)
 //
 //	w.Handle("email", worker.WithRetryDelay(send, func(job *core.Job, attempt int, err error) time.Duration {
 //		return time.Duration(attempt) * time.Minute
@@ -85,7 +87,7 @@ func (d *delayRetry) Unwrap() error { return d.err }
 // the job's backoff: see the order above. handler is the type's own
 // RetryDelayFunc (nil for none).
 func (w *Worker) retryDelay(job *core.Job, err error, handler RetryDelayFunc) *int64 {
-	attempt := job.Attempts + 1
+	attempt := job.Attempts // the handler's Job: the attempt that failed
 	if attempt >= job.MaxAttempts {
 		return nil // no retry: the wait would be for nothing
 	}
@@ -119,4 +121,19 @@ func (w *Worker) askRetryDelay(fn RetryDelayFunc, job *core.Job, attempt int, er
 		}
 	}()
 	return fn(job, attempt, err)
+}
+
+// RetryWaitOf is the wait before the next run that err asks for, the d of
+// a RetryAfter or a DelayRetry in its chain, and whether it asks for one:
+// for middleware and tests (kuebustest) that report it.
+func RetryWaitOf(err error) (time.Duration, bool) {
+	var retry *retryAfter
+	var given *delayRetry
+	switch {
+	case errors.As(err, &retry):
+		return retry.delay, true
+	case errors.As(err, &given):
+		return given.delay, true
+	}
+	return 0, false
 }

@@ -54,7 +54,7 @@ func TestTheRetryDelayDecidesTheWait(t *testing.T) {
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	run(t, w)
 
-	backoff := &core.Backoff{Type: core.BackoffFixed, Delay: 5 * 60 * 1000}
+	backoff := &core.Backoff{Type: core.BackoffFixed, Delay: 5 * time.Minute}
 	want := map[int64]int64{} // job id → the wait in ms
 	for typ, wait := range map[string]int64{"cfg": 3600_000, "own": 7200_000, "told": 10800_000, "backoff": 300_000} {
 		job := create(t, c, typ, nil, &core.CreateOpts{MaxAttempts: 3, Backoff: backoff})

@@ -58,10 +58,17 @@ type Config struct {
 	// It runs on the worker's acknowledging goroutine: keep it short.
 	OnFailed func(job *core.Job, err error)
 	// OnError is called for every attempt that fails (the handler returned
-	// an error other than RetryAfter, or panicked), before core is told,
-	// with the job as leased and the error: whether it will be retried is
-	// known later (OnFailed). It runs on the handler's goroutine.
+	// an error other than RetryAfter, or panicked, or overran), before core
+	// is told, with the job as its handler saw it (Attempts: the attempt
+	// that failed, from 1) and the error: whether it will be retried is
+	// known later (OnFailed). Not for a job a person cancelled while it ran
+	// (OnCancel). It runs on the handler's goroutine.
 	OnError func(job *core.Job, err error)
+	// OnCancel is called when a job was cancelled (core's cancel, from the
+	// CLI, REST or any client) while its handler ran, once the handler
+	// returned, with the job as its handler saw it. It runs on the
+	// handler's goroutine.
+	OnCancel func(job *core.Job)
 	// RetryDelay chooses the wait before a failed job's next attempt, for
 	// every type whose handler is no RetryDelayer (see RetryDelayFunc; a
 	// DelayRetry error wins over both). Default: each job's backoff.
@@ -78,6 +85,36 @@ type Config struct {
 // Middleware wraps a handler: it returns one that calls next (or not)
 // around work of its own.
 type Middleware func(next Handler) Handler
+
+// HandlerOpts are the options of one registration (Process, HandleArgs,
+// ProcessArgs); nil: none.
+type HandlerOpts struct {
+	// Timeout bounds one run of the handler: past it, its context ends
+	// with cause ErrTimeout and, when it returns nil or its context's
+	// error, the attempt fails with an error that says so (retried while
+	// attempts remain). It is the worker's own limit, beside the job's
+	// ttl, which core enforces too: a timeout at or past the ttl changes
+	// nothing. Default: none, the ttl alone.
+	Timeout time.Duration
+	// RetryDelay chooses the wait before a failed job's next attempt for
+	// this type: it wins over Config.RetryDelay, a DelayRetry error over
+	// it (see RetryDelayFunc). Default: Config.RetryDelay, else each job's
+	// backoff.
+	RetryDelay RetryDelayFunc
+}
+
+func (o *HandlerOpts) retryDelay() RetryDelayFunc {
+	if o == nil {
+		return nil
+	}
+	return o.RetryDelay
+}
+
+func (o *HandlerOpts) validate(jobType string) {
+	if o != nil && o.Timeout < 0 {
+		panic(fmt.Sprintf("worker: %q: timeout %s is negative", jobType, o.Timeout))
+	}
+}
 
 func (c Config) withDefaults() Config {
 	c.Concurrency = cmp.Or(c.Concurrency, ConcurrencyDefault)
@@ -155,27 +192,39 @@ func New(cfg Config) (*Worker, error) {
 // Config.Concurrency. It panics after Run has started or when the type was
 // registered before: both are programming errors.
 func (w *Worker) Handle(jobType string, h Handler) {
+	w.handleShared(jobType, h, nil)
+}
+
+// Process registers fn for jobType with a concurrency of its own: Kue's
+// queue.process(type, concurrency, fn), and opts (nil: none), its timeout
+// and retry delay. A bad concurrency or timeout panics, as in Handle.
+func (w *Worker) Process(jobType string, concurrency int, fn HandlerFunc, opts *HandlerOpts) {
+	w.process(jobType, concurrency, fn, opts)
+}
+
+// handleShared registers h for jobType in the shared pool with opts.
+func (w *Worker) handleShared(jobType string, h Handler, opts *HandlerOpts) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkRegister(jobType)
+	opts.validate(jobType)
 	if w.shared == nil {
 		w.shared = &pool{w: w, concurrency: w.cfg.Concurrency, handlers: map[string]Handler{}}
 		w.pools = append(w.pools, w.shared)
 	}
-	w.shared.add(jobType, h, w.wrap(h))
+	w.shared.add(jobType, h, w.wrap(h), opts)
 }
 
-// Process registers fn for jobType with a concurrency of its own: Kue's
-// queue.process(type, concurrency, fn).
-func (w *Worker) Process(jobType string, concurrency int, fn HandlerFunc) {
+func (w *Worker) process(jobType string, concurrency int, h Handler, opts *HandlerOpts) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkRegister(jobType)
 	if concurrency <= 0 {
 		panic(fmt.Sprintf("worker: Process(%q): concurrency %d is not positive", jobType, concurrency))
 	}
+	opts.validate(jobType)
 	p := &pool{w: w, concurrency: concurrency, handlers: map[string]Handler{}}
-	p.add(jobType, fn, w.wrap(fn))
+	p.add(jobType, h, w.wrap(h), opts)
 	w.pools = append(w.pools, p)
 }
 

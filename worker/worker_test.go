@@ -26,7 +26,7 @@ func TestKueFormProcessesJobsWithTheirData(t *testing.T) {
 			return err
 		}
 		return job.SetResult(map[string]string{"sent_to": in.To})
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "email", map[string]string{"to": "ada@example.com"}, nil)
 	done := await(t, c, job.ID)
@@ -93,12 +93,12 @@ func TestRetriesWithFixedBackoffThenSucceeds(t *testing.T) {
 		starts = append(starts, time.Now())
 		mu.Unlock()
 		if calls.Add(1) < 3 {
-			return fmt.Errorf("attempt %d failed", job.Attempts+1)
+			return fmt.Errorf("attempt %d failed", job.Attempts)
 		}
 		return nil
-	})
+	}, nil)
 	run(t, w)
-	job := create(t, c, "flaky", nil, &core.CreateOpts{MaxAttempts: 3, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 150}})
+	job := create(t, c, "flaky", nil, &core.CreateOpts{MaxAttempts: 3, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 150 * time.Millisecond}})
 	done := await(t, c, job.ID)
 	require.Equal(t, core.StateComplete, done.State)
 	require.Equal(t, 3, done.Attempts)
@@ -123,7 +123,7 @@ func TestFailsForGoodAndTheHookRuns(t *testing.T) {
 			return worker.Discard(errors.New("bad input"))
 		}
 		return errors.New("always")
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "doomed", nil, &core.CreateOpts{MaxAttempts: 2})
 	done := await(t, c, job.ID)
@@ -148,7 +148,7 @@ func TestPanicFailsTheAttemptWithTheStackInTheLog(t *testing.T) {
 	w := newWorker(t, c, worker.Config{})
 	w.Process("panicky", 1, func(ctx context.Context, job *worker.Job) error {
 		panic("kaboom")
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "panicky", nil, nil)
 	done := await(t, c, job.ID)
@@ -182,7 +182,7 @@ func TestAnErrorsStackGoesToTheHistoryCutToTheLimit(t *testing.T) {
 	long := []byte("top of stack\n" + strings.Repeat("é", core.MaxStackBytes))
 	w.Process("stacked", 1, func(ctx context.Context, job *worker.Job) error {
 		return fmt.Errorf("wrapped: %w", &stackedError{stack: long})
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "stacked", nil, nil)
 	require.Equal(t, core.StateFailed, await(t, c, job.ID).State)
@@ -205,7 +205,7 @@ func TestRetryAfterRejoinsWithoutUsingAnAttempt(t *testing.T) {
 			return worker.RetryAfter(100 * time.Millisecond)
 		}
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "later", nil, nil) // one attempt only
 	done := await(t, c, job.ID)
@@ -226,7 +226,7 @@ func TestProgressAndLogFromAHandler(t *testing.T) {
 			return err
 		}
 		return job.Progress(ctx, 1, 2)
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "report", nil, nil)
 	require.Equal(t, core.StateComplete, await(t, c, job.ID).State)
@@ -245,7 +245,7 @@ func TestHandlerContextEndsAtTheTTL(t *testing.T) {
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return ctx.Err()
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "slow", nil, &core.CreateOpts{TTL: 200 * time.Millisecond})
 	done := await(t, c, job.ID)
@@ -271,7 +271,7 @@ func TestExpiredLeaseIsRescuedAndRunsAgain(t *testing.T) {
 			return errors.New("the hung run's late failure")
 		}
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "stuck", nil, &core.CreateOpts{TTL: 300 * time.Millisecond, MaxAttempts: 1})
 	done := await(t, c, job.ID)
@@ -293,7 +293,7 @@ func TestLeasesAreExtendedWhileTheHandlerRuns(t *testing.T) {
 		close(started)
 		<-release
 		return nil
-	})
+	}, nil)
 	run(t, w)
 	job := create(t, c, "long", nil, &core.CreateOpts{TTL: time.Second})
 	within(t, started, "the handler start")
@@ -345,7 +345,7 @@ func TestShutdownReleasesUnfinishedWorkWithoutUsingAttempts(t *testing.T) {
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
 		return ctx.Err()
-	})
+	}, nil)
 	stop := run(t, w)
 	a := create(t, c, "endless", nil, &core.CreateOpts{MaxAttempts: 3})
 	b := create(t, c, "endless", nil, &core.CreateOpts{MaxAttempts: 3})
@@ -380,8 +380,8 @@ func TestBadConfigAndRegistrations(t *testing.T) {
 	require.ErrorIs(t, w.Run(ctx), worker.ErrNoHandlers)
 	w = newWorker(t, c, worker.Config{})
 	noop := func(context.Context, *worker.Job) error { return nil }
-	require.Panics(t, func() { w.Process("a.b", 1, noop) }, "not a job type")
-	require.Panics(t, func() { w.Process("ok", 0, noop) }, "no concurrency")
-	w.Process("ok", 1, noop)
+	require.Panics(t, func() { w.Process("a.b", 1, noop, nil) }, "not a job type")
+	require.Panics(t, func() { w.Process("ok", 0, noop, nil) }, "no concurrency")
+	w.Process("ok", 1, noop, nil)
 	require.Panics(t, func() { w.Handle("ok", worker.HandlerFunc(noop)) }, "registered twice")
 }

@@ -262,7 +262,7 @@ func parseBackoff(s string) (*core.Backoff, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Backoff{Type: core.BackoffType(typ), Delay: d.Milliseconds()}, nil
+	return &core.Backoff{Type: core.BackoffType(typ), Delay: d}, nil
 }
 
 // parseJSON checks a JSON flag value locally, so that a typo is reported
@@ -333,7 +333,7 @@ func (f *retentionFlag) Set(s string) error {
 			if err != nil || d <= 0 || d%time.Millisecond != 0 {
 				return fmt.Errorf("age: %q is not a positive duration in whole ms (90m, 24h)", value)
 			}
-			r.Age = d.Milliseconds()
+			r.Age = d
 		case "count":
 			n, err := strconv.ParseInt(value, 10, 64)
 			if err != nil || n <= 0 {

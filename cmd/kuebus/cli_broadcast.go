@@ -29,7 +29,7 @@ func runBroadcast(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sp.Delay = d.Milliseconds()
+	sp.Delay = d
 	return cf.withClient(ctx, func(c *core.Client) error {
 		job, err := c.CreateSpec(ctx, sp)
 		if err != nil {

@@ -62,13 +62,13 @@ func (b *bulkFlags) request(cmd string, action core.BulkAction, now time.Time) (
 		if ms <= 0 {
 			return req, usagef("%s: --before %s is not a unix time in ms (a positive integer)", cmd, b.before)
 		}
-		req.Before = ms
+		req.Before = time.UnixMilli(ms)
 	default:
 		d, err := time.ParseDuration(b.before)
 		if err != nil || d <= 0 {
 			return req, usagef("%s: --before %q is neither a positive duration (24h, 90m) nor a unix time in ms", cmd, b.before)
 		}
-		req.Before = now.Add(-d).UnixMilli()
+		req.Before = now.Add(-d).Truncate(time.Millisecond)
 	}
 	return req, nil
 }

@@ -37,8 +37,7 @@ func runScheduleSet(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		ms := d.Milliseconds()
-		req.Every = &ms
+		req.Every = &d
 	}
 	if *jobType == "" {
 		return usagef("schedule set: --type is required")
@@ -69,7 +68,7 @@ func runScheduleList(ctx context.Context, e *env, args []string) error {
 				when += " (" + sc.TZ + ")"
 			}
 			if sc.Every > 0 {
-				when = "every " + (time.Duration(sc.Every) * time.Millisecond).String()
+				when = "every " + sc.Every.String()
 			}
 			next := "paused"
 			if !sc.Paused {

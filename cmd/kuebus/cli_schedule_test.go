@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +31,7 @@ func TestScheduleSetLsRmFromTheCommandLine(t *testing.T) {
 	require.Equal(t, "Europe/Paris", sc.TZ)
 	require.JSONEq(t, `{"kind":"daily"}`, string(sc.Spec.Data))
 	sc.Spec.Data = nil
-	require.Equal(t, core.Spec{Type: "report", Priority: core.PriorityHigh, MaxAttempts: 3, TTL: core.TTLDefault}, sc.Spec)
+	require.Equal(t, core.Spec{Type: "report", Priority: core.PriorityHigh, MaxAttempts: 3, TTL: core.TTLDefault * time.Millisecond}, sc.Spec)
 	require.Positive(t, sc.NextAt)
 	r = kuebus(t, "schedule", "set", "often", "--nats-url", url, "--every", "90s", "--type", "ping", "--paused")
 	require.Equal(t, 0, r.code, r.stderr)

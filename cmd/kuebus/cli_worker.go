@@ -66,7 +66,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return usagef("worker: %v", err)
 	}
 	handler := worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
-		attempt := job.Attempts + 1
+		attempt := job.Attempts // counted from 1
 		log.Info("job", "job_id", job.ID, "type", job.Type, "attempt", attempt, "data", string(job.Data))
 		if *jobLog {
 			if err := job.Log(ctx, fmt.Sprintf("attempt %d of %d started by kuebus worker", attempt, job.MaxAttempts)); err != nil {

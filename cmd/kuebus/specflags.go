@@ -50,7 +50,7 @@ func (f *specFlags) spec(jobType string) (core.Spec, error) {
 	if err != nil {
 		return sp, err
 	}
-	sp.Delay = d.Milliseconds()
+	sp.Delay = d
 	if *f.maxAttempts < 1 {
 		return sp, usagef("--attempts: %d is less than 1", *f.maxAttempts)
 	}
@@ -74,7 +74,7 @@ func (f *specFlags) spec(jobType string) (core.Spec, error) {
 		if d == 0 {
 			return sp, usagef("--ttl: must be positive")
 		}
-		sp.TTL = d.Milliseconds()
+		sp.TTL = d
 	}
 	return sp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,10 +32,10 @@ func TestABroadcastIsCompletedByItsPromoteAndEndedOncePublished(t *testing.T) {
 	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{
-		{Type: "b", Data: []byte(`{"kept":true}`), Delay: 100, MaxAttempts: 1, TTL: 1000, Broadcast: true, UniqueKey: "k"},
-		{Type: "b", Data: []byte(`"gone"`), Delay: 100, MaxAttempts: 1, TTL: 1000, Broadcast: true,
+		{Type: "b", Data: []byte(`{"kept":true}`), Delay: 100 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true, UniqueKey: "k"},
+		{Type: "b", Data: []byte(`"gone"`), Delay: 100 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true,
 			RemoveOnComplete: core.Retention{AtOnce: true}},
-		{Type: "b", Data: []byte(`"work"`), Delay: 100, MaxAttempts: 1, TTL: 1000},
+		{Type: "b", Data: []byte(`"work"`), Delay: 100 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	kept, gone, work := jobs[0], jobs[1], jobs[2]
@@ -111,7 +112,7 @@ func TestABroadcastRemovedBeforeItWasPublishedIsDropped(t *testing.T) {
 	t.Parallel()
 	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
-	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "b", MaxAttempts: 1, TTL: 1000, Broadcast: true}})
+	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "b", MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true}})
 	require.NoError(t, err)
 	require.Equal(t, core.StateDelayed, jobs[0].State, "a broadcast waits in due even without a delay")
 	require.Equal(t, int64(1000), jobs[0].PromoteAt)
@@ -133,7 +134,7 @@ func TestABroadcastMovedToInactiveByHandIsDueInstead(t *testing.T) {
 	t.Parallel()
 	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
-	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "b", Delay: 5000, MaxAttempts: 1, TTL: 1000, Broadcast: true}})
+	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "b", Delay: 5000 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true}})
 	require.NoError(t, err)
 	job, changed, err := st.SetState(ctx, 2000, jobs[0].ID, core.StateInactive)
 	require.NoError(t, err)
@@ -161,7 +162,7 @@ func TestTwoCoresTakeEachBroadcastOnce(t *testing.T) {
 	const n = 600
 	specs := make([]core.Spec, n)
 	for i := range specs {
-		specs[i] = core.Spec{Type: []string{"a", "b"}[i%2], Data: []byte(`1`), MaxAttempts: 1, TTL: 1000, Broadcast: true}
+		specs[i] = core.Spec{Type: []string{"a", "b"}[i%2], Data: []byte(`1`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true}
 	}
 	_, _, err := st.Create(ctx, 1000, specs)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -83,7 +84,7 @@ func TestCleanRemovesPastTheAgeInBoundedBatches(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	before := finished(core.StateFailed, 4, nil)
 	st.seed(before)
-	rule := core.Retention{Age: 250}
+	rule := core.Retention{Age: 250 * time.Millisecond}
 	n, more, err := st.Clean(ctx, &service.CleanParams{Now: 500, Type: "t", State: core.StateFailed, Rule: rule, Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -181,7 +182,7 @@ func TestCleanRemovesCancelledJobsByTheTypesDefaultAlone(t *testing.T) {
 	require.False(t, more)
 	st.requireKeys(before, "no default for cancelled: all kept, whatever their own rules say")
 
-	n, more, err = st.Clean(ctx, &service.CleanParams{Now: 350, Type: "t", State: core.StateCancelled, Rule: core.Retention{Age: 100}, Limit: 10})
+	n, more, err = st.Clean(ctx, &service.CleanParams{Now: 350, Type: "t", State: core.StateCancelled, Rule: core.Retention{Age: 100 * time.Millisecond}, Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "jobs 1 and 2, cancelled at 100 and 200, are past 100 ms at 350")
 	require.False(t, more)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -64,7 +65,7 @@ func jobLife(b *testing.B, st *redisstore.Store, types []string, usec func() map
 	for _, jt := range types {
 		specs := make([]core.Spec, 0, 1000)
 		for i := range per {
-			specs = append(specs, core.Spec{Type: jt, MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)})
+			specs = append(specs, core.Spec{Type: jt, MaxAttempts: 1, TTL: 60000 * time.Millisecond, Data: []byte(`{"i":1}`)})
 			if len(specs) == cap(specs) || i == per-1 {
 				if _, _, err := st.Create(ctx, 1, specs); err != nil {
 					b.Fatal(err)

@@ -117,13 +117,13 @@ func seededShardStore(t *testing.T, c *redisproc.Cluster, all []string) *redisst
 	require.NoError(t, err)
 	for _, jt := range all {
 		specs := clusterSpecs(jt, 5)
-		specs[3].Delay, specs[4].Delay = 1000, 1000
+		specs[3].Delay, specs[4].Delay = time.Second, time.Second
 		_, _, err := st.Create(t.Context(), 1000, specs)
 		require.NoError(t, err)
 		leased, _, err := st.Lease(t.Context(), &service.LeaseParams{Now: 1000, Types: []string{jt}, Max: 1, Worker: "w", Token: "early", TTL: 500})
 		require.NoError(t, err)
 		require.Len(t, leased, 1)
-		_, err = st.SetSchedule(t.Context(), 1000, &core.Schedule{Name: "every-" + jt, Every: 1000, Spec: scheduleSpec(jt), NextAt: 2000})
+		_, err = st.SetSchedule(t.Context(), 1000, &core.Schedule{Name: "every-" + jt, Every: 1000 * time.Millisecond, Spec: scheduleSpec(jt), NextAt: 2000})
 		require.NoError(t, err)
 	}
 	return st
@@ -231,11 +231,10 @@ func TestClusterDeadMasterThroughCore(t *testing.T) {
 	cr := nodetest.NewCoreOnCluster(t, service.Config{}, c)
 	client := cr.Client
 	ctx := t.Context()
-	every := int64(core.MinEvery)
 	for _, jt := range all {
 		_, err := client.CreateSpec(ctx, core.Spec{Type: jt})
 		require.NoError(t, err)
-		_, err = client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "every-" + jt, Every: &every, Spec: core.Spec{Type: jt}})
+		_, err = client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "every-" + jt, Every: new(core.MinEvery), Spec: core.Spec{Type: jt}})
 		require.NoError(t, err)
 	}
 

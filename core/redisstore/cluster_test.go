@@ -92,7 +92,7 @@ func countKeys(t *testing.T, m *redis.Client, pattern string) int {
 func clusterSpecs(jobType string, n int) []core.Spec {
 	specs := make([]core.Spec, n)
 	for i := range specs {
-		specs[i] = core.Spec{Type: jobType, MaxAttempts: 1, TTL: 60_000}
+		specs[i] = core.Spec{Type: jobType, MaxAttempts: 1, TTL: 60_000 * time.Millisecond}
 	}
 	return specs
 }
@@ -227,8 +227,8 @@ func TestClusterTour(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ids[2], byKey.ID)
 	bulk, err := client.CreateBulk(ctx, []core.Spec{
-		{Type: "tour-a", MaxAttempts: 1, TTL: 60_000}, {Type: "tour-b", MaxAttempts: 1, TTL: 60_000},
-		{Type: "tour-c", MaxAttempts: 1, TTL: 60_000, Delay: 60_000},
+		{Type: "tour-a", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}, {Type: "tour-b", MaxAttempts: 1, TTL: 60_000 * time.Millisecond},
+		{Type: "tour-c", MaxAttempts: 1, TTL: 60_000 * time.Millisecond, Delay: 60_000 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	require.Len(t, bulk, 3)

@@ -17,7 +17,7 @@ import (
 func BenchmarkCreateOne(b *testing.B) {
 	st, _ := nodetest.NewStore(b)
 	ctx := context.Background()
-	spec := []core.Spec{{Type: "one", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)}}
+	spec := []core.Spec{{Type: "one", MaxAttempts: 1, TTL: 60000 * time.Millisecond, Data: []byte(`{"i":1}`)}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := st.Create(ctx, 1, spec); err != nil {

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -23,9 +24,9 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 	newStore, rdb, prefix := freshStores(t)
 	ctx := context.Background()
 	specs := []core.Spec{
-		{Type: "again", MaxAttempts: 1, TTL: 1000, UniqueKey: "k1"},
-		{Type: "again", MaxAttempts: 1, TTL: 1000},
-		{Type: "again", Delay: 50, MaxAttempts: 1, TTL: 1000},
+		{Type: "again", MaxAttempts: 1, TTL: 1000 * time.Millisecond, UniqueKey: "k1"},
+		{Type: "again", MaxAttempts: 1, TTL: 1000 * time.Millisecond},
+		{Type: "again", Delay: 50 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond},
 	}
 	first, _, err := newStore().Create(ctx, 1000, specs)
 	require.NoError(t, err)
@@ -63,7 +64,7 @@ func TestACreateRunAgainAnswersWhatItStored(t *testing.T) {
 	t.Parallel()
 	newStore, rdb, prefix := freshStores(t)
 	ctx := context.Background()
-	spec := []core.Spec{{Type: "rerun", MaxAttempts: 1, TTL: 1000, UniqueKey: "k"}}
+	spec := []core.Spec{{Type: "rerun", MaxAttempts: 1, TTL: 1000 * time.Millisecond, UniqueKey: "k"}}
 	x, _, err := newStore().Create(ctx, 1000, spec)
 	require.NoError(t, err)
 	_, _, err = newStore().SetState(ctx, 1001, x[0].ID, core.StateComplete)
@@ -112,9 +113,9 @@ func TestACreateOfManyJobsIndexesEachOnceInOrder(t *testing.T) {
 	const n = 6300 // ZADD ready gets 8400 arguments, ZADD jobs 12600: unpack refuses either in one call
 	specs := make([]core.Spec, n)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "many", MaxAttempts: 1, TTL: 60000}
+		specs[i] = core.Spec{Type: "many", MaxAttempts: 1, TTL: 60000 * time.Millisecond}
 		if i%3 == 2 {
-			specs[i].Delay = 60000
+			specs[i].Delay = time.Minute
 		}
 	}
 	first, _, err := st.Create(ctx, 1000, specs)

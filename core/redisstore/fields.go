@@ -3,6 +3,7 @@ package redisstore
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -247,7 +248,7 @@ func encodeBackoff(b *core.Backoff) string {
 	if b == nil {
 		return ""
 	}
-	return string(b.Type) + ":" + strconv.FormatInt(b.Delay, 10)
+	return string(b.Type) + ":" + strconv.FormatInt(b.Delay.Milliseconds(), 10)
 }
 
 func decodeBackoff(s string) *core.Backoff {
@@ -256,7 +257,7 @@ func decodeBackoff(s string) *core.Backoff {
 	}
 	t, d, _ := strings.Cut(s, ":")
 	delay, _ := strconv.ParseInt(d, 10, 64)
-	return &core.Backoff{Type: core.BackoffType(t), Delay: delay}
+	return &core.Backoff{Type: core.BackoffType(t), Delay: time.Duration(delay) * time.Millisecond}
 }
 
 // A retention's limits are stored as "<age ms>:<count>", "" for none
@@ -265,11 +266,12 @@ func encodeLimit(r core.Retention) string {
 	if !r.Limited() {
 		return ""
 	}
-	return strconv.FormatInt(r.Age, 10) + ":" + strconv.FormatInt(r.Count, 10)
+	return strconv.FormatInt(r.Age.Milliseconds(), 10) + ":" + strconv.FormatInt(r.Count, 10)
 }
 
 func decodeLimit(r *core.Retention, s string) {
 	age, count, _ := strings.Cut(s, ":")
-	r.Age, _ = strconv.ParseInt(age, 10, 64)
+	ms, _ := strconv.ParseInt(age, 10, 64)
+	r.Age = core.MsDuration(ms)
 	r.Count, _ = strconv.ParseInt(count, 10, 64)
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,10 +33,10 @@ func TestIDsArePositiveAndUniqueAcrossBlocksAndStores(t *testing.T) {
 			seen[j.ID] = true
 		}
 	}
-	one := []core.Spec{{Type: "x", MaxAttempts: 1, TTL: 1}}
+	one := []core.Spec{{Type: "x", MaxAttempts: 1, TTL: 1 * time.Millisecond}}
 	bulk := make([]core.Spec, 700)
 	for i := range bulk {
-		bulk[i] = core.Spec{Type: "y", MaxAttempts: 1, TTL: 1}
+		bulk[i] = core.Spec{Type: "y", MaxAttempts: 1, TTL: 1 * time.Millisecond}
 	}
 	for range 3 {
 		for _, st := range []*redisstore.Store{a, b} {
@@ -66,7 +67,7 @@ func TestReserveIDsTakesWholeBlocks(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	specs := make([]core.Spec, 1001)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "t", MaxAttempts: 1, TTL: 1}
+		specs[i] = core.Spec{Type: "t", MaxAttempts: 1, TTL: 1 * time.Millisecond}
 	}
 	jobs, _, err := st.Create(ctx, 1, specs)
 	require.NoError(t, err)

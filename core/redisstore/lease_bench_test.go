@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/service"
@@ -26,7 +27,7 @@ func BenchmarkLeaseOne(b *testing.B) {
 			// b.N jobs spread over the types, created in bulks.
 			specs := make([]core.Spec, 0, 1000)
 			for i := range b.N {
-				specs = append(specs, core.Spec{Type: types[i%n], MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)})
+				specs = append(specs, core.Spec{Type: types[i%n], MaxAttempts: 1, TTL: 60000 * time.Millisecond, Data: []byte(`{"i":1}`)})
 				if len(specs) == cap(specs) || i == b.N-1 {
 					if _, _, err := st.Create(ctx, 1, specs); err != nil {
 						b.Fatal(err)

@@ -91,18 +91,18 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must := func(err error) { t.Helper(); require.NoError(t, err) }
 	two := 2
 	specs := []core.Spec{
-		{Type: "mon", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000, StallLimit: &two},
-		{Type: "mon", Data: []byte(`{"n":2}`), MaxAttempts: 1, TTL: 1000, UniqueKey: fmt.Sprint("u", now)},
-		{Type: "mon", Data: []byte(`{"n":3}`), MaxAttempts: 1, TTL: 1000, UniqueKey: fmt.Sprint("u", now)},
-		{Type: "mon", Data: []byte(`{"n":4}`), MaxAttempts: 2, TTL: 1000, Delay: 10,
-			Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 5}},
-		{Type: "other", Data: []byte(`{"n":5}`), MaxAttempts: 2, TTL: 1000,
+		{Type: "mon", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000 * time.Millisecond, StallLimit: &two},
+		{Type: "mon", Data: []byte(`{"n":2}`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, UniqueKey: fmt.Sprint("u", now)},
+		{Type: "mon", Data: []byte(`{"n":3}`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, UniqueKey: fmt.Sprint("u", now)},
+		{Type: "mon", Data: []byte(`{"n":4}`), MaxAttempts: 2, TTL: 1000 * time.Millisecond, Delay: 10 * time.Millisecond,
+			Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 5 * time.Millisecond}},
+		{Type: "other", Data: []byte(`{"n":5}`), MaxAttempts: 2, TTL: 1000 * time.Millisecond,
 			RemoveOnComplete: core.Retention{AtOnce: true}},
 	}
 	_, existing, err := st.Create(ctx, now, specs)
 	must(err)
 	require.True(t, existing[2], "the third spec's unique key is the second's")
-	jobs2, _, err := st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 5, TTL: 1000}, {Type: "mon", MaxAttempts: 5, TTL: 1000}})
+	jobs2, _, err := st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 5, TTL: 1000 * time.Millisecond}, {Type: "mon", MaxAttempts: 5, TTL: 1000 * time.Millisecond}})
 	must(err)
 
 	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 4, Worker: "w1", Token: "L1", TTL: 0}) // one type: lease_head.lua
@@ -134,7 +134,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	apply(core.OpRejoin, r)
 
 	// a worker that went silent holding a job: the leader ends its lease
-	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: 60_000}})
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
 	must(err)
 	must(st.Heartbeat(ctx, now-10_000, &core.Heartbeat{Worker: "w3", Types: []string{"mon"}, Concurrency: 1, StartedAt: now}))
 	for at := now - 3000; at <= now; at += 500 { // another worker beats on: the run is unbroken
@@ -155,7 +155,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	// a broadcast: the promote completes it; a core takes it to publish,
 	// then says it went out
-	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", Data: []byte(`"all"`), MaxAttempts: 1, TTL: 1000, Broadcast: true}})
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", Data: []byte(`"all"`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true}})
 	must(err)
 	_, _, err = st.Promote(ctx, now+100, 100)
 	must(err)
@@ -194,7 +194,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.Range(ctx, &service.RangeParams{Limit: 5, After: &core.RangeCursor{Score: 1, Member: "1"}})
 	must(err)
-	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: 1}, Limit: 100})
+	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: time.Millisecond}, Limit: 100})
 	must(err)
 	_, err = st.Remove(ctx, jobs2[1].ID) // cancelled, not cleaned
 	must(err)
@@ -203,7 +203,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(st.AddHistory(ctx, "mon", []core.MinuteCounts{{At: now / 60000 * 60000, Created: 1}}))
 
 	name := "s" + strconv.FormatInt(now, 10)
-	sc, err := st.SetSchedule(ctx, now, &core.Schedule{Name: name, Every: 1000, Spec: core.Spec{Type: "mon", MaxAttempts: 1, TTL: 1000}})
+	sc, err := st.SetSchedule(ctx, now, &core.Schedule{Name: name, Every: 1000 * time.Millisecond, Spec: core.Spec{Type: "mon", MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
 	must(err)
 	_, _, err = st.FireSchedule(ctx, &service.FireParams{Now: now + 1000, Schedule: sc, Tick: sc.NextAt, Next: sc.NextAt + 1000, Spec: sc.Spec})
 	must(err)

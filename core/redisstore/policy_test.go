@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -57,7 +58,7 @@ func createN(t *testing.T, st *scriptStore, now int64, jobType string, n int) []
 	t.Helper()
 	specs := make([]core.Spec, n)
 	for i := range specs {
-		specs[i] = core.Spec{Type: jobType, MaxAttempts: 1, TTL: 10_000}
+		specs[i] = core.Spec{Type: jobType, MaxAttempts: 1, TTL: 10_000 * time.Millisecond}
 	}
 	jobs, _, err := st.Create(ctx, now, specs)
 	require.NoError(t, err)
@@ -186,7 +187,7 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 
 	// aging and groups: the type's stats hash, in its slot
 	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c", Aging: &core.Aging{Per: 10}}))
-	_, _, err = st.Create(ctx, 3000, []core.Spec{{Type: "cl-c", MaxAttempts: 1, TTL: 1000, Group: "g"}})
+	_, _, err = st.Create(ctx, 3000, []core.Spec{{Type: "cl-c", MaxAttempts: 1, TTL: 1000 * time.Millisecond, Group: "g"}})
 	require.NoError(t, err)
 	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c"}))
 	got, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3001, Types: []string{"cl-c"}, Max: 1, Worker: "w", Token: "C"})
@@ -214,13 +215,13 @@ func readyScores(t *testing.T, st *scriptStore, jobType string) map[string]float
 func TestAgingScoresReadyJobsAndReranksThem(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
-	low, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Priority: core.PriorityLow, MaxAttempts: 1, TTL: 1000}})
+	low, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Priority: core.PriorityLow, MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"0000000000000001:" + itoa(low[0].ID): 10}, readyScores(t, st, "t"), "strict: the priority")
 
 	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Aging: &core.Aging{Per: 100}}))
 	require.Equal(t, map[string]float64{"0000000000000001:" + itoa(low[0].ID): 1000 + 10*100}, readyScores(t, st, "t"), "re-ranked")
-	high, _, err := st.Create(ctx, 1500, []core.Spec{{Type: "t", Priority: core.PriorityHigh, MaxAttempts: 1, TTL: 1000}})
+	high, _, err := st.Create(ctx, 1500, []core.Spec{{Type: "t", Priority: core.PriorityHigh, MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
 	require.NoError(t, err)
 	scores := readyScores(t, st, "t")
 	require.Equal(t, float64(1500-10*100), scores["0000000000000002:"+itoa(high[0].ID)], "a create scores by its aging")
@@ -289,7 +290,7 @@ func TestGroupsTakeTurns(t *testing.T) {
 	specs := func(group string, n int) []core.Spec {
 		out := make([]core.Spec, n)
 		for i := range out {
-			out[i] = core.Spec{Type: "t", MaxAttempts: 1, TTL: 10_000, Group: group}
+			out[i] = core.Spec{Type: "t", MaxAttempts: 1, TTL: 10_000 * time.Millisecond, Group: group}
 		}
 		return out
 	}
@@ -328,7 +329,7 @@ func TestADelayedJobOfAGroupTakesItsTurnWhenPromoted(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	createN(t, st, 1000, "t", 10)
-	late, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 10_000, Delay: 10, Group: "g"}})
+	late, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 10_000 * time.Millisecond, Delay: 10 * time.Millisecond, Group: "g"}})
 	require.NoError(t, err)
 	_, _, err = st.Promote(ctx, 1010, 10)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +23,7 @@ func TestTwoPromotersMoveEachJobOnce(t *testing.T) {
 	const n = 3000
 	specs := make([]core.Spec, 0, 1000)
 	for i := range n {
-		specs = append(specs, core.Spec{Type: []string{"a", "b", "c"}[i%3], Delay: int64(1 + i%500), MaxAttempts: 1, TTL: 1000})
+		specs = append(specs, core.Spec{Type: []string{"a", "b", "c"}[i%3], Delay: time.Duration(1+i%500) * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond})
 		if len(specs) == cap(specs) {
 			_, _, err := st.Create(ctx, 1000, specs)
 			require.NoError(t, err)
@@ -70,7 +71,7 @@ func TestPromoteIsNeverEarly(t *testing.T) {
 	t.Parallel()
 	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
-	jobs, _, err := st.Create(ctx, 5000, []core.Spec{{Type: "x", Delay: 250, MaxAttempts: 1, TTL: 1}})
+	jobs, _, err := st.Create(ctx, 5000, []core.Spec{{Type: "x", Delay: 250 * time.Millisecond, MaxAttempts: 1, TTL: 1 * time.Millisecond}})
 	require.NoError(t, err)
 	for now := int64(5000); now < 5250; now += 50 {
 		moved, next, err := st.Promote(ctx, now, 10)
@@ -95,7 +96,7 @@ func TestSameMillisecondDelayedJobsPromoteInCreationOrder(t *testing.T) {
 	ctx := context.Background()
 	specs := make([]core.Spec, 20)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "same-ms", Delay: 100, MaxAttempts: 1, TTL: 1000}
+		specs[i] = core.Spec{Type: "same-ms", Delay: 100 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond}
 	}
 	jobs, _, err := st.Create(ctx, 1000, specs)
 	require.NoError(t, err)
@@ -141,8 +142,8 @@ func TestDelayedJobsLeaveTheDueIndex(t *testing.T) {
 	st, _ := nodetest.NewStore(t)
 	ctx := context.Background()
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{
-		{Type: "leave", Delay: 100, MaxAttempts: 1, TTL: 1000},
-		{Type: "leave", Delay: 100, MaxAttempts: 1, TTL: 1000},
+		{Type: "leave", Delay: 100 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond},
+		{Type: "leave", Delay: 100 * time.Millisecond, MaxAttempts: 1, TTL: 1000 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	_, err = st.Remove(ctx, jobs[0].ID)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
@@ -119,7 +120,7 @@ func seedPages(b *testing.B, st *redisstore.Store, n, types int) {
 		for from := next.Add(batch) - batch; from < int64(n); from = next.Add(batch) - batch {
 			specs := make([]core.Spec, 0, batch)
 			for i := int(from); i < min(int(from)+batch, n); i++ {
-				specs = append(specs, core.Spec{Type: "t" + strconv.Itoa(i%types), MaxAttempts: 1, TTL: 60_000,
+				specs = append(specs, core.Spec{Type: "t" + strconv.Itoa(i%types), MaxAttempts: 1, TTL: 60_000 * time.Millisecond,
 					Priority: core.Priority([]int{0, -10, 10}[i%3]), Data: []byte(`{"n":` + strconv.Itoa(i) + `}`)})
 			}
 			if _, _, err := st.Create(ctx, 1, specs); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +31,7 @@ func TestARangePastTheEndReadsNoIndex(t *testing.T) {
 	st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: "past"})
 	require.NoError(t, err)
 	for _, typ := range []string{"a", "b"} {
-		_, _, err = st.Create(ctx, 1, []core.Spec{{Type: typ, MaxAttempts: 1, TTL: 1000}, {Type: typ, MaxAttempts: 1, TTL: 1000}})
+		_, _, err = st.Create(ctx, 1, []core.Spec{{Type: typ, MaxAttempts: 1, TTL: 1000 * time.Millisecond}, {Type: typ, MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
 		require.NoError(t, err)
 	}
 	zranges := func() string {
@@ -68,7 +69,7 @@ func TestARangeByCursorFindsItsPlaceAmongTies(t *testing.T) {
 	st, rdb := nodetest.NewStore(t)
 	var specs []core.Spec
 	for i := range 50 {
-		specs = append(specs, core.Spec{Type: []string{"a", "b"}[i%2], MaxAttempts: 1, TTL: 1000})
+		specs = append(specs, core.Spec{Type: []string{"a", "b"}[i%2], MaxAttempts: 1, TTL: 1000 * time.Millisecond})
 	}
 	_, _, err := st.Create(ctx, 1, specs)
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -40,7 +41,7 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 	specs := make([]core.Spec, 0, 1000)
 	u0 := evalUsec(rdb)
 	for i := range n {
-		specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`), RemoveOnComplete: core.RemoveAtOnce})
+		specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: 60000 * time.Millisecond, Data: []byte(`{"i":1}`), RemoveOnComplete: core.RemoveAtOnce})
 		if len(specs) == cap(specs) || i == n-1 {
 			if _, _, err := st.Create(ctx, 1, specs); err != nil {
 				b.Fatal(err)
@@ -76,7 +77,7 @@ func BenchmarkRedisCPUPerJob(b *testing.B) {
 	u3b := evalUsec(rdb)
 	lone := max(n/10, 1)
 	for range lone {
-		if _, _, err := st.Create(ctx, 4, []core.Spec{{Type: "l", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)}}); err != nil {
+		if _, _, err := st.Create(ctx, 4, []core.Spec{{Type: "l", MaxAttempts: 1, TTL: 60000 * time.Millisecond, Data: []byte(`{"i":1}`)}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -115,7 +116,7 @@ func BenchmarkRedisCPUPerLease(b *testing.B) {
 			n := max(b.N/64*64, 64)
 			specs := make([]core.Spec, 0, 1000)
 			for i := range n {
-				specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: 60000, Data: []byte(`{"i":1}`)})
+				specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: time.Minute, Data: []byte(`{"i":1}`)})
 				if len(specs) == cap(specs) || i == n-1 {
 					if _, _, err := st.Create(ctx, 1, specs); err != nil {
 						b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -26,8 +27,8 @@ func TestRescueJudgesEachJobByItsStallLimit(t *testing.T) {
 	ctx := context.Background()
 	zero := 0
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{
-		{Type: "r", MaxAttempts: 2, TTL: 100, StallLimit: &zero},
-		{Type: "r", MaxAttempts: 1, TTL: 100},
+		{Type: "r", MaxAttempts: 2, TTL: 100 * time.Millisecond, StallLimit: &zero},
+		{Type: "r", MaxAttempts: 1, TTL: 100 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	strict, old := jobs[0].ID, jobs[1].ID

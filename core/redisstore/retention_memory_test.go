@@ -52,7 +52,7 @@ func TestAMillionShortJobsKeepRedisMemoryFlat(t *testing.T) {
 		return 0
 	}
 	spec := core.Spec{Type: "short", Data: []byte(`{"to":"someone@example.com","n":12345}`), MaxAttempts: 1,
-		TTL: 60_000, RemoveOnComplete: core.Retention{Count: keep}}
+		TTL: 60_000 * time.Millisecond, RemoveOnComplete: core.Retention{Count: keep}}
 	specs := make([]core.Spec, batch)
 	for i := range specs {
 		specs[i] = spec

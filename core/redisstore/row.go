@@ -88,9 +88,9 @@ func raw(v any) json.RawMessage {
 // verbatim.
 func newJob(sp *core.Spec, id, now int64) core.Job {
 	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
-		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
+		Delay: sp.Delay.Milliseconds(), MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL.Milliseconds(),
 		RemoveOnComplete: sp.RemoveOnComplete, RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, StallLimit: 1,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay, Trace: sp.Trace, Broadcast: sp.Broadcast, Group: sp.Group}
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay.Milliseconds(), Trace: sp.Trace, Broadcast: sp.Broadcast, Group: sp.Group}
 	// A broadcast waits in due even without a delay: its promotion is
 	// its broadcast (promote_due.lua), and ready, where workers lease,
 	// never holds it.

@@ -41,7 +41,7 @@ var scheduleFields = []struct {
 	{"name", func(sc *service.StoredSchedule, v any) { sc.Name = str(v) }},
 	{"type", nil}, // the key the schedule lives under says it
 	{"cron", func(sc *service.StoredSchedule, v any) { sc.Cron = str(v) }},
-	{"every", func(sc *service.StoredSchedule, v any) { sc.Every = num(v) }},
+	{"every", func(sc *service.StoredSchedule, v any) { sc.Every = time.Duration(num(v)) * time.Millisecond }},
 	{"tz", func(sc *service.StoredSchedule, v any) { sc.TZ = str(v) }},
 	{"spec", func(sc *service.StoredSchedule, v any) {
 		if json.Unmarshal([]byte(str(v)), &sc.Spec) != nil {
@@ -111,7 +111,7 @@ func (s *Store) SetSchedule(ctx context.Context, now int64, sc *core.Schedule) (
 	tk := s.keys.ofType(sc.Spec.Type)
 	every := ""
 	if sc.Every > 0 {
-		every = strconv.FormatInt(sc.Every, 10)
+		every = strconv.FormatInt(sc.Every.Milliseconds(), 10)
 	}
 	reply, err := s.eval(ctx, setSchedule, []string{tk.schedules(), tk.schedule(sc.Name), tk.scheduleRev()},
 		sc.Name, sc.Spec.Type, sc.Cron, every, sc.TZ, spec, flag(sc.Paused), sc.NextAt, now).Result()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,12 +18,12 @@ import (
 // jobHash once created.
 func scheduleSpec(jobType string) core.Spec {
 	one := 1
-	return core.Spec{Type: jobType, Data: json.RawMessage(`{"n":1}`), MaxAttempts: 3, TTL: 1000, StallLimit: &one}
+	return core.Spec{Type: jobType, Data: json.RawMessage(`{"n":1}`), MaxAttempts: 3, TTL: 1000 * time.Millisecond, StallLimit: &one}
 }
 
 // everySecond is schedule s of type t, ticking every second from 1000.
 func everySecond() *core.Schedule {
-	return &core.Schedule{Name: "s", Every: 1000, Spec: scheduleSpec("t"), NextAt: 2000}
+	return &core.Schedule{Name: "s", Every: 1000 * time.Millisecond, Spec: scheduleSpec("t"), NextAt: 2000}
 }
 
 // scheduleHash is schedule s's hash as schedule_set stores everySecond at
@@ -84,7 +85,7 @@ func TestSetScheduleWithAnotherTimingOrTypeMovesIt(t *testing.T) {
 	require.NoError(t, err)
 
 	moved := everySecond()
-	moved.Every, moved.NextAt, moved.Spec = 5000, 6500, scheduleSpec("u")
+	moved.Every, moved.NextAt, moved.Spec = 5*time.Second, 6500, scheduleSpec("u")
 	got, err := st.SetSchedule(ctx, 1500, moved)
 	require.NoError(t, err)
 	require.Equal(t, int64(6500), got.NextAt)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,10 +29,10 @@ func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 	st := newScriptStore(t, redisstore.Config{})
 	two := 2
 	jobs, existing, err := st.Create(ctx, 1000, []core.Spec{
-		{Type: "t", Data: json.RawMessage(`{"n":1}`), Priority: -10, MaxAttempts: 3, TTL: 1000, UniqueKey: "u", StallLimit: &two,
-			RemoveOnFail: core.Retention{Age: 5000, Count: 7}},
-		{Type: "t", Delay: 500, MaxAttempts: 1, TTL: 60000, RemoveOnComplete: core.RemoveAtOnce,
-			Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100}},
+		{Type: "t", Data: json.RawMessage(`{"n":1}`), Priority: -10, MaxAttempts: 3, TTL: 1000 * time.Millisecond, UniqueKey: "u", StallLimit: &two,
+			RemoveOnFail: core.Retention{Age: 5 * time.Second, Count: 7}},
+		{Type: "t", Delay: 500 * time.Millisecond, MaxAttempts: 1, TTL: 60000 * time.Millisecond, RemoveOnComplete: core.RemoveAtOnce,
+			Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100 * time.Millisecond}},
 	})
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, false}, existing)
@@ -57,10 +58,10 @@ func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 		require.Equal(t, *got, j, "what Create returns is what it stored")
 	}
 	require.Equal(t, core.Job{ID: 2, Type: "t", State: core.StateDelayed, Delay: 500, MaxAttempts: 1,
-		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100}, TTL: 60000, RemoveOnComplete: core.RemoveAtOnce,
+		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100 * time.Millisecond}, TTL: 60000, RemoveOnComplete: core.RemoveAtOnce,
 		CreatedAt: 1000, UpdatedAt: 1000, PromoteAt: 1500, StallLimit: 1}, jobs[1])
 
-	again, existing, err := st.Create(ctx, 2000, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 1, UniqueKey: "u"}})
+	again, existing, err := st.Create(ctx, 2000, []core.Spec{{Type: "t", MaxAttempts: 1, TTL: 1 * time.Millisecond, UniqueKey: "u"}})
 	require.NoError(t, err)
 	require.Equal(t, []bool{true}, existing)
 	require.Equal(t, jobs[0], again[0], "the job holding the key, data and all")
@@ -257,7 +258,7 @@ func TestSetPriorityMovesAReadyJobAndKeepsItsMember(t *testing.T) {
 func TestALeasedJobIsTheStoredJobWithItsToken(t *testing.T) {
 	t.Parallel()
 	st, _ := nodetest.NewStore(t)
-	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Data: json.RawMessage(`[1]`), MaxAttempts: 2, TTL: 5}})
+	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Data: json.RawMessage(`[1]`), MaxAttempts: 2, TTL: 5 * time.Millisecond}})
 	require.NoError(t, err)
 	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1100, Types: []string{"t"}, Max: 1, Worker: "w", Token: "tok", TTL: 0})
 	require.NoError(t, err)

@@ -131,7 +131,7 @@ func TestSentinelAuth(t *testing.T) {
 			defer r.Close()
 			st, err := r.Store(redisstore.Config{Prefix: "auth"})
 			require.NoError(t, err)
-			_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "auth", MaxAttempts: 1, TTL: 60_000}})
+			_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "auth", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
 			require.ErrorIs(t, err, bus.ErrUnavailable)
 			require.ErrorContains(t, err, "redis reserve ids: authentication refused (the servers' password, or on Sentinel the Sentinels' own): ")
 		})
@@ -161,7 +161,7 @@ func TestSentinelStoreScriptFlush(t *testing.T) {
 	specs := func(n int) []core.Spec {
 		out := make([]core.Spec, n)
 		for i := range out {
-			out[i] = core.Spec{Type: "flush", MaxAttempts: 1, TTL: 60_000}
+			out[i] = core.Spec{Type: "flush", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}
 		}
 		return out
 	}
@@ -342,7 +342,7 @@ func sentinelFailover(t *testing.T, c *nodetest.Core, jobType string, restartOnS
 				sent := time.Now()
 				cctx, cancel := context.WithTimeout(ctx, createTimeout)
 				job, err := c.Client.CreateSpec(cctx, core.Spec{
-					Type: jobType, Data: []byte(fmt.Sprintf(`{"p":%d,"n":%d}`, p, n)), MaxAttempts: 1, TTL: 60_000,
+					Type: jobType, Data: []byte(fmt.Sprintf(`{"p":%d,"n":%d}`, p, n)), MaxAttempts: 1, TTL: time.Minute,
 				})
 				cancel()
 				at := time.Now()

@@ -41,11 +41,11 @@ func TestARedisStallCannotDoubleACreate(t *testing.T) {
 
 	// A first create reserves a block of the type's ids, so the stalled
 	// create sends its script at once instead of waiting on the id counter.
-	_, _, err = st.Create(ctx, 1, []core.Spec{{Type: "email", MaxAttempts: 1, TTL: 1000}})
+	_, _, err = st.Create(ctx, 1, []core.Spec{{Type: "email", MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
 	require.NoError(t, err)
 
 	require.NoError(t, syscall.Kill(srv.Pid(), syscall.SIGSTOP))
-	_, _, err = st.Create(ctx, 2, []core.Spec{{Type: "email", MaxAttempts: 1, TTL: 1000}})
+	_, _, err = st.Create(ctx, 2, []core.Spec{{Type: "email", MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
 	require.Error(t, err, "Redis is stopped: the create times out") // the signal that the client gave up
 	require.ErrorIs(t, err, core.ErrUnavailable)
 	require.NoError(t, syscall.Kill(srv.Pid(), syscall.SIGCONT))

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,8 +21,8 @@ func TestCreateJobsKeepsATraceAndLeaseHandsItOut(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	jobs, _, err := st.Create(ctx, 1000, []core.Spec{
-		{Type: "t", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000, Trace: traceparent},
-		{Type: "t", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000},
+		{Type: "t", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000 * time.Millisecond, Trace: traceparent},
+		{Type: "t", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	require.Equal(t, traceparent, jobs[0].Trace)

@@ -91,7 +91,7 @@ func TestWaitReplicasOnAStandaloneMaster(t *testing.T) {
 	st, err := redisstore.New(redisstore.Config{Client: rdb, Prefix: "kw", WaitReplicas: 1, WaitTimeout: 2 * time.Second})
 	require.NoError(t, err)
 
-	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000}})
+	jobs, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
 	require.NoError(t, err)
 	// WAIT said the replica has it: read it there.
 	rep := redis.NewClient(&redis.Options{Addr: replica.Addr()})
@@ -105,7 +105,7 @@ func TestWaitReplicasOnAStandaloneMaster(t *testing.T) {
 	// as EVAL, with its WAIT, once.
 	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
 	require.NoError(t, rdb.ScriptFlush(ctx).Err())
-	_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000}})
+	_, _, err = st.Create(ctx, 1000, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
 	require.NoError(t, err)
 	ready, err := rdb.ZCard(ctx, "kw:{w}:ready").Result()
 	require.NoError(t, err)
@@ -120,7 +120,7 @@ func TestWaitReplicasOnAStandaloneMaster(t *testing.T) {
 	require.Len(t, leased, 2)
 
 	require.NoError(t, replica.Stop())
-	_, _, err = st.Create(ctx, 1002, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000, UniqueKey: "u1"}})
+	_, _, err = st.Create(ctx, 1002, []core.Spec{{Type: "w", MaxAttempts: 1, TTL: 60_000 * time.Millisecond, UniqueKey: "u1"}})
 	require.Equal(t, bus.CodeUnavailable, bus.CodeOf(err), "%v", err)
 	require.ErrorContains(t, err, "only 0 of 1 replicas acknowledged it within 2s")
 	// The write happened: a retry with the same unique_key finds the job.

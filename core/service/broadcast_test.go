@@ -191,7 +191,7 @@ func TestBulkCreatedBroadcastsGoOutEachOnce(t *testing.T) {
 func TestAScheduleOfBroadcastsBroadcastsEachTick(t *testing.T) {
 	c, clock := newCore(t)
 	ch := listener(t, c, "prices")
-	every := int64(60_000)
+	every := time.Minute
 	_, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "reload", Every: &every,
 		Spec: core.Spec{Type: "prices", Data: json.RawMessage(`{"do":"reload"}`), Broadcast: true}})
 	require.NoError(t, err)

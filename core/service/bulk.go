@@ -49,8 +49,12 @@ func (s *Service) checkBulkAction(req *core.BulkActionRequest) (*BulkQuery, erro
 	if len(req.ErrorGroup) > maxErrorGroup {
 		return nil, core.Invalidf("error_group", "%d bytes is over the limit of %d (a group is cut to that length)", len(req.ErrorGroup), maxErrorGroup)
 	}
-	if req.Before < 0 {
-		return nil, core.Invalidf("before", "%d is negative (unix ms, or 0 for any time)", req.Before)
+	var before int64 // unix ms, 0 for any time
+	if !req.Before.IsZero() {
+		before = req.Before.UnixMilli()
+	}
+	if before < 0 {
+		return nil, core.Invalidf("before", "%d is negative (unix ms, or 0 for any time)", before)
 	}
 	switch {
 	case req.Limit < 0:
@@ -66,7 +70,7 @@ func (s *Service) checkBulkAction(req *core.BulkActionRequest) (*BulkQuery, erro
 		return nil, core.Invalidf("cursor", "%q is not a cursor of type %s", req.Cursor, req.Type)
 	}
 	return &BulkQuery{Action: req.Action, State: req.State, Type: req.Type, Error: req.Error, ErrorGroup: req.ErrorGroup,
-		Before: req.Before, Limit: cmp.Or(req.Limit, core.BulkLimitDefault), From: from}, nil
+		Before: before, Limit: cmp.Or(req.Limit, core.BulkLimitDefault), From: from}, nil
 }
 
 func (s *Service) bulk(ctx context.Context, req *core.BulkActionRequest) (*core.BulkActionReply, error) {

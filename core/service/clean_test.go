@@ -147,10 +147,10 @@ func TestRetentionDefaultsAreChecked(t *testing.T) {
 	ns := bustest.NewServer(t)
 	for name, r := range map[string]map[string]core.TypeRetention{
 		"true":               {"a": {Complete: core.RemoveAtOnce}},
-		"negative":           {"a": {Failed: core.Retention{Age: -1}}},
+		"negative":           {"a": {Failed: core.Retention{Age: -time.Millisecond}}},
 		"cancelled true":     {"a": {Cancelled: core.RemoveAtOnce}},
 		"cancelled negative": {"a": {Cancelled: core.Retention{Count: -1}}},
-		"bad type":           {"a.b": {Failed: core.Retention{Age: 1}}},
+		"bad type":           {"a.b": {Failed: core.Retention{Age: time.Millisecond}}},
 	} {
 		_, err := service.New(service.Config{Store: panickyStore{}, Conn: ns.Conn, Retention: r})
 		require.ErrorContains(t, err, "Retention", name)
@@ -166,7 +166,7 @@ func TestCleanRemovesCancelledJobsPastTheirTypesDefault(t *testing.T) {
 	t.Parallel()
 	clock := nodetest.NewClock(t0)
 	c := nodetest.NewCore(t, service.Config{Now: clock.Now, Retention: map[string]core.TypeRetention{
-		service.AnyType: {Cancelled: core.Retention{Age: time.Minute.Milliseconds()}},
+		service.AnyType: {Cancelled: core.Retention{Age: time.Minute}},
 		"b":             {Cancelled: core.Retention{Count: 1}},
 	}})
 	cleaned := events(t, c, c.Client.Subjects().Queue(bus.QueueCleaned))
@@ -215,7 +215,7 @@ func TestCleanRemovesCancelledJobsPastTheirTypesDefault(t *testing.T) {
 func TestStatsGiveEachTypesDefaultRetention(t *testing.T) {
 	t.Parallel()
 	c := nodetest.NewCore(t, service.Config{Retention: map[string]core.TypeRetention{
-		"email":         {Failed: core.Retention{Age: 86_400_000}},
+		"email":         {Failed: core.Retention{Age: 24 * time.Hour}},
 		service.AnyType: {Complete: core.Retention{Count: 100}},
 	}})
 	noDefaults := nodetest.NewCore(t, service.Config{})

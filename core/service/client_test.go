@@ -251,7 +251,7 @@ func TestClientSendsTheDocumentedBodies(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"action":"retry","state":"failed"}`, sent(bus.MethodBulk))
 	every := int64(5000)
-	_, err = c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "w"}})
+	_, err = c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: new(time.Duration(every) * time.Millisecond), Spec: core.Spec{Type: "w"}})
 	require.NoError(t, err)
 	require.Equal(t, `{"name":"s","every":5000,"spec":{"type":"w"}}`, sent(bus.MethodScheduleSet))
 	_, err = c.Client.Schedules(ctx)

@@ -1,5 +1,5 @@
 // Package service is core, the service: it serves the RPC methods of
-// DESIGN §3 as the NATS micro service kuebus-core, validates every request,
+// docs/protocol.md §3 as the NATS micro service kuebus-core, validates every request,
 // stores through a Store, and publishes an event after every committed
 // change. Any number of services may serve one Redis: they share a queue
 // group, so each request reaches one.

@@ -105,22 +105,22 @@ func specHolds(t *testing.T, sp *core.Spec, maxData int) {
 		require(t, json.Unmarshal(sp.Data, &v) == nil, "data %q does not decode", sp.Data)
 		require(t, !replacedOnDecode(sp.Data, v), "data %q holds a lone surrogate", sp.Data)
 	}
-	require(t, sp.Delay >= 0 && sp.Delay <= core.MaxDelay, "delay %d", sp.Delay)
+	require(t, sp.Delay >= 0 && sp.Delay <= core.MaxDelay*time.Millisecond && sp.Delay%time.Millisecond == 0, "delay %s", sp.Delay)
 	require(t, sp.MaxAttempts >= 1 && sp.MaxAttempts <= core.MaxAttempts, "max_attempts %d", sp.MaxAttempts)
-	require(t, sp.TTL >= 1 && sp.TTL <= core.MaxDelay, "ttl %d", sp.TTL)
+	require(t, sp.TTL >= time.Millisecond && sp.TTL <= core.MaxDelay*time.Millisecond && sp.TTL%time.Millisecond == 0, "ttl %s", sp.TTL)
 	require(t, sp.Priority >= -core.MaxPriority && sp.Priority <= core.MaxPriority, "priority %d", sp.Priority)
 	require(t, len(sp.UniqueKey) <= core.MaxUniqueKeyLen, "unique_key of %d bytes", len(sp.UniqueKey))
 	if sp.Backoff != nil {
 		// The wait itself is capped by the store (redisstore's fail tests).
 		b := sp.Backoff
-		require(t, (b.Type == core.BackoffFixed || b.Type == core.BackoffExponential) && b.Delay >= 0 && b.Delay <= core.MaxDelay,
+		require(t, (b.Type == core.BackoffFixed || b.Type == core.BackoffExponential) && b.Delay >= 0 && b.Delay <= core.MaxDelay*time.Millisecond,
 			"backoff %+v", *b)
 	}
 	for _, r := range []core.Retention{sp.RemoveOnComplete, sp.RemoveOnFail} {
 		require(t, r.Age >= 0 && r.Count >= 0 && (!r.AtOnce || r == core.RemoveAtOnce), "retention %+v", r)
 	}
 	now := time.Now().UnixMilli()
-	require(t, now+sp.Delay >= now && now+sp.TTL > now, "now + delay/ttl overflows")
+	require(t, now+sp.Delay.Milliseconds() >= now && now+sp.TTL.Milliseconds() > now, "now + delay/ttl overflows")
 }
 
 // replacedOnDecode reports whether decoding raw into v made up a U+FFFD

@@ -32,7 +32,7 @@ func TestIDsArePagedTypeByType(t *testing.T) {
 	}
 	a, c3 := mk("a", 5), mk("c", 3)
 	mk("b", 0)
-	delayed, err := c.Client.CreateSpec(ctx, core.Spec{Type: "b", Delay: 60_000})
+	delayed, err := c.Client.CreateSpec(ctx, core.Spec{Type: "b", Delay: 60_000 * time.Millisecond})
 	require.NoError(t, err)
 
 	var pages [][]int64
@@ -107,7 +107,7 @@ func TestIDsPagesFitTheMessageLimit(t *testing.T) {
 	for range 3 {
 		specs := make([]core.Spec, 1000)
 		for i := range specs {
-			specs[i] = core.Spec{Type: "many", MaxAttempts: 1, TTL: 1000}
+			specs[i] = core.Spec{Type: "many", MaxAttempts: 1, TTL: 1000 * time.Millisecond}
 		}
 		jobs, _, err := st.Create(ctx, 1, specs)
 		require.NoError(t, err)

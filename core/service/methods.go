@@ -11,7 +11,7 @@ import (
 	"github.com/kuebus/kuebus/core"
 )
 
-// The RPC methods of DESIGN §3 that are not the worker's: each checks its
+// The RPC methods of docs/protocol.md §3 that are not the worker's: each checks its
 // input, calls the store once, and publishes what changed.
 
 func (s *Service) register() error {

@@ -19,7 +19,7 @@ func TestSameMillisecondDelayedJobsRunInCreationOrder(t *testing.T) {
 	c, clock := newCore(t)
 	specs := make([]core.Spec, 20)
 	for i := range specs {
-		specs[i] = core.Spec{Type: "due", Delay: 1000}
+		specs[i] = core.Spec{Type: "due", Delay: 1000 * time.Millisecond}
 	}
 	jobs, err := c.Client.CreateBulk(ctx, specs)
 	require.NoError(t, err)

@@ -97,8 +97,8 @@ func TestTypeSetGetList(t *testing.T) {
 func TestTypeDefaultsApplyWhereTheCreateGivesNothing(t *testing.T) {
 	c, _ := newCore(t)
 	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "mail", Defaults: &core.TypeDefaults{
-		Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 120_000, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500},
-		StallLimit: new(int), RemoveOnComplete: core.RemoveAtOnce, RemoveOnFail: core.Retention{Age: 60_000},
+		Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 120_000, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond},
+		StallLimit: new(int), RemoveOnComplete: core.RemoveAtOnce, RemoveOnFail: core.Retention{Age: time.Minute},
 	}})
 	require.NoError(t, err)
 
@@ -108,10 +108,10 @@ func TestTypeDefaultsApplyWhereTheCreateGivesNothing(t *testing.T) {
 	require.Equal(t, core.PriorityHigh, job.Priority)
 	require.Equal(t, 3, job.MaxAttempts)
 	require.Equal(t, int64(120_000), job.TTL)
-	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 500}, job.Backoff)
+	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond}, job.Backoff)
 	require.Equal(t, 0, job.StallLimit)
 	require.Equal(t, core.RemoveAtOnce, job.RemoveOnComplete)
-	require.Equal(t, core.Retention{Age: 60_000}, job.RemoveOnFail)
+	require.Equal(t, core.Retention{Age: time.Minute}, job.RemoveOnFail)
 
 	body, code = raw(t, c, bus.MethodCreate, `{"type":"mail","priority":"low","max_attempts":7,"ttl":1000,
 		"backoff":{"type":"exponential","delay":10},"stall_limit":4,"remove_on_complete":false,"remove_on_fail":true}`)
@@ -120,7 +120,7 @@ func TestTypeDefaultsApplyWhereTheCreateGivesNothing(t *testing.T) {
 	require.Equal(t, core.PriorityLow, job.Priority)
 	require.Equal(t, 7, job.MaxAttempts)
 	require.Equal(t, int64(1000), job.TTL)
-	require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 10}, job.Backoff)
+	require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 10 * time.Millisecond}, job.Backoff)
 	require.Equal(t, 4, job.StallLimit)
 	require.Equal(t, core.RemoveAtOnce, job.RemoveOnComplete, "false is \"not given\" on the wire: the default holds")
 	require.Equal(t, core.RemoveAtOnce, job.RemoveOnFail)
@@ -258,9 +258,9 @@ func decodeJob(t *testing.T, body string) core.Job {
 func TestAScheduledJobTakesItsTypesDefaults(t *testing.T) {
 	c, clock := newCore(t)
 	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "report", Defaults: &core.TypeDefaults{
-		Priority: core.PriorityHigh, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 100}}})
+		Priority: core.PriorityHigh, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 100 * time.Millisecond}}})
 	require.NoError(t, err)
-	every := int64(1000)
+	every := time.Second
 	_, err = c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "report"}})
 	require.NoError(t, err)
 	clock.Advance(time.Second)
@@ -270,7 +270,7 @@ func TestAScheduledJobTakesItsTypesDefaults(t *testing.T) {
 	jobs := lease(t, c, core.LeaseRequest{Types: []string{"report"}})
 	require.Len(t, jobs, 1)
 	require.Equal(t, core.PriorityHigh, jobs[0].Priority)
-	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 100}, jobs[0].Backoff)
+	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 100 * time.Millisecond}, jobs[0].Backoff)
 }
 
 // TestALimitedLeaseWakesOnAnotherCoresComplete: a lease held back by its

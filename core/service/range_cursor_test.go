@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +21,7 @@ func seedRangeJobs(t *testing.T, c *nodetest.Core, n int) {
 	for i := range specs {
 		specs[i] = core.Spec{Type: fmt.Sprintf("t%d", i%4), Priority: core.Priority([]int{0, -10, 10}[i%3])}
 		if i%5 == 0 {
-			specs[i].Delay = int64(1000 * (i % 3))
+			specs[i].Delay = time.Duration(1000*(i%3)) * time.Millisecond
 		}
 	}
 	_, err := c.Client.CreateBulk(ctx, specs)

@@ -19,7 +19,7 @@ func TestFailWaitsTheRetryDelayItWasGiven(t *testing.T) {
 	c, clock := newCore(t)
 	evs := events(t, c, c.Client.Subjects().AllJobEvents())
 	created, err := c.Client.Create(ctx, "flaky", nil, &core.CreateOpts{MaxAttempts: 3,
-		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 1000}})
+		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 1000 * time.Millisecond}})
 	require.NoError(t, err)
 	require.Equal(t, "enqueue", next(t, evs).Event)
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -43,7 +44,11 @@ func (s *Service) checkScheduleSet(req *core.ScheduleSetRequest, now int64) (tim
 	if err := checkScheduleName(req.Name); err != nil {
 		return nil, err
 	}
-	tm, err := parseTiming(req.Cron, req.Every, req.TZ, now)
+	var every *int64
+	if req.Every != nil {
+		every = new(req.Every.Milliseconds())
+	}
+	tm, err := parseTiming(req.Cron, every, req.TZ, now)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +74,7 @@ func (s *Service) scheduleSet(ctx context.Context, req *core.ScheduleSetRequest)
 	}
 	sc := &core.Schedule{Name: req.Name, Cron: req.Cron, TZ: req.TZ, Spec: req.Spec, Paused: req.Paused}
 	if req.Every != nil {
-		sc.Every = *req.Every
+		sc.Every = req.Every.Truncate(time.Millisecond) // what the wire carries
 	}
 	if !req.Paused {
 		sc.NextAt = tm.after(now)
@@ -168,7 +173,7 @@ func (s *Service) scheduleFire(ctx context.Context, req *core.LimitRequest) (*co
 func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int64, bool, error) {
 	var every *int64
 	if sc.Every > 0 {
-		every = &sc.Every
+		every = new(sc.Every.Milliseconds())
 	}
 	tm, err := parseTiming(sc.Cron, every, sc.TZ, sc.NextAt)
 	sp := sc.Spec
@@ -227,7 +232,7 @@ func (s *Service) scheduleRun(ctx context.Context, req *core.NameRequest) (*core
 	}
 	var every *int64
 	if sc.Every > 0 {
-		every = &sc.Every
+		every = new(sc.Every.Milliseconds())
 	}
 	now := s.now()
 	tm, err := parseTiming(sc.Cron, every, sc.TZ, sc.NextAt)

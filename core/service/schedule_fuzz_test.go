@@ -2,6 +2,7 @@ package service
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -40,10 +41,14 @@ func FuzzScheduleSet(f *testing.F) {
 		require(t, bus.ValidToken(req.Name) == nil, "name %q", req.Name)
 		require(t, (req.Cron == "") != (req.Every == nil), "cron %q, every %v", req.Cron, req.Every)
 		if req.Every != nil {
-			require(t, *req.Every >= core.MinEvery && *req.Every <= core.MaxDelay, "every %d", *req.Every)
+			require(t, *req.Every >= core.MinEvery && *req.Every <= core.MaxDelay*time.Millisecond, "every %s", *req.Every)
 		}
 		specHolds(t, &req.Spec, s.cfg.MaxDataBytes)
-		tm, err := parseTiming(req.Cron, req.Every, req.TZ, now)
+		var every *int64
+		if req.Every != nil {
+			every = new(req.Every.Milliseconds())
+		}
+		tm, err := parseTiming(req.Cron, every, req.TZ, now)
 		require(t, err == nil, "accepted, then refused: %v", err)
 		first := tm.after(now)
 		require(t, first > now, "first tick %d is not after now %d", first, now)

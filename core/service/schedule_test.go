@@ -69,7 +69,7 @@ func TestScheduleFireNeverEarlyOnceAndMissedTicksOnce(t *testing.T) {
 	c, clock := newCore(t)
 	enq := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventEnqueue, "t"))
 	every := int64(1000)
-	sc, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "t", Data: []byte(`{"a":1}`)}})
+	sc, err := c.Client.SetSchedule(ctx, &core.ScheduleSetRequest{Name: "s", Every: new(time.Duration(every) * time.Millisecond), Spec: core.Spec{Type: "t", Data: []byte(`{"a":1}`)}})
 	require.NoError(t, err)
 	tick := sc.NextAt
 
@@ -116,7 +116,7 @@ func TestScheduleFireNeverEarlyOnceAndMissedTicksOnce(t *testing.T) {
 func TestAPausedScheduleFiresNothing(t *testing.T) {
 	c, clock := newCore(t)
 	every := int64(1000)
-	req := &core.ScheduleSetRequest{Name: "s", Every: &every, Spec: core.Spec{Type: "t"}, Paused: true}
+	req := &core.ScheduleSetRequest{Name: "s", Every: new(time.Duration(every) * time.Millisecond), Spec: core.Spec{Type: "t"}, Paused: true}
 	sc, err := c.Client.SetSchedule(ctx, req)
 	require.NoError(t, err)
 	require.True(t, sc.Paused)

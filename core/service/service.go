@@ -102,7 +102,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Service is core: it serves the RPC methods of DESIGN §3 as the micro
+// Service is core: it serves the RPC methods of docs/protocol.md §3 as the micro
 // service kuebus-core, stores through its Store, and publishes an event after
 // every committed change. Any number of Services may serve one Redis: they
 // share the queue group, so each request reaches one.

@@ -57,7 +57,7 @@ func TestCreateGetExistsRemove(t *testing.T) {
 
 	job, err := c.Client.Create(ctx, "email", map[string]string{"to": "a@example.com"}, &core.CreateOpts{
 		Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 5 * time.Second,
-		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100},
+		Backoff: &core.Backoff{Type: core.BackoffExponential, Delay: 100 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	require.Positive(t, job.ID)
@@ -108,7 +108,7 @@ func TestCreateBulkIsAllOrNothing(t *testing.T) {
 	c, _ := newCore(t)
 	jobs, err := c.Client.CreateBulk(ctx, []core.Spec{
 		{Type: "email", Data: json.RawMessage(`1`)},
-		{Type: "resize", Delay: 1000},
+		{Type: "resize", Delay: 1000 * time.Millisecond},
 		{Type: "email", Data: json.RawMessage(`2`)},
 	})
 	require.NoError(t, err)
@@ -135,7 +135,7 @@ func TestCreateBulkIDsOnlyAnswersTheIDs(t *testing.T) {
 	require.NoError(t, err)
 	ids, err := c.Client.CreateBulkIDs(ctx, []core.Spec{
 		{Type: "email", Data: json.RawMessage(`1`)},
-		{Type: "resize", Delay: 1000},
+		{Type: "resize", Delay: 1000 * time.Millisecond},
 		{Type: "email", UniqueKey: "k"},
 	})
 	require.NoError(t, err)
@@ -239,7 +239,7 @@ func TestPromoteHonoursLimitAcrossTypes(t *testing.T) {
 	c, clock := newCore(t)
 	var specs []core.Spec
 	for i := range 30 {
-		specs = append(specs, core.Spec{Type: fmt.Sprintf("t%d", i%3), Delay: int64(10 + i)})
+		specs = append(specs, core.Spec{Type: fmt.Sprintf("t%d", i%3), Delay: time.Duration(10+i) * time.Millisecond})
 	}
 	_, err := c.Client.CreateBulk(ctx, specs)
 	require.NoError(t, err)
@@ -320,7 +320,7 @@ func TestLogs(t *testing.T) {
 func TestRangeCountTypesStats(t *testing.T) {
 	c, clock := newCore(t)
 	mk := func(typ string, delay int64) int64 {
-		j, err := c.Client.CreateSpec(ctx, core.Spec{Type: typ, Delay: delay})
+		j, err := c.Client.CreateSpec(ctx, core.Spec{Type: typ, Delay: time.Duration(delay) * time.Millisecond})
 		require.NoError(t, err)
 		clock.Advance(time.Millisecond)
 		return j.ID
@@ -408,7 +408,7 @@ func TestSetStateByHand(t *testing.T) {
 func TestCreatingADelayedJobAnnouncesItsDueTime(t *testing.T) {
 	c, _ := newCore(t)
 	due := events(t, c, c.Client.Subjects().Queue(bus.QueueDue))
-	_, err := c.Client.CreateBulk(ctx, []core.Spec{{Type: "x", Delay: 500}, {Type: "x", Delay: 200}, {Type: "x"}})
+	_, err := c.Client.CreateBulk(ctx, []core.Spec{{Type: "x", Delay: 500 * time.Millisecond}, {Type: "x", Delay: 200 * time.Millisecond}, {Type: "x"}})
 	require.NoError(t, err)
 	ev := next(t, due)
 	require.Equal(t, t0.UnixMilli()+200, ev.DueAt, "the earliest of the bulk, once")

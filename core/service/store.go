@@ -136,7 +136,7 @@ type LeaseStore interface {
 	// was judged by, so Stalls > StallLimit tells a failed attempt.
 	Rescue(ctx context.Context, now int64, limit, stallLimit int) (moved []core.Job, next int64, err error)
 	// ExpireSilent ends now the leases of the active jobs of workers not
-	// heard from for core.WorkerSilentAfter (DESIGN §10.5), once per
+	// heard from for core.WorkerSilentAfter (docs/protocol.md §3.37), once per
 	// silence, so that the Rescue after it takes them back as stalls. It
 	// returns how many leases it ended, and when the first live worker
 	// turns silent if it is not heard from again (0: none is live).

@@ -47,7 +47,7 @@ func (e everyTiming) after(t int64) int64 {
 
 // parseTiming checks a schedule's timing, naming the field at fault: one of
 // cron and every, tz only with cron. anchor is the tick an every schedule
-// counts from.
+// counts from. every is in ms, as on the wire.
 func parseTiming(cronExpr string, every *int64, tz string, anchor int64) (timing, error) {
 	switch {
 	case cronExpr == "" && every == nil:
@@ -55,8 +55,8 @@ func parseTiming(cronExpr string, every *int64, tz string, anchor int64) (timing
 	case cronExpr != "" && every != nil:
 		return nil, core.Invalidf("every", "give cron or every, not both")
 	case every != nil:
-		if *every < core.MinEvery || *every > core.MaxDelay {
-			return nil, core.Invalidf("every", "%d ms is outside %d..%d", *every, core.MinEvery, int64(core.MaxDelay))
+		if *every < core.MinEvery.Milliseconds() || *every > core.MaxDelay {
+			return nil, core.Invalidf("every", "%d ms is outside %d..%d", *every, core.MinEvery.Milliseconds(), int64(core.MaxDelay))
 		}
 		if tz != "" {
 			return nil, core.Invalidf("tz", "only a cron schedule has a time zone")

@@ -197,8 +197,8 @@ func TestFailRetriesWithBackoffThenFails(t *testing.T) {
 		waits   []int64 // before attempt 2, 3
 	}{
 		{"no backoff retries at once", nil, []int64{0, 0}},
-		{"fixed backoff waits its delay", &core.Backoff{Type: core.BackoffFixed, Delay: 1000}, []int64{1000, 1000}},
-		{"exponential backoff follows Kue", &core.Backoff{Type: core.BackoffExponential, Delay: 1000}, []int64{500, 1500}},
+		{"fixed backoff waits its delay", &core.Backoff{Type: core.BackoffFixed, Delay: 1000 * time.Millisecond}, []int64{1000, 1000}},
+		{"exponential backoff follows Kue", &core.Backoff{Type: core.BackoffExponential, Delay: 1000 * time.Millisecond}, []int64{500, 1500}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, clock := newCore(t)
@@ -489,7 +489,7 @@ func TestStallsPastTheLimitAreFailedAttempts(t *testing.T) {
 	c, clock := newCore(t)
 	evs := events(t, c, c.Client.Subjects().JobEventsOf("*", ""))
 	created, err := c.Client.Create(ctx, "hang", nil, &core.CreateOpts{TTL: time.Second, MaxAttempts: 3,
-		Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500}})
+		Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond}})
 	require.NoError(t, err)
 	require.Equal(t, 1, created.StallLimit, "the node's default")
 	require.Equal(t, "enqueue", next(t, evs).Event)
@@ -767,7 +767,7 @@ func TestACompleteNobodyHeardStillReachesWhoSubscribedMeanwhile(t *testing.T) {
 	}
 }
 
-// TestASilentWorkersJobsComeBackBeforeTheirTTL (DESIGN §10.5): the jobs of
+// TestASilentWorkersJobsComeBackBeforeTheirTTL (docs/protocol.md §3.37): the jobs of
 // a worker not heard from for core.WorkerSilentAfter come back with the
 // next rescue, whatever their ttl, as stalls, once per silence; a worker
 // still beating keeps its jobs; the silent one's stale acknowledgements

@@ -1,6 +1,6 @@
 // Package prom is the Prometheus backend of httpapi's Metrics hook, and the
 // /metrics handler. It is apart from httpapi so that only the binary, which
-// wires it in, depends on Prometheus (STYLE §8).
+// wires it in, depends on Prometheus.
 //
 // Series (every job type is a label value; types are bounded by the ones
 // producers create):

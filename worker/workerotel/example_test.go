@@ -40,7 +40,7 @@ func ExampleMiddleware() {
 	w.Process("email", 1, func(ctx context.Context, job *worker.Job) error {
 		fmt.Println("handler in a span:", trace.SpanContextFromContext(ctx).IsValid())
 		return nil
-	})
+	}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()

@@ -58,7 +58,7 @@ func Middleware(cfg Config) worker.Middleware {
 				trace.WithAttributes(
 					coreotel.AttrSystem.String("kuebus"), coreotel.AttrOperation.String("process"),
 					coreotel.AttrJobID.Int64(job.ID), coreotel.AttrJobType.String(job.Type),
-					AttrAttempt.Int(job.Attempts+1)))
+					AttrAttempt.Int(job.Attempts)))
 			returned := false
 			defer func() {
 				// A panic is not recovered here: the worker recovers it

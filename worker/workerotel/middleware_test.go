@@ -137,7 +137,7 @@ func TestTheHandlersSpanIsAChildOfTheCreate(t *testing.T) {
 func TestEachFailedAttemptIsAnErrorSpanOfTheSameTrace(t *testing.T) {
 	q := newTraced(t)
 	q.runWorker(t, "flaky", func(ctx context.Context, job *worker.Job) error {
-		if job.Attempts < 2 {
+		if job.Attempts < 3 {
 			return errors.New("not yet")
 		}
 		return nil

@@ -34,7 +34,7 @@ func TestWorkerMetrics(t *testing.T) {
 	require.NoError(t, err)
 	completed := make(chan struct{}, 1)
 	w.Handle("email", worker.HandlerFunc(func(ctx context.Context, job *worker.Job) error {
-		if job.Attempts == 0 && string(job.Data) == `"flaky"` {
+		if job.Attempts == 1 && string(job.Data) == `"flaky"` {
 			return errors.New("smtp timeout")
 		}
 		if string(job.Data) == `"bad"` {
