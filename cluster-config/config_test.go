@@ -476,9 +476,9 @@ func TestTypesFromTheFileAndTheVariable(t *testing.T) {
 	const base = "name: n\nroles: [core]\nnats: {external: {urls: [nats://n:4222]}}\nredis: {url: redis://r:6379}\n"
 	two := 2
 	want := []core.TypePolicy{
-		{Type: "api", Rate: &core.Rate{Limit: 100, Per: 1000}, Aging: &core.Aging{Per: 500}},
-		{Type: "email", Concurrency: 5, GroupConcurrency: 1, GroupRate: &core.Rate{Limit: 10, Per: 60_000},
-			Defaults: &core.TypeDefaults{Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 120_000, StallLimit: &two}},
+		{Type: "api", Rate: &core.Rate{Limit: 100, Per: time.Second}, Aging: &core.Aging{Per: 500 * time.Millisecond}},
+		{Type: "email", Concurrency: 5, GroupConcurrency: 1, GroupRate: &core.Rate{Limit: 10, Per: time.Minute},
+			Defaults: &core.TypeDefaults{Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 2 * time.Minute, StallLimit: &two}},
 	}
 	c, err := clusterconfig.Parse([]byte(base+`types:
   email:

@@ -66,10 +66,10 @@ func (p TypePolicy) policy(jobType string) (core.TypePolicy, error) {
 	out := core.TypePolicy{Type: jobType, Concurrency: p.Concurrency, GroupConcurrency: p.GroupConcurrency,
 		Rate: p.Rate.core(), GroupRate: p.GroupRate.core()}
 	if p.Aging != 0 {
-		out.Aging = &core.Aging{Per: p.Aging.Milliseconds()}
+		out.Aging = &core.Aging{Per: p.Aging}
 	}
 	if d := p.Defaults; d != nil {
-		out.Defaults = &core.TypeDefaults{MaxAttempts: d.MaxAttempts, TTL: d.TTL.Milliseconds(), StallLimit: d.StallLimit}
+		out.Defaults = &core.TypeDefaults{MaxAttempts: d.MaxAttempts, TTL: d.TTL, StallLimit: d.StallLimit}
 		if d.Priority != "" {
 			pr, err := core.ParsePriority(d.Priority)
 			if err != nil {
@@ -85,7 +85,7 @@ func (r *TypeRate) core() *core.Rate {
 	if r == nil {
 		return nil
 	}
-	return &core.Rate{Limit: r.Limit, Per: r.Per.Milliseconds()}
+	return &core.Rate{Limit: r.Limit, Per: r.Per}
 }
 
 // types checks every policy as core's type_set does, naming the field by

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 )
@@ -16,21 +17,23 @@ import (
 const (
 	MaxConcurrency = 1_000_000
 	MaxRateLimit   = 100_000
-	MaxRatePer     = 24 * 3600 * 1000 // a day, in ms
-	// MaxAgingPer bounds aging's ms of credit per step of priority: an
-	// hour per step already lets a low job (10) pass a week of normal ones.
-	MaxAgingPer = 3600 * 1000
+	MaxRatePer     = 24 * time.Hour
+	// MaxAgingPer bounds aging's credit per step of priority: an hour per
+	// step already lets a low job (10) pass a week of normal ones.
+	MaxAgingPer = time.Hour
 )
 
-// Rate is at most Limit starts in any window of Per ms.
+// Rate is at most Limit starts in any window of Per (whole ms on the
+// wire: units.go).
 type Rate struct {
-	Limit int64 `json:"limit"`
-	Per   int64 `json:"per"` // ms
+	Limit int64         `json:"limit"`
+	Per   time.Duration `json:"per"`
 }
 
-// Aging ranks a job as if it had been created Priority × Per ms later.
+// Aging ranks a job as if it had been created Priority × Per later (Per
+// in whole ms on the wire: units.go).
 type Aging struct {
-	Per int64 `json:"per"` // ms of credit per step of priority
+	Per time.Duration `json:"per"` // credit per step of priority
 }
 
 // TypeDefaults are the spec fields a create of the type takes when it does
@@ -38,13 +41,13 @@ type Aging struct {
 // "not given" on the wire, so a type's default priority applies to a create
 // that says normal too.
 type TypeDefaults struct {
-	Priority         Priority  `json:"priority,omitempty"`
-	MaxAttempts      int       `json:"max_attempts,omitempty"`
-	Backoff          *Backoff  `json:"backoff,omitempty"`
-	TTL              int64     `json:"ttl,omitempty"` // ms
-	StallLimit       *int      `json:"stall_limit,omitempty"`
-	RemoveOnComplete Retention `json:"remove_on_complete,omitzero"`
-	RemoveOnFail     Retention `json:"remove_on_fail,omitzero"`
+	Priority         Priority      `json:"priority,omitempty"`
+	MaxAttempts      int           `json:"max_attempts,omitempty"`
+	Backoff          *Backoff      `json:"backoff,omitempty"`
+	TTL              time.Duration `json:"ttl,omitempty"` // whole ms on the wire (units.go)
+	StallLimit       *int          `json:"stall_limit,omitempty"`
+	RemoveOnComplete Retention     `json:"remove_on_complete,omitzero"`
+	RemoveOnFail     Retention     `json:"remove_on_fail,omitzero"`
 }
 
 // TypePolicy is type_set's request and type_get's reply: a type's policy.
@@ -118,7 +121,7 @@ func (p *TypePolicy) Normalize() error {
 	}
 	if p.Aging != nil {
 		if p.Aging.Per < 0 || p.Aging.Per > MaxAgingPer {
-			return Invalidf("aging.per", "%d ms is outside 0..%d (0: strict priority)", p.Aging.Per, MaxAgingPer)
+			return Invalidf("aging.per", "%d ms is outside 0..%d (0: strict priority)", p.Aging.Per.Milliseconds(), MaxAgingPer.Milliseconds())
 		}
 		if p.Aging.Per == 0 {
 			p.Aging = nil
@@ -145,8 +148,8 @@ func normalizeRate(field string, r *Rate) (*Rate, error) {
 		return nil, nil
 	case r.Limit == 0:
 		return nil, Invalidf(field+".limit", "0 with a window: give the number of starts the window allows")
-	case r.Per < 1 || r.Per > MaxRatePer:
-		return nil, Invalidf(field+".per", "%d ms is outside 1..%d", r.Per, int64(MaxRatePer))
+	case r.Per < time.Millisecond || r.Per > MaxRatePer:
+		return nil, Invalidf(field+".per", "%d ms is outside 1..%d", r.Per.Milliseconds(), MaxRatePer.Milliseconds())
 	}
 	return r, nil
 }
@@ -180,7 +183,7 @@ func (d *TypeDefaults) Apply(sp Spec) Spec {
 		sp.Backoff = &b
 	}
 	if sp.TTL == 0 {
-		sp.TTL = MsDuration(d.TTL)
+		sp.TTL = d.TTL
 	}
 	if sp.StallLimit == nil && d.StallLimit != nil {
 		n := *d.StallLimit

@@ -167,6 +167,9 @@ var msOnTheWire = map[reflect.Type]bool{
 	reflect.TypeFor[core.ScheduleSetRequest](): true,
 	reflect.TypeFor[core.Schedule]():           true,
 	reflect.TypeFor[core.BulkActionRequest]():  true,
+	reflect.TypeFor[core.Rate]():               true,
+	reflect.TypeFor[core.Aging]():              true,
+	reflect.TypeFor[core.TypeDefaults]():       true,
 }
 
 func (g *schemaGen) of(t *testing.T, typ reflect.Type) map[string]any {
@@ -393,9 +396,9 @@ var requestRules = map[string]map[string]map[string]any{
 	},
 	"Rate": {
 		"limit": with(between(0, core.MaxRateLimit), "description", "starts in any window of per ms; 0 with per 0 means no limit"),
-		"per":   with(ms(0, core.MaxRatePer), "description", "the window; 0 only with limit 0"),
+		"per":   with(ms(0, core.MaxRatePer.Milliseconds()), "description", "the window; 0 only with limit 0"),
 	},
-	"Aging": {"per": with(ms(0, core.MaxAgingPer), "description", "ms of credit per step of priority; 0 means strict priority")},
+	"Aging": {"per": with(ms(0, core.MaxAgingPer.Milliseconds()), "description", "ms of credit per step of priority; 0 means strict priority")},
 	"TypeDefaults": {
 		"priority":           {},
 		"max_attempts":       between(0, core.MaxAttempts),

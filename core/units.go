@@ -12,7 +12,8 @@ import (
 // time.Time; the wire carries both as integers of milliseconds (instants
 // as unix ms), the way every other client of the protocol writes them.
 // The types a Go user fills in (Spec, Backoff, ScheduleSetRequest,
-// Schedule, BulkActionRequest) have time.Duration (and time.Time) fields
+// Schedule, BulkActionRequest, and a type policy's Rate, Aging and
+// TypeDefaults) have time.Duration (and time.Time) fields
 // and JSON methods that write and
 // read whole milliseconds: their JSON is what it was with int64 ms fields,
 // so core reads and writes the same bytes, and docs/schema and
@@ -270,6 +271,97 @@ func (r *BulkActionRequest) UnmarshalJSON(b []byte) error {
 	}
 	*r = BulkActionRequest{Action: w.Action, State: w.State, Type: w.Type, Error: w.Error, ErrorGroup: w.ErrorGroup,
 		Before: unixMs(w.Before), Limit: w.Limit, Cursor: w.Cursor}
+	return nil
+}
+
+// rateJSON is Rate on the wire, per in ms.
+type rateJSON struct {
+	Limit int64 `json:"limit"`
+	Per   int64 `json:"per"`
+}
+
+// MarshalJSON writes the rate with its window in milliseconds.
+func (r Rate) MarshalJSON() ([]byte, error) {
+	return bus.Encode(rateJSON{Limit: r.Limit, Per: r.Per.Milliseconds()})
+}
+
+// UnmarshalJSON reads a rate whose window is milliseconds.
+func (r *Rate) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	var w rateJSON
+	if err := bus.DecodeField(b, &w); err != nil {
+		return err
+	}
+	per, err := msDuration("per", w.Per)
+	if err != nil {
+		return err
+	}
+	*r = Rate{Limit: w.Limit, Per: per}
+	return nil
+}
+
+// agingJSON is Aging on the wire, per in ms.
+type agingJSON struct {
+	Per int64 `json:"per"`
+}
+
+// MarshalJSON writes the aging's credit in milliseconds.
+func (a Aging) MarshalJSON() ([]byte, error) {
+	return bus.Encode(agingJSON{Per: a.Per.Milliseconds()})
+}
+
+// UnmarshalJSON reads an aging whose credit is milliseconds.
+func (a *Aging) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	var w agingJSON
+	if err := bus.DecodeField(b, &w); err != nil {
+		return err
+	}
+	per, err := msDuration("per", w.Per)
+	if err != nil {
+		return err
+	}
+	*a = Aging{Per: per}
+	return nil
+}
+
+// typeDefaultsJSON is TypeDefaults on the wire: its fields in its order,
+// the ttl in ms.
+type typeDefaultsJSON struct {
+	Priority         Priority  `json:"priority,omitempty"`
+	MaxAttempts      int       `json:"max_attempts,omitempty"`
+	Backoff          *Backoff  `json:"backoff,omitempty"`
+	TTL              int64     `json:"ttl,omitempty"`
+	StallLimit       *int      `json:"stall_limit,omitempty"`
+	RemoveOnComplete Retention `json:"remove_on_complete,omitzero"`
+	RemoveOnFail     Retention `json:"remove_on_fail,omitzero"`
+}
+
+// MarshalJSON writes the defaults with their ttl in milliseconds.
+func (d TypeDefaults) MarshalJSON() ([]byte, error) {
+	return bus.Encode(typeDefaultsJSON{Priority: d.Priority, MaxAttempts: d.MaxAttempts, Backoff: d.Backoff,
+		TTL: d.TTL.Milliseconds(), StallLimit: d.StallLimit, RemoveOnComplete: d.RemoveOnComplete, RemoveOnFail: d.RemoveOnFail})
+}
+
+// UnmarshalJSON reads defaults whose ttl is milliseconds.
+func (d *TypeDefaults) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	var w typeDefaultsJSON
+	if err := bus.DecodeField(b, &w); err != nil {
+		return err
+	}
+	ttl, err := msDuration("ttl", w.TTL)
+	if err != nil {
+		return err
+	}
+	*d = TypeDefaults{Priority: w.Priority, MaxAttempts: w.MaxAttempts, Backoff: w.Backoff,
+		TTL: ttl, StallLimit: w.StallLimit, RemoveOnComplete: w.RemoveOnComplete, RemoveOnFail: w.RemoveOnFail}
 	return nil
 }
 

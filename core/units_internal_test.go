@@ -25,6 +25,9 @@ func TestWireTwins(t *testing.T) {
 		reflect.TypeFor[ScheduleSetRequest](): reflect.TypeFor[scheduleSetJSON](),
 		reflect.TypeFor[Schedule]():           reflect.TypeFor[scheduleJSON](),
 		reflect.TypeFor[BulkActionRequest]():  reflect.TypeFor[bulkActionJSON](),
+		reflect.TypeFor[Rate]():               reflect.TypeFor[rateJSON](),
+		reflect.TypeFor[Aging]():              reflect.TypeFor[agingJSON](),
+		reflect.TypeFor[TypeDefaults]():       reflect.TypeFor[typeDefaultsJSON](),
 	} {
 		require.Equal(t, typ.NumField(), twin.NumField(), "%v and its twin %v: add the field to both, and to the copies of units.go", typ, twin)
 		for i := range typ.NumField() {
@@ -59,6 +62,10 @@ func TestWireTwinsCopyEveryField(t *testing.T) {
 		&Schedule{Name: "n", Cron: "c", Every: every, TZ: "UTC", Spec: sp, Paused: true, NextAt: 1, LastAt: 2, CreatedAt: 3, UpdatedAt: 4},
 		&BulkActionRequest{Action: BulkRetry, State: StateFailed, Type: "t", Error: "e", ErrorGroup: "eg", Before: time.UnixMilli(1795320459450),
 			Limit: 5, Cursor: "c"},
+		&Rate{Limit: 5, Per: time.Second},
+		&Aging{Per: time.Minute},
+		&TypeDefaults{Priority: PriorityLow, MaxAttempts: 2, Backoff: &Backoff{Type: BackoffFixed, Delay: time.Second}, TTL: time.Hour,
+			StallLimit: &two, RemoveOnComplete: RemoveAtOnce, RemoveOnFail: Retention{Count: 3}},
 	} {
 		rv := reflect.ValueOf(v).Elem()
 		for i := range rv.NumField() {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
@@ -53,7 +52,7 @@ func runTypeSet(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		p.Aging = &core.Aging{Per: d.Milliseconds()}
+		p.Aging = &core.Aging{Per: d}
 	}
 	d := core.TypeDefaults{MaxAttempts: *attempts, RemoveOnComplete: removeOnComplete.r, RemoveOnFail: removeOnFail.r}
 	if *priority != "" {
@@ -71,7 +70,7 @@ func runTypeSet(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		d.TTL = t.Milliseconds()
+		d.TTL = t
 	}
 	if *stallLimit != "" {
 		n, err := strconv.Atoi(*stallLimit)
@@ -106,7 +105,7 @@ func parseRate(flagName, s string) (*core.Rate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Rate{Limit: limit, Per: d.Milliseconds()}, nil
+	return &core.Rate{Limit: limit, Per: d}, nil
 }
 
 func runTypeGet(ctx context.Context, e *env, args []string) error {
@@ -143,7 +142,7 @@ func runTypeList(ctx context.Context, e *env, args []string) error {
 			}
 			aging := "-"
 			if p.Aging != nil {
-				aging = ms(p.Aging.Per)
+				aging = p.Aging.Per.String()
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Type, orNone(p.Concurrency), rateText(p.Rate),
 				orNone(p.GroupConcurrency), rateText(p.GroupRate), aging, defaults)
@@ -159,13 +158,11 @@ func orNone(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
-
 func rateText(r *core.Rate) string {
 	if r == nil {
 		return "-"
 	}
-	return strconv.FormatInt(r.Limit, 10) + "/" + ms(r.Per)
+	return strconv.FormatInt(r.Limit, 10) + "/" + r.Per.String()
 }
 
 // runJobWhy is kuebus job why ID: explain's reason and detail, one line

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,9 +25,9 @@ func TestTypeSetGetLsFromTheCommandLine(t *testing.T) {
 	r := kuebus(t, "type", "set", "email", "--nats-url", url, "--concurrency", "5", "--rate", "100/1s",
 		"--group-concurrency", "1", "--group-rate", "10/1s", "--aging", "1s", "--attempts", "3", "--ttl", "2m")
 	require.Equal(t, 0, r.code, r.stderr)
-	want := core.TypePolicy{Type: "email", Concurrency: 5, Rate: &core.Rate{Limit: 100, Per: 1000},
-		GroupConcurrency: 1, GroupRate: &core.Rate{Limit: 10, Per: 1000}, Aging: &core.Aging{Per: 1000},
-		Defaults: &core.TypeDefaults{MaxAttempts: 3, TTL: 120_000}}
+	want := core.TypePolicy{Type: "email", Concurrency: 5, Rate: &core.Rate{Limit: 100, Per: time.Second},
+		GroupConcurrency: 1, GroupRate: &core.Rate{Limit: 10, Per: time.Second}, Aging: &core.Aging{Per: time.Second},
+		Defaults: &core.TypeDefaults{MaxAttempts: 3, TTL: 2 * time.Minute}}
 	var got core.TypePolicy
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	require.Equal(t, want, got)

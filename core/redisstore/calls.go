@@ -326,11 +326,11 @@ func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy)
 	}
 	var limit, per int64
 	if p.Rate != nil {
-		limit, per = p.Rate.Limit, p.Rate.Per
+		limit, per = p.Rate.Limit, p.Rate.Per.Milliseconds()
 	}
 	var aging int64
 	if p.Aging != nil {
-		aging = p.Aging.Per
+		aging = p.Aging.Per.Milliseconds()
 	}
 	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging).Result()
 	if err != nil {

@@ -91,18 +91,18 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must := func(err error) { t.Helper(); require.NoError(t, err) }
 	two := 2
 	specs := []core.Spec{
-		{Type: "mon", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: 1000 * time.Millisecond, StallLimit: &two},
-		{Type: "mon", Data: []byte(`{"n":2}`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, UniqueKey: fmt.Sprint("u", now)},
-		{Type: "mon", Data: []byte(`{"n":3}`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, UniqueKey: fmt.Sprint("u", now)},
-		{Type: "mon", Data: []byte(`{"n":4}`), MaxAttempts: 2, TTL: 1000 * time.Millisecond, Delay: 10 * time.Millisecond,
+		{Type: "mon", Data: []byte(`{"n":1}`), MaxAttempts: 3, TTL: time.Second, StallLimit: &two},
+		{Type: "mon", Data: []byte(`{"n":2}`), MaxAttempts: 1, TTL: time.Second, UniqueKey: fmt.Sprint("u", now)},
+		{Type: "mon", Data: []byte(`{"n":3}`), MaxAttempts: 1, TTL: time.Second, UniqueKey: fmt.Sprint("u", now)},
+		{Type: "mon", Data: []byte(`{"n":4}`), MaxAttempts: 2, TTL: time.Second, Delay: 10 * time.Millisecond,
 			Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 5 * time.Millisecond}},
-		{Type: "other", Data: []byte(`{"n":5}`), MaxAttempts: 2, TTL: 1000 * time.Millisecond,
+		{Type: "other", Data: []byte(`{"n":5}`), MaxAttempts: 2, TTL: time.Second,
 			RemoveOnComplete: core.Retention{AtOnce: true}},
 	}
 	_, existing, err := st.Create(ctx, now, specs)
 	must(err)
 	require.True(t, existing[2], "the third spec's unique key is the second's")
-	jobs2, _, err := st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 5, TTL: 1000 * time.Millisecond}, {Type: "mon", MaxAttempts: 5, TTL: 1000 * time.Millisecond}})
+	jobs2, _, err := st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 5, TTL: time.Second}, {Type: "mon", MaxAttempts: 5, TTL: time.Second}})
 	must(err)
 
 	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 4, Worker: "w1", Token: "L1", TTL: 0}) // one type: lease_head.lua
@@ -134,7 +134,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	apply(core.OpRejoin, r)
 
 	// a worker that went silent holding a job: the leader ends its lease
-	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: 60_000 * time.Millisecond}})
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: time.Minute}})
 	must(err)
 	must(st.Heartbeat(ctx, now-10_000, &core.Heartbeat{Worker: "w3", Types: []string{"mon"}, Concurrency: 1, StartedAt: now}))
 	for at := now - 3000; at <= now; at += 500 { // another worker beats on: the run is unbroken
@@ -155,7 +155,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	// a broadcast: the promote completes it; a core takes it to publish,
 	// then says it went out
-	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", Data: []byte(`"all"`), MaxAttempts: 1, TTL: 1000 * time.Millisecond, Broadcast: true}})
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", Data: []byte(`"all"`), MaxAttempts: 1, TTL: time.Second, Broadcast: true}})
 	must(err)
 	_, _, err = st.Promote(ctx, now+100, 100)
 	must(err)
@@ -177,8 +177,8 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	_, err = st.Pause(ctx, "mon", false)
 	must(err)
 	// a type with a policy: the lease scripts' limited path, then none again
-	must(st.SetType(ctx, &core.TypePolicy{Type: "mon", Concurrency: 100, Rate: &core.Rate{Limit: 100, Per: 1000},
-		Aging: &core.Aging{Per: 1000}})) // and aging: aging_rerank.lua
+	must(st.SetType(ctx, &core.TypePolicy{Type: "mon", Concurrency: 100, Rate: &core.Rate{Limit: 100, Per: time.Second},
+		Aging: &core.Aging{Per: time.Second}})) // and aging: aging_rerank.lua
 	_, err = st.TypePolicy(ctx, "mon")
 	must(err)
 	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon"}, Max: 1, Worker: "w5", Token: "L5"})
@@ -203,7 +203,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(st.AddHistory(ctx, "mon", []core.MinuteCounts{{At: now / 60000 * 60000, Created: 1}}))
 
 	name := "s" + strconv.FormatInt(now, 10)
-	sc, err := st.SetSchedule(ctx, now, &core.Schedule{Name: name, Every: 1000 * time.Millisecond, Spec: core.Spec{Type: "mon", MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
+	sc, err := st.SetSchedule(ctx, now, &core.Schedule{Name: name, Every: time.Second, Spec: core.Spec{Type: "mon", MaxAttempts: 1, TTL: time.Second}})
 	must(err)
 	_, _, err = st.FireSchedule(ctx, &service.FireParams{Now: now + 1000, Schedule: sc, Tick: sc.NextAt, Next: sc.NextAt + 1000, Spec: sc.Spec})
 	must(err)

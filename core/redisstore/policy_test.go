@@ -19,7 +19,7 @@ import (
 func TestTypeSetStoresThePolicyAndTheFlag(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
-	p := &core.TypePolicy{Type: "t", Concurrency: 3, Rate: &core.Rate{Limit: 5, Per: 1000}}
+	p := &core.TypePolicy{Type: "t", Concurrency: 3, Rate: &core.Rate{Limit: 5, Per: time.Second}}
 	require.NoError(t, st.SetType(ctx, p))
 	st.requireKeys(keyspace{
 		"{_}:types": []string{"t"},
@@ -125,7 +125,7 @@ func TestLeaseHonoursConcurrencyAcrossTypes(t *testing.T) {
 func TestLeaseHonoursRate(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
-	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Rate: &core.Rate{Limit: 3, Per: 1000}}))
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Rate: &core.Rate{Limit: 3, Per: time.Second}}))
 	createN(t, st, 900, "t", 10)
 	lease := func(now int64, max int, token string) ([]core.Job, heldBack) {
 		t.Helper()
@@ -163,7 +163,7 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 	st, _, _ := clusterStore(t)
 	ctx := t.Context()
 	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-a", Concurrency: 2}))
-	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-b", Rate: &core.Rate{Limit: 1, Per: 60_000}}))
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-b", Rate: &core.Rate{Limit: 1, Per: time.Minute}}))
 	_, _, err := st.Create(ctx, 1000, clusterSpecs("cl-a", 5))
 	require.NoError(t, err)
 	_, _, err = st.Create(ctx, 1000, clusterSpecs("cl-b", 5))
@@ -186,8 +186,8 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 	require.Equal(t, int64(2001), h.OldestStart)
 
 	// aging and groups: the type's stats hash, in its slot
-	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c", Aging: &core.Aging{Per: 10}}))
-	_, _, err = st.Create(ctx, 3000, []core.Spec{{Type: "cl-c", MaxAttempts: 1, TTL: 1000 * time.Millisecond, Group: "g"}})
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c", Aging: &core.Aging{Per: 10 * time.Millisecond}}))
+	_, _, err = st.Create(ctx, 3000, []core.Spec{{Type: "cl-c", MaxAttempts: 1, TTL: time.Second, Group: "g"}})
 	require.NoError(t, err)
 	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-c"}))
 	got, _, err := st.Lease(ctx, &service.LeaseParams{Now: 3001, Types: []string{"cl-c"}, Max: 1, Worker: "w", Token: "C"})
@@ -215,13 +215,13 @@ func readyScores(t *testing.T, st *scriptStore, jobType string) map[string]float
 func TestAgingScoresReadyJobsAndReranksThem(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
-	low, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Priority: core.PriorityLow, MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
+	low, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "t", Priority: core.PriorityLow, MaxAttempts: 1, TTL: time.Second}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"0000000000000001:" + itoa(low[0].ID): 10}, readyScores(t, st, "t"), "strict: the priority")
 
-	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Aging: &core.Aging{Per: 100}}))
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", Aging: &core.Aging{Per: 100 * time.Millisecond}}))
 	require.Equal(t, map[string]float64{"0000000000000001:" + itoa(low[0].ID): 1000 + 10*100}, readyScores(t, st, "t"), "re-ranked")
-	high, _, err := st.Create(ctx, 1500, []core.Spec{{Type: "t", Priority: core.PriorityHigh, MaxAttempts: 1, TTL: 1000 * time.Millisecond}})
+	high, _, err := st.Create(ctx, 1500, []core.Spec{{Type: "t", Priority: core.PriorityHigh, MaxAttempts: 1, TTL: time.Second}})
 	require.NoError(t, err)
 	scores := readyScores(t, st, "t")
 	require.Equal(t, float64(1500-10*100), scores["0000000000000002:"+itoa(high[0].ID)], "a create scores by its aging")

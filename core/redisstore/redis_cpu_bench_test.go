@@ -102,7 +102,7 @@ func BenchmarkRedisCPUPerLease(b *testing.B) {
 	}{
 		{"policy=none", nil},
 		{"policy=concurrency", &core.TypePolicy{Concurrency: core.MaxConcurrency}},
-		{"policy=rate", &core.TypePolicy{Rate: &core.Rate{Limit: 64, Per: 1}}},
+		{"policy=rate", &core.TypePolicy{Rate: &core.Rate{Limit: 64, Per: time.Millisecond}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			st, rdb := nodetest.NewStore(b)

@@ -61,7 +61,7 @@ func (s *Service) explainInactive(ctx context.Context, job *core.Job, ex *core.E
 	if p != nil && p.Rate != nil {
 		rate = *p.Rate
 	}
-	h, err := s.store.Holding(ctx, job, now, rate.Per)
+	h, err := s.store.Holding(ctx, job, now, rate.Per.Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -72,9 +72,9 @@ func (s *Service) explainInactive(ctx context.Context, job *core.Job, ex *core.E
 		ex.Reason, ex.Active, ex.Limit = core.ReasonConcurrency, h.Active, p.Concurrency
 		ex.Detail = fmt.Sprintf("its type has %d of %d jobs active, its concurrency", h.Active, p.Concurrency)
 	case rate.Limit > 0 && h.Starts >= rate.Limit:
-		ex.Reason, ex.Until = core.ReasonRate, h.OldestStart+rate.Per
+		ex.Reason, ex.Until = core.ReasonRate, h.OldestStart+rate.Per.Milliseconds()
 		ex.Detail = fmt.Sprintf("its type started %d jobs in the last %s, its rate; the next may start at %s",
-			h.Starts, time.Duration(rate.Per)*time.Millisecond, stamp(ex.Until))
+			h.Starts, rate.Per, stamp(ex.Until))
 	default:
 		asked, err := s.asked(ctx, job.Type)
 		if err != nil {

@@ -48,7 +48,7 @@ func TestExplainGivesEachReason(t *testing.T) {
 	require.Equal(t, core.ReasonConcurrency, ex.Reason)
 	require.Equal(t, [2]int64{1, 1}, [2]int64{ex.Active, ex.Limit})
 
-	_, err = c.Client.SetType(ctx, &core.TypePolicy{Type: "r", Rate: &core.Rate{Limit: 1, Per: 60_000}})
+	_, err = c.Client.SetType(ctx, &core.TypePolicy{Type: "r", Rate: &core.Rate{Limit: 1, Per: time.Minute}})
 	require.NoError(t, err)
 	create("r", nil)
 	limited := create("r", nil)

@@ -154,7 +154,7 @@ func (s *Service) addLimits(ctx context.Context, st *core.Stats) error {
 		}
 		l := core.TypeLimits{Concurrency: p.Concurrency, Rate: p.Rate}
 		if p.Rate != nil {
-			h, err := s.store.Holding(ctx, &core.Job{Type: p.Type}, now, p.Rate.Per)
+			h, err := s.store.Holding(ctx, &core.Job{Type: p.Type}, now, p.Rate.Per.Milliseconds())
 			if err != nil {
 				return err
 			}

@@ -97,7 +97,7 @@ func TestTypeSetGetList(t *testing.T) {
 func TestTypeDefaultsApplyWhereTheCreateGivesNothing(t *testing.T) {
 	c, _ := newCore(t)
 	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "mail", Defaults: &core.TypeDefaults{
-		Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 120_000, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond},
+		Priority: core.PriorityHigh, MaxAttempts: 3, TTL: 2 * time.Minute, Backoff: &core.Backoff{Type: core.BackoffFixed, Delay: 500 * time.Millisecond},
 		StallLimit: new(int), RemoveOnComplete: core.RemoveAtOnce, RemoveOnFail: core.Retention{Age: time.Minute},
 	}})
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestRateHoldsInEveryWindow(t *testing.T) {
 	clock := nodetest.NewClock(t0)
 	waiting := make(chan struct{}, 8)
 	c := nodetest.NewCore(t, service.Config{Now: clock.Now, OnLeaseWait: func([]string) { waiting <- struct{}{} }})
-	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "api", Rate: &core.Rate{Limit: 5, Per: 1000}})
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "api", Rate: &core.Rate{Limit: 5, Per: time.Second}})
 	require.NoError(t, err)
 	specs := make([]core.Spec, 40)
 	for i := range specs {
@@ -312,7 +312,7 @@ func TestALimitedLeaseWakesOnAnotherCoresComplete(t *testing.T) {
 // high one runs first, however old the low one.
 func TestAgingLetsAnOldLowJobPassAFreshHighOne(t *testing.T) {
 	c, clock := newCore(t)
-	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "aged", Aging: &core.Aging{Per: 100}})
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "aged", Aging: &core.Aging{Per: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	oldAged, err := c.Client.Create(ctx, "aged", nil, &core.CreateOpts{Priority: core.PriorityLow})
 	require.NoError(t, err)
@@ -339,7 +339,7 @@ func TestLimitsHoldAcrossTwoCores(t *testing.T) {
 	nodetest.AddCore(t, c, service.Config{})
 	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "db", Concurrency: 3})
 	require.NoError(t, err)
-	_, err = c.Client.SetType(ctx, &core.TypePolicy{Type: "api", Rate: &core.Rate{Limit: 4, Per: 60_000}})
+	_, err = c.Client.SetType(ctx, &core.TypePolicy{Type: "api", Rate: &core.Rate{Limit: 4, Per: time.Minute}})
 	require.NoError(t, err)
 	specs := make([]core.Spec, 0, 40)
 	for range 20 {
