@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,7 +31,9 @@ type createJobsOutcome struct {
 // field, so the job returned is the job stored; the script replies a job
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
-func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]createJobsOutcome, error) {
+// checks, nil when no job waits, are the dependencies each job's script
+// checks (deps_check, lua/includes/deps.lua), "" for none.
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, checks []string) ([]createJobsOutcome, error) {
 	tk := s.keys.ofType(jobType)
 	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
@@ -43,6 +46,10 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		args = append(args, enc(&out[0].job))
 	}
 	for n := range out {
+		if checks != nil && checks[n] != "" {
+			args = appendNewJob(args, &out[n].job, "deps_check", checks[n])
+			continue
+		}
 		args = appendNewJob(args, &out[n].job)
 	}
 	res, err := s.eval(ctx, createJobs, append(tk.fixed(), tk.job(0), tk.errors(0)), args...).Slice()
@@ -56,6 +63,9 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	for n, r := range res[:len(ids)] {
 		switch code := codeOf(r); code {
 		case codeDone: // stored as built
+		case codeWaiting: // stored, waiting for its dependencies
+			out[n].job.State = core.StateWaiting
+			out[n].job.Pending = strings.Count(checks[n], ",") + 1 // at most
 		case codeDuplicate, codeRepeated:
 			var job core.Job
 			if len(existing) < 2 || !decodeRowInto(&job, existing[0]) {
@@ -237,6 +247,11 @@ type opOutcome struct {
 	// codeFailedRemoved).
 	code replyCode
 	job  core.Job // after the operation; zero for codeNoJob and codeNotHolder
+	// released are the jobs of its type a complete released from waiting,
+	// handed how many hand-overs it recorded for its other dependents
+	// (lua/includes/deps.lua).
+	released []core.Job
+	handed   int64
 }
 
 // runOps runs one kind of lease holder's operation over jobs of one type.
@@ -261,6 +276,10 @@ func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int6
 		pair := r.([]any)
 		out[n].code = codeOf(pair[0])
 		decodeRowInto(&out[n].job, pair[1]) // {} (a bare reply, or no job) leaves it zero
+		if len(pair) > 3 {
+			rows, _ := pair[2].([]any)
+			out[n].released, out[n].handed = decodeRows(rows), num(pair[3])
+		}
 	}
 	return out, nil
 }
@@ -296,4 +315,35 @@ func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core
 		args = append(args, id)
 	}
 	return s.eval(ctx, cleanJobs, keys, args...).StringSlice()
+}
+
+// runDepSettle settles, for waiting job id of tk's type, its dependency
+// dep's outcome ('c' completed, 'f' failed): the job when it left waiting
+// (nil otherwise), and how many hand-overs it recorded for its dependents.
+func (s *Store) runDepSettle(ctx context.Context, tk typeKeys, now, id, dep int64, outcome string) (*core.Job, int64, error) {
+	res, err := s.eval(ctx, depSettle, tk.fixed(), now, id, dep, outcome).Slice()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(res) < 3 || codeOf(res[0]) != codeDone {
+		return nil, 0, nil
+	}
+	job, ok := decodeRow(res[1])
+	if !ok {
+		return nil, num(res[2]), nil
+	}
+	return &job, num(res[2]), nil
+}
+
+// runDepLink enters member ("<type>:<id>") among the dependents of job
+// dep of tk's type: dep's state ("" when it is gone), and when it has
+// finished the member was not entered.
+func (s *Store) runDepLink(ctx context.Context, tk typeKeys, dep int64, member string) (core.State, error) {
+	st, err := s.eval(ctx, depLink, tk.fixed(), dep, member).Text()
+	return core.State(st), err
+}
+
+// runHandoverDone forgets a finished hand-over of tk's slot.
+func (s *Store) runHandoverDone(ctx context.Context, tk typeKeys, entry string) error {
+	return s.eval(ctx, handoverDone, tk.fixed(), entry).Err()
 }

@@ -22,6 +22,7 @@ const (
 	codeDuplicate        replyCode = 8
 	codeSkipped          replyCode = 9
 	codePaused           replyCode = 10
+	codeWaiting          replyCode = 26 // issue 26's, apart from the others' numbers
 )
 
 // replyCodes names each code in Lua, in the order codes_gen.lua lists them.
@@ -42,6 +43,7 @@ var replyCodes = []struct {
 	{"DUPLICATE", codeDuplicate, "not stored: an unfinished job of another id has its unique key"},
 	{"SKIPPED", codeSkipped, "a schedule's tick that does not fire (not due, gone, paused, changed, fired)"},
 	{"PAUSED", codePaused, "the type is paused: nothing leased"},
+	{"WAITING", codeWaiting, "stored, waiting for its dependencies"},
 }
 
 // codeOf reads a code as a script replies it.

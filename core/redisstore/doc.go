@@ -16,6 +16,8 @@
 //	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused
 //	cancel.go   cancel: a job that has not finished ends in cancelled
+//	deps.go     dependencies: a create's checks and links, the hand-overs
+//	            between slots finished after each step and by the sweep
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call
 //	schedule.go schedules beside their job type's keys: set, list, remove,
 //	            the due ones, and firing one tick

@@ -96,6 +96,16 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.ScheduleAt = num(v) },
 		encode: func(j *core.Job) any { return j.ScheduleAt }},
 
+	// Dependencies (issue 26, deps.go): the ids the job waits for, "5,7"
+	// (Go writes it; the scripts read deps_check instead), and its rule
+	// when one fails ("" for fail).
+	{name: "depends_on", row: true, newJob: sparse,
+		decode: func(j *core.Job, v any) { j.DependsOn = decodeIDs(str(v)) },
+		encode: func(j *core.Job) any { return encodeIDs(j.DependsOn) }},
+	{name: "on_dep_fail", row: true, newJob: sparse,
+		decode: func(j *core.Job, v any) { j.OnDependencyFailure = core.DepPolicy(str(v)) },
+		encode: func(j *core.Job) any { return string(j.OnDependencyFailure) }},
+
 	// Written by later scripts only. A new job has no attempts and no
 	// progress: it writes neither, and they read as 0.
 	{name: "attempts", row: true,
@@ -116,6 +126,14 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.Stalls = int(num(v)) }},
 	{name: "lease_until", row: true,
 		decode: func(j *core.Job, v any) { j.LeaseUntil = num(v) }},
+
+	// pending: how many dependencies a waiting job still waits for;
+	// dependents: how many jobs wait for this one, which complete.lua
+	// reads to know whether to release any (a job nobody waits for lacks
+	// it: the one check its completion pays).
+	{name: "pending", row: true,
+		decode: func(j *core.Job, v any) { j.Pending = int(num(v)) }},
+	{name: "dependents", row: true},
 
 	// The scripts' bookkeeping, which a Job does not carry (no decoder).
 	// lease is the token: only a lease hands it out, to the worker that

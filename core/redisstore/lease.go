@@ -167,6 +167,9 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		}
 		groups[t] = append(groups[t], i)
 	}
+	var settled []core.Job // jobs that completions released from waiting
+	var handedIn []string  // types whose slots hold hand-overs to finish
+	defer func() { s.tellSettled(settled) }()
 	for _, t := range order {
 		idx := groups[t]
 		group := make([]*service.StoreOp, len(idx))
@@ -177,7 +180,10 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		if err != nil {
 			return nil, s.fail(string(op), err)
 		}
+		handed := false
 		for n, i := range idx {
+			settled = append(settled, res[n].released...)
+			handed = handed || res[n].handed > 0
 			switch res[n].code {
 			case codeNoJob:
 				out[i].Err = core.JobNotFound(ops[i].ID)
@@ -194,6 +200,15 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 				}
 			}
 		}
+		if handed {
+			handedIn = append(handedIn, t)
+		}
+	}
+	if len(handedIn) > 0 {
+		// Done right after, in the other slots; a failure here leaves them
+		// recorded for the leader's sweep (HandOver).
+		moved, _ := s.finishHandovers(ctx, now, handedIn, 0)
+		settled = append(settled, moved...)
 	}
 	return out, nil
 }

@@ -90,7 +90,8 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
 		Delay: sp.Delay, MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL,
 		RemoveOnComplete: sp.RemoveOnComplete, RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, StallLimit: 1,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay, Trace: sp.Trace}
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay, Trace: sp.Trace,
+		DependsOn: sp.DependsOn, OnDependencyFailure: sp.OnDependencyFailure}
 	if sp.Delay > 0 {
 		j.State = core.StateDelayed
 	}
@@ -104,7 +105,8 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 // after the shared ones): each OWN field's, then how many SPARSE fields
 // are not zero (filled in once they are known), then each of those by name
 // and value.
-func appendNewJob(args []any, j *core.Job) []any {
+// extra are more name-value pairs to store, SPARSE-like (deps_check).
+func appendNewJob(args []any, j *core.Job, extra ...any) []any {
 	for _, enc := range newJobOwn {
 		args = append(args, enc(j))
 	}
@@ -117,7 +119,8 @@ func appendNewJob(args []any, j *core.Job) []any {
 			n++
 		}
 	}
-	args[at] = n
+	args = append(args, extra...)
+	args[at] = n + len(extra)/2
 	return args
 }
 

@@ -85,6 +85,9 @@ var (
 	addHistory    = loadScript("history_add.lua")
 	heartbeat     = loadScript("heartbeat.lua")
 	expireLeases  = loadScript("expire_leases.lua")
+	depSettle     = loadScript("dep_settle.lua")
+	depLink       = loadScript("dep_link.lua")
+	handoverDone  = loadScript("handover_done.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

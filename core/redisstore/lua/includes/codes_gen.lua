@@ -15,3 +15,4 @@ local UNCHANGED = 7 -- nothing to do: the job (or type) is as asked already, or 
 local DUPLICATE = 8 -- not stored: an unfinished job of another id has its unique key
 local SKIPPED = 9 -- a schedule's tick that does not fire (not due, gone, paused, changed, fired)
 local PAUSED = 10 -- the type is paused: nothing leased
+local WAITING = 26 -- stored, waiting for its dependencies

@@ -9,6 +9,7 @@
 --@include codes_gen.lua
 --@include indexes.lua
 --@include many.lua
+--@include deps.lua
 
 -- The hash fields of a new job, and how ARGV holds them, are in
 -- new_job_gen.lua, written from Go's table (jobFields in fields.go). A
@@ -59,7 +60,7 @@ local function new_job(b, n, jobkey, shared, own)
     -- stored it, whoever has its unique key now
     return REPEATED
   end
-  local id, unique_key, retention = ARGV[own + OWN_ID], '', false
+  local id, unique_key, retention, deps = ARGV[own + OWN_ID], '', false, false
   local first, last = own + OWN_COUNT + 2, next_own(own) -- its SPARSE pairs
   for i = first, last, 2 do
     local f = ARGV[i]
@@ -67,6 +68,8 @@ local function new_job(b, n, jobkey, shared, own)
       unique_key = ARGV[i + 1]
     elseif f == 'roc' or f == 'rof' or f == 'roc_limit' or f == 'rof_limit' then
       retention = true -- present: not its zero
+    elseif f == 'deps_check' then
+      deps = ARGV[i + 1] -- the dependencies to wait for (includes/deps.lua)
     end
   end
   local owner = false
@@ -77,7 +80,13 @@ local function new_job(b, n, jobkey, shared, own)
   end
   -- the SPARSE pairs go in one more HSET when there are any, straight
   -- from ARGV
-  if ARGV[own + OWN_STATE] == 'delayed' then
+  local pending = 0
+  if deps then pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2]) end
+  if pending > 0 then
+    write_new_job(jobkey, shared, own)
+    redis.call('HSET', jobkey, 'state', 'waiting', 'pending', pending)
+    redis.call('ZADD', K_WAITING, id, id)
+  elseif ARGV[own + OWN_STATE] == 'delayed' then
     local due = b.due
     due[#due + 1], due[#due + 2] = ARGV[own + OWN_PROMOTE_AT], due_member(id)
     write_new_job(jobkey, shared, own)
@@ -92,6 +101,7 @@ local function new_job(b, n, jobkey, shared, own)
   if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
   if retention then b.own_retention = true end
+  if pending > 0 then return WAITING end
   return DONE
 end
 

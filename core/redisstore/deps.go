@@ -1,0 +1,328 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kuebus/kuebus/core"
+)
+
+// Dependencies (issue 26; lua/includes/deps.lua has the scripts' half).
+// A create whose jobs wait records, in each job's slot, the dependencies
+// of its type it checked at once, and a link ("l:...") for each of another
+// type, which may be on another Redis Cluster shard. A completion records
+// a settle ("s:...") for each dependent of another type; those of its own
+// type it releases in its own script. finishHandovers runs each recorded
+// step's second half in the other slot, then forgets it there: a crash in
+// between leaves it recorded, and the leader's sweep (HandOver) runs it
+// again, which changes nothing twice.
+
+// handoverBatch bounds the hand-overs read per call, and handoverRounds
+// the calls one finishHandovers makes (a failure carrying down a deep graph
+// records more as it goes; the sweep finishes what is left).
+const (
+	handoverBatch  = 100
+	handoverRounds = 1000
+)
+
+// OnSettled sets what the store tells of the jobs that left waiting by a
+// dependency's outcome (released, failed or cancelled by their rule),
+// after it stored that, so that their events go out.
+func (s *Store) OnSettled(fn func([]core.Job)) { s.settled.Store(&fn) }
+
+func (s *Store) tellSettled(jobs []core.Job) {
+	if fn := s.settled.Load(); fn != nil && len(jobs) > 0 {
+		(*fn)(jobs)
+	}
+}
+
+// encodeIDs writes ids as the depends_on field holds them: "5,7".
+func encodeIDs(ids []int64) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	return b.String()
+}
+
+func decodeIDs(s string) []int64 {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	ids := make([]int64, 0, len(parts))
+	for _, p := range parts {
+		if n, err := strconv.ParseInt(p, 10, 64); err == nil {
+			ids = append(ids, n)
+		}
+	}
+	return ids
+}
+
+// depState is an existing dependency as a create found it.
+type depState struct {
+	jobType string
+	state   core.State // "" when it does not exist
+}
+
+// readDeps reads the type and state of every existing job the specs
+// depend on; an unknown one is invalid, naming its spec when there are
+// several.
+func (s *Store) readDeps(ctx context.Context, specs []core.Spec) (map[int64]depState, error) {
+	var ids []int64
+	seen := map[int64]bool{}
+	for i := range specs {
+		for _, id := range specs[i].DependsOn {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	out := make(map[int64]depState, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	types, err := s.typesOfIDs(ctx, ids)
+	if err != nil {
+		return nil, s.fail("find dependencies' types", err)
+	}
+	pipe := s.rdb.Pipeline()
+	states := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		if types[i] != "" {
+			states[i] = pipe.HGet(ctx, s.keys.ofType(types[i]).job(id), "state")
+		}
+	}
+	if err := execReads(ctx, pipe); err != nil {
+		return nil, s.fail("read dependencies", err)
+	}
+	for i, id := range ids {
+		d := depState{jobType: types[i]}
+		if states[i] != nil {
+			d.state = core.State(states[i].Val())
+		}
+		out[id] = d
+	}
+	for i := range specs {
+		for _, id := range specs[i].DependsOn {
+			if out[id].state == "" {
+				field := "depends_on"
+				if len(specs) > 1 {
+					field = fmt.Sprintf("jobs[%d].depends_on", i)
+				}
+				return nil, core.Invalidf(field, "job %d does not exist", id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// createWaiting is Create for specs of which some wait: ids are reserved
+// for every spec first, so that a spec may depend on another of the call
+// (DependsOnRefs, which must come before it: the service orders a flow);
+// then each type's jobs are stored in one script, and the links to
+// dependencies of other types are finished.
+func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error) {
+	deps, err := s.readDeps(ctx, specs)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups := groupByType(specs)
+	ids := make([]int64, len(specs))
+	for _, g := range groups {
+		got, err := s.reserveIDs(ctx, specs[g[0]].Type, len(g))
+		if err != nil {
+			return nil, nil, s.fail("reserve ids", err)
+		}
+		for n, i := range g {
+			ids[i] = got[n]
+		}
+	}
+	// each spec as stored: every dependency by id; and what its script
+	// checks (deps_check): "id" of its type, "id:type" of another, but
+	// not a job of another type found complete (created as usual when
+	// nothing else waits)
+	stored := make([]core.Spec, len(specs))
+	checks := make([]string, len(specs))
+	for i := range specs {
+		sp := specs[i]
+		all := append([]int64{}, sp.DependsOn...)
+		var check []string
+		add := func(id int64, jobType string) {
+			if jobType == sp.Type {
+				check = append(check, strconv.FormatInt(id, 10))
+			} else {
+				check = append(check, strconv.FormatInt(id, 10)+":"+jobType)
+			}
+		}
+		for _, id := range sp.DependsOn {
+			if d := deps[id]; d.jobType == sp.Type || d.state != core.StateComplete {
+				add(id, d.jobType)
+			}
+		}
+		for _, j := range sp.DependsOnRefs {
+			all = append(all, ids[j])
+			add(ids[j], specs[j].Type)
+		}
+		sp.DependsOn, sp.DependsOnRefs = all, nil
+		stored[i], checks[i] = sp, strings.Join(check, ",")
+	}
+	jobs := make([]core.Job, len(specs))
+	existing := make([]bool, len(specs))
+	var done []int64 // for the rollback
+	var types []string
+	for _, g := range groups {
+		jobType := specs[g[0]].Type
+		group, gids, gchecks := make([]*core.Spec, len(g)), make([]int64, len(g)), make([]string, len(g))
+		for n, i := range g {
+			group[n], gids[n], gchecks[n] = &stored[i], ids[i], checks[i]
+		}
+		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gchecks)
+		if err != nil {
+			s.rollback(ctx, done)
+			return nil, nil, s.fail("create jobs", err)
+		}
+		for n, i := range g {
+			jobs[i], existing[i] = res[n].job, res[n].duplicate
+			if !res[n].duplicate {
+				done = append(done, gids[n])
+			}
+		}
+		types = append(types, jobType)
+	}
+	// The jobs are stored: a hand-over that fails now is the sweep's.
+	moved, err := s.finishHandovers(ctx, now, types, 0)
+	if err != nil {
+		_ = err // recorded; HandOver finishes it
+	}
+	at := make(map[int64]int, len(jobs))
+	for i := range jobs {
+		at[jobs[i].ID] = i
+	}
+	var others []core.Job
+	for _, m := range moved {
+		if i, ok := at[m.ID]; ok && !existing[i] {
+			m.Data = jobs[i].Data
+			jobs[i] = m // the create's reply and event tell where it is now
+			continue
+		}
+		others = append(others, m)
+	}
+	s.tellSettled(others)
+	return jobs, existing, nil
+}
+
+// HandOver is the leader's sweep: it finishes the hand-overs of every type
+// recorded at or before upTo (unix ms) that a crash left half done. It
+// returns how many it finished; the jobs they moved go to OnSettled.
+func (s *Store) HandOver(ctx context.Context, now, upTo int64) (int, error) {
+	types, err := s.Types(ctx)
+	if err != nil {
+		return 0, err
+	}
+	moved, n, err := s.handOver(ctx, now, types, upTo)
+	s.tellSettled(moved)
+	return n, err
+}
+
+// finishHandovers finishes the hand-overs now recorded in types' slots,
+// and those they record in turn: the jobs they moved.
+func (s *Store) finishHandovers(ctx context.Context, now int64, types []string, _ int) ([]core.Job, error) {
+	moved, _, err := s.handOver(ctx, now, types, 0)
+	return moved, err
+}
+
+// handOver finishes the hand-overs recorded in types' slots (those
+// recorded at or before upTo; 0: all), following the types they hand on
+// to, for at most handoverRounds batches.
+func (s *Store) handOver(ctx context.Context, now int64, types []string, upTo int64) ([]core.Job, int, error) {
+	queue := append([]string{}, types...)
+	inQueue := map[string]bool{}
+	for _, t := range queue {
+		inQueue[t] = true
+	}
+	max := "+inf"
+	if upTo > 0 {
+		max = strconv.FormatInt(upTo, 10)
+	}
+	var moved []core.Job
+	finished := 0
+	for round := 0; len(queue) > 0 && round < handoverRounds; round++ {
+		t := queue[0]
+		tk := s.keys.ofType(t)
+		entries, err := s.rdb.ZRangeByScore(ctx, tk.handover(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: handoverBatch}).Result()
+		if err != nil {
+			return moved, finished, s.fail("read hand-overs", err)
+		}
+		if len(entries) < handoverBatch {
+			queue, inQueue[t] = queue[1:], false
+		}
+		for _, e := range entries {
+			jobs, next, err := s.finishOne(ctx, now, t, e)
+			if err != nil {
+				return moved, finished, s.fail("hand over "+e, err)
+			}
+			if err := s.runHandoverDone(ctx, tk, e); err != nil {
+				return moved, finished, s.fail("forget hand-over "+e, err)
+			}
+			finished++
+			moved = append(moved, jobs...)
+			if next != "" && !inQueue[next] {
+				queue, inQueue[next] = append(queue, next), true
+			}
+		}
+	}
+	return moved, finished, nil
+}
+
+// finishOne runs the second step of hand-over e, recorded in the slot of
+// type t: the job it moved, if any, and the type whose slot it recorded
+// hand-overs in ("" for none).
+func (s *Store) finishOne(ctx context.Context, now int64, t, e string) ([]core.Job, string, error) {
+	f := strings.Split(e, ":")
+	switch {
+	case len(f) == 4 && f[0] == "l": // l:<dep type>:<dep id>:<id>: job <id> of t waits for it
+		dep, _ := strconv.ParseInt(f[2], 10, 64)
+		id, _ := strconv.ParseInt(f[3], 10, 64)
+		st, err := s.runDepLink(ctx, s.keys.ofType(f[1]), dep, t+":"+f[3])
+		if err != nil {
+			return nil, "", err
+		}
+		outcome := ""
+		switch st {
+		case core.StateComplete:
+			outcome = "c"
+		case "", core.StateFailed, core.StateCancelled:
+			outcome = "f"
+		}
+		if outcome == "" {
+			return nil, "", nil // linked: its completion settles it
+		}
+		return s.settle(ctx, now, t, id, dep, outcome)
+	case len(f) == 5 && f[0] == "s": // s:<type>:<id>:<dep id>:<c|f>
+		id, _ := strconv.ParseInt(f[2], 10, 64)
+		dep, _ := strconv.ParseInt(f[3], 10, 64)
+		return s.settle(ctx, now, f[1], id, dep, f[4])
+	}
+	return nil, "", fmt.Errorf("hand-over %q: not a hand-over", e)
+}
+
+func (s *Store) settle(ctx context.Context, now int64, jobType string, id, dep int64, outcome string) ([]core.Job, string, error) {
+	job, handed, err := s.runDepSettle(ctx, s.keys.ofType(jobType), now, id, dep, outcome)
+	if err != nil || job == nil {
+		return nil, "", err
+	}
+	next := ""
+	if handed > 0 {
+		next = jobType
+	}
+	return []core.Job{*job}, next, nil
+}

@@ -1,0 +1,177 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// depsStore is a store whose settled jobs (OnSettled) are kept for the test.
+type depsStore struct {
+	*scriptStore
+	mu      sync.Mutex
+	settled []core.Job
+}
+
+func newDepsStore(t *testing.T) *depsStore {
+	d := &depsStore{scriptStore: newScriptStore(t, redisstore.Config{})}
+	d.OnSettled(func(jobs []core.Job) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.settled = append(d.settled, jobs...)
+	})
+	return d
+}
+
+func (d *depsStore) create(t *testing.T, now int64, specs ...core.Spec) []core.Job {
+	t.Helper()
+	jobs, _, err := d.Create(context.Background(), now, specs)
+	require.NoError(t, err)
+	return jobs
+}
+
+// leaseAndComplete leases the one ready job of jobType, which must be id,
+// and completes it with result.
+func (d *depsStore) leaseAndComplete(t *testing.T, now int64, jobType string, id int64, result string) {
+	t.Helper()
+	ctx := context.Background()
+	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{jobType}, Max: 10, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 1, "one job of %s ready", jobType)
+	require.Equal(t, id, leased[0].ID)
+	res, err := d.Apply(ctx, now, core.OpComplete, []service.StoreOp{{ID: id, Lease: "tok", Type: jobType, Result: json.RawMessage(result)}})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+}
+
+func (d *depsStore) state(t *testing.T, id int64) core.State {
+	t.Helper()
+	j, err := d.Get(context.Background(), id)
+	require.NoError(t, err)
+	return j.State
+}
+
+func (d *depsStore) readyOf(t *testing.T, jobType string) int64 {
+	t.Helper()
+	n, err := d.Count(context.Background(), core.StateInactive, jobType)
+	require.NoError(t, err)
+	return n
+}
+
+// TestAJobWaitsForADependencyOfItsTypeAndIsReleasedByItsCompletion: the
+// dependent is created waiting, is not leased, and the complete script of
+// its dependency moves it to inactive.
+func TestAJobWaitsForADependencyOfItsTypeAndIsReleasedByItsCompletion(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	parent := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	child := d.create(t, 1001, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
+	require.Equal(t, core.StateWaiting, child.State)
+	require.Equal(t, core.StateWaiting, d.state(t, child.ID))
+	n, err := d.Count(context.Background(), core.StateWaiting, "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+
+	d.leaseAndComplete(t, 1002, "a", parent.ID, `{"x":1}`)
+	got, err := d.Get(context.Background(), child.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, got.State)
+	require.Equal(t, []int64{parent.ID}, got.DependsOn)
+	require.Equal(t, 0, got.Pending)
+	require.Len(t, d.settled, 1)
+	require.Equal(t, child.ID, d.settled[0].ID)
+	d.leaseAndComplete(t, 1003, "a", child.ID, `1`)
+}
+
+// TestAJobOfAnotherTypeIsReleasedByAHandOver: a dependency of another type
+// (another slot on Redis Cluster) releases its dependent through the
+// hand-over the store finishes right after the complete.
+func TestAJobOfAnotherTypeIsReleasedByAHandOver(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	parent := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	child := d.create(t, 1001, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
+	require.Equal(t, core.StateWaiting, child.State)
+	require.Equal(t, int64(0), d.readyOf(t, "b"))
+	d.leaseAndComplete(t, 1002, "a", parent.ID, `2`)
+	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Equal(t, int64(0), d.rdb.ZCard(context.Background(), d.prefix+":{a}:handover").Val(), "nothing left to hand over")
+	require.Equal(t, int64(0), d.rdb.ZCard(context.Background(), d.prefix+":{b}:handover").Val())
+}
+
+// TestAJobWhoseDependenciesAreCompleteIsCreatedAsUsual.
+func TestAJobWhoseDependenciesAreCompleteIsCreatedAsUsual(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	a := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	b := d.create(t, 1000, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000})[0]
+	d.leaseAndComplete(t, 1001, "a", a.ID, `1`)
+	d.leaseAndComplete(t, 1001, "b", b.ID, `1`)
+	for _, typ := range []string{"a", "b"} {
+		j := d.create(t, 1002, core.Spec{Type: typ, MaxAttempts: 1, TTL: 1000, DependsOn: []int64{a.ID, b.ID}})[0]
+		require.Equal(t, core.StateInactive, j.State, typ)
+		require.Equal(t, core.StateInactive, d.state(t, j.ID), typ)
+	}
+}
+
+// TestAnUnknownDependencyIsInvalidAndStoresNothing.
+func TestAnUnknownDependencyIsInvalidAndStoresNothing(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	a := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	_, _, err := d.Create(context.Background(), 1001, []core.Spec{{Type: "a", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{a.ID, a.ID + 5000}}})
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "depends_on")
+	n, err := d.Count(context.Background(), "", "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "nothing stored")
+}
+
+// TestACrashBetweenTheTwoStepsIsFinishedByTheSweep: a hand-over recorded
+// by a complete whose second step never ran (core died) is finished by
+// HandOver, the leader's sweep; running the second step again changes
+// nothing.
+func TestACrashBetweenTheTwoStepsIsFinishedByTheSweep(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	ctx := context.Background()
+	parent := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	child := d.create(t, 1001, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
+	// step one alone: the complete script, as core would run it, but not
+	// what core does after it
+	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: 1002, Types: []string{"a"}, Max: 1, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 1)
+	entry := redisstore.CompleteStepOne(ctx, t, d.Store, "a", parent.ID, "tok", 1003)
+	require.Equal(t, "s:b:"+itoa(child.ID)+":"+itoa(parent.ID)+":c", entry)
+	require.Equal(t, core.StateWaiting, d.state(t, child.ID), "not released before the second step")
+
+	n, err := d.HandOver(ctx, 1004, 1004)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Len(t, d.settled, 1)
+
+	// the second step again: nothing changes
+	before := d.readyOf(t, "b")
+	d.rdb.ZAdd(ctx, d.prefix+":{a}:handover", redisZ(1003, entry))
+	n, err = d.HandOver(ctx, 1005, 1005)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, before, d.readyOf(t, "b"))
+	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Len(t, d.settled, 1, "nothing moved twice")
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
