@@ -61,6 +61,9 @@ const (
 	EventCancel = "cancel"
 	// EventPriority: set_priority changed a job's priority.
 	EventPriority = "priority"
+	// EventWaiting: a job was created waiting for its dependencies
+	// (core.StateWaiting); it leaves waiting with a promotion.
+	EventWaiting = "waiting"
 )
 
 // Queue events, the <event> token of queue.<event>.
@@ -119,6 +122,10 @@ const (
 	MethodScheduleList   = "schedule_list"
 	MethodScheduleRemove = "schedule_remove"
 	MethodScheduleFire   = "schedule_fire"
+	// Dependencies and flows (DESIGN §10.2).
+	MethodCreateFlow   = "create_flow"
+	MethodDependencies = "dependencies"
+	MethodDependents   = "dependents"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

@@ -131,6 +131,10 @@ type CreateOpts struct {
 	UniqueKey        string
 	StallLimit       *int      // nil: the core's configured limit (1)
 	RemoveOnFail     Retention // zero: the type's default (none: kept)
+	// DependsOn: the jobs this one waits for (deps.go); it is created
+	// waiting unless all of them are complete.
+	DependsOn           []int64
+	OnDependencyFailure DepPolicy // "": fail
 }
 
 // Spec turns a type, data and options into the spec sent on the wire. data
@@ -149,6 +153,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 		sp.Delay, sp.TTL = o.Delay.Milliseconds(), o.TTL.Milliseconds()
 		sp.RemoveOnComplete, sp.UniqueKey = o.RemoveOnComplete, o.UniqueKey
 		sp.StallLimit, sp.RemoveOnFail = o.StallLimit, o.RemoveOnFail
+		sp.DependsOn, sp.OnDependencyFailure = o.DependsOn, o.OnDependencyFailure
 	}
 	return sp, nil
 }

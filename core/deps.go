@@ -1,9 +1,12 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/kuebus/kuebus/bus"
 )
 
 // Dependencies (DESIGN §10.2): a job may wait for other jobs. It is created
@@ -66,11 +69,6 @@ func (s *Spec) checkDeps() error {
 
 // Waits says whether a spec depends on any job.
 func (s *Spec) Waits() bool { return len(s.DependsOn) > 0 || len(s.DependsOnRefs) > 0 }
-
-// DepsRequest names one job: dependencies' and dependents' request.
-type DepsRequest struct {
-	ID int64 `json:"id"`
-}
 
 // DepJob is one job of a dependencies or dependents reply.
 type DepJob struct {
@@ -143,4 +141,38 @@ type FlowCreated struct {
 	Ref   string `json:"ref"`
 	ID    int64  `json:"id"`
 	State State  `json:"state"`
+}
+
+// CreateFlow creates the jobs of a flow in one call, all or none: each
+// FlowJob may depend on others of the flow by Ref and on existing jobs by
+// ID. The reply lists, in the flow's order, each job's ref, id and state.
+func (c *Client) CreateFlow(ctx context.Context, jobs ...FlowJob) (*FlowReply, error) {
+	var reply FlowReply
+	if err := c.call(ctx, bus.MethodCreateFlow, FlowRequest{Jobs: jobs}, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
+// IDOf returns the id the flow gave the job of ref, 0 when there is none.
+func (r *FlowReply) IDOf(ref string) int64 {
+	for _, j := range r.Jobs {
+		if j.Ref == ref {
+			return j.ID
+		}
+	}
+	return 0
+}
+
+// Dependencies lists the jobs id depends on, in the order it named them,
+// each with its state and, once complete, its result.
+func (c *Client) Dependencies(ctx context.Context, id int64) ([]DepJob, error) {
+	var reply DepsReply
+	return reply.Jobs, c.call(ctx, bus.MethodDependencies, IDRequest{ID: id}, &reply)
+}
+
+// Dependents lists the jobs that wait (or waited) for id, by id.
+func (c *Client) Dependents(ctx context.Context, id int64) ([]DepJob, error) {
+	var reply DepsReply
+	return reply.Jobs, c.call(ctx, bus.MethodDependents, IDRequest{ID: id}, &reply)
 }

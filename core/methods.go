@@ -53,4 +53,7 @@ var Methods = []Method{
 	{bus.MethodHistory, HistoryRequest{}, HistoryReply{}},
 	{bus.MethodHeartbeat, Heartbeat{}, Empty{}},
 	{bus.MethodWorkers, Empty{}, WorkersReply{}},
+	{bus.MethodCreateFlow, FlowRequest{}, FlowReply{}},
+	{bus.MethodDependencies, IDRequest{}, DepsReply{}},
+	{bus.MethodDependents, IDRequest{}, DepsReply{}},
 }

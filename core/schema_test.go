@@ -124,6 +124,13 @@ var special = map[reflect.Type]func() map[string]any{
 	reflect.TypeFor[core.Op](): func() map[string]any {
 		return map[string]any{"type": "string", "enum": []core.Op{core.OpComplete, core.OpFail, core.OpTouch, core.OpRelease, core.OpRejoin, core.OpProgress}}
 	},
+	reflect.TypeFor[core.DepRef](): func() map[string]any {
+		return map[string]any{"description": "a ref of the same flow (a string), or the id of an existing job (a number)",
+			"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "integer", "minimum": 1}}}
+	},
+	reflect.TypeFor[core.DepPolicy](): func() map[string]any {
+		return map[string]any{"type": "string", "enum": []core.DepPolicy{core.DepFail, core.DepIgnore, core.DepCancel}}
+	},
 	reflect.TypeFor[core.BulkAction](): func() map[string]any {
 		return map[string]any{"type": "string", "enum": []core.BulkAction{core.BulkRetry, core.BulkPromote, core.BulkRemove, core.BulkCancel}}
 	},

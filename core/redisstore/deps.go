@@ -1,8 +1,10 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -325,4 +327,96 @@ func (s *Store) settle(ctx context.Context, now int64, jobType string, id, dep i
 		next = jobType
 	}
 	return []core.Job{*job}, next, nil
+}
+
+// Pending lists the dependencies job id still waits for (none unless it
+// is waiting); not_found when there is no such job.
+func (s *Store) Pending(ctx context.Context, id int64) ([]int64, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	members, err := s.rdb.SMembers(ctx, tk.pending(id)).Result()
+	if err != nil {
+		return nil, s.fail("read pending dependencies", err)
+	}
+	return parseIDs(members), nil
+}
+
+// Dependencies lists the jobs job id depends on, in the order it named
+// them, each with its state and result.
+func (s *Store) Dependencies(ctx context.Context, id int64) ([]core.DepJob, error) {
+	tk, _, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.rdb.HMGet(ctx, tk.job(id), "id", "depends_on").Result()
+	if err != nil {
+		return nil, s.fail("read dependencies", err)
+	}
+	if v[0] == nil {
+		return nil, core.JobNotFound(id)
+	}
+	ids := decodeIDs(str(v[1]))
+	types, err := s.typesOfIDs(ctx, ids)
+	if err != nil {
+		return nil, s.fail("find dependencies' types", err)
+	}
+	return s.depJobs(ctx, ids, types)
+}
+
+// Dependents lists the jobs that wait (or waited) for job id.
+func (s *Store) Dependents(ctx context.Context, id int64) ([]core.DepJob, error) {
+	tk, jobType, err := s.typeOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	exists := pipe.Exists(ctx, tk.job(id))
+	members := pipe.SMembers(ctx, tk.dependents(id))
+	if err := execReads(ctx, pipe); err != nil {
+		return nil, s.fail("read dependents", err)
+	}
+	if exists.Val() == 0 {
+		return nil, core.JobNotFound(id)
+	}
+	ids := make([]int64, 0, len(members.Val()))
+	types := make([]string, 0, len(members.Val()))
+	for _, m := range members.Val() {
+		t, x, found := strings.Cut(m, ":")
+		if !found {
+			t, x = jobType, m
+		}
+		n, _ := strconv.ParseInt(x, 10, 64)
+		ids, types = append(ids, n), append(types, t)
+	}
+	jobs, err := s.depJobs(ctx, ids, types)
+	slices.SortFunc(jobs, func(a, b core.DepJob) int { return cmp.Compare(a.ID, b.ID) })
+	return jobs, err
+}
+
+// depJobs reads each job's type, state, result and error; a job gone (or
+// of an unknown type) is marked so.
+func (s *Store) depJobs(ctx context.Context, ids []int64, types []string) ([]core.DepJob, error) {
+	pipe := s.rdb.Pipeline()
+	reads := make([]*redis.SliceCmd, len(ids))
+	for i, id := range ids {
+		if types[i] != "" {
+			reads[i] = pipe.HMGet(ctx, s.keys.ofType(types[i]).job(id), "state", "result", "error")
+		}
+	}
+	if err := execReads(ctx, pipe); err != nil {
+		return nil, s.fail("read dependencies", err)
+	}
+	out := make([]core.DepJob, len(ids))
+	for i, id := range ids {
+		out[i] = core.DepJob{ID: id, Type: types[i]}
+		if reads[i] == nil || reads[i].Val()[0] == nil {
+			out[i].Gone = true
+			continue
+		}
+		v := reads[i].Val()
+		out[i].State, out[i].Result, out[i].Error = core.State(str(v[0])), raw(v[1]), str(v[2])
+	}
+	return out, nil
 }

@@ -41,6 +41,9 @@ func newHistory() *history {
 // count notes one event of a job of jobType at (unix ms), when it is one
 // the history counts.
 func (h *history) count(event, jobType string, at int64, isNew bool) {
+	if event == bus.EventWaiting && isNew {
+		event = bus.EventEnqueue // created, waiting
+	}
 	if event != bus.EventComplete && event != bus.EventFailed && !(event == bus.EventEnqueue && isNew) {
 		return
 	}

@@ -40,6 +40,9 @@ func (s *Service) register() error {
 		handle(s, bus.MethodHistory, s.historyOf),
 		handle(s, bus.MethodHeartbeat, s.heartbeat),
 		handle(s, bus.MethodWorkers, s.workers),
+		handle(s, bus.MethodCreateFlow, s.createFlow),
+		handle(s, bus.MethodDependencies, s.dependencies),
+		handle(s, bus.MethodDependents, s.dependents),
 	)
 }
 
@@ -523,10 +526,12 @@ func (s *Service) promote(ctx context.Context, req *core.LimitRequest) (*core.Mo
 	if err != nil {
 		return nil, err
 	}
-	moved, next, err := s.store.Promote(ctx, s.dueNow(), limit)
+	now := s.dueNow()
+	moved, next, err := s.store.Promote(ctx, now, limit)
 	for i := range moved {
 		s.publish(bus.EventPromotion, &moved[i], nil)
 	}
+	s.sweepHandOvers(ctx, now)
 	return s.moveReply(bus.MethodPromote, moved, next, err)
 }
 
@@ -559,7 +564,11 @@ func (s *Service) announceCreated(jobs []core.Job, existing []bool) {
 		if existing[i] {
 			continue
 		}
-		s.publish(bus.EventEnqueue, &jobs[i], func(ev *core.Event) { ev.New = true })
+		event := bus.EventEnqueue
+		if jobs[i].State == core.StateWaiting {
+			event = bus.EventWaiting
+		}
+		s.publish(event, &jobs[i], func(ev *core.Event) { ev.New = true })
 		if jobs[i].State == core.StateDelayed && (earliest == 0 || jobs[i].PromoteAt < earliest) {
 			earliest = jobs[i].PromoteAt
 		}

@@ -93,6 +93,7 @@ type Store interface {
 	Ping(ctx context.Context) error
 	LeaseStore
 	ScheduleStore
+	DepsStore
 }
 
 // LeaseStore is the part of the Store a worker's requests use.

@@ -1,0 +1,181 @@
+package service_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/bus"
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/node/nodetest"
+)
+
+// completeOne leases the one ready job of jobType, which must be want,
+// and completes it with result.
+func completeOne(t *testing.T, c *nodetest.Core, jobType string, want int64, result string) {
+	t.Helper()
+	jobs := lease(t, c, core.LeaseRequest{Types: []string{jobType}, Max: 10})
+	require.Len(t, jobs, 1, "one job of %s ready", jobType)
+	require.Equal(t, want, jobs[0].ID)
+	require.NoError(t, c.Client.Complete(ctx, core.LeaseOp{ID: want, Lease: jobs[0].Lease, Result: json.RawMessage(result)}))
+}
+
+// TestAJobWaitsForItsDependencyAndReadsItsResult: a job depending on an
+// unfinished job is waiting (job.waiting), never leased; the completion of
+// its dependency (of another type: a hand-over) makes it inactive (a
+// promotion), and dependencies gives it the dependency's result.
+func TestAJobWaitsForItsDependencyAndReadsItsResult(t *testing.T) {
+	c, _ := newCore(t)
+	waiting := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventWaiting, ""))
+	promoted := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventPromotion, ""))
+	parent, err := c.Client.Create(ctx, "extract", nil, nil)
+	require.NoError(t, err)
+	child, err := c.Client.Create(ctx, "load", nil, &core.CreateOpts{DependsOn: []int64{parent.ID}})
+	require.NoError(t, err)
+	require.Equal(t, core.StateWaiting, child.State)
+	require.Equal(t, child.ID, next(t, waiting).ID)
+	require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{"load"}, Max: 10}), "a waiting job is not leased")
+	got, err := c.Client.Get(ctx, child.ID)
+	require.NoError(t, err)
+	require.Equal(t, []int64{parent.ID}, got.DependsOn)
+	require.Equal(t, 1, got.Pending)
+	n, err := c.Client.Count(ctx, core.StateWaiting, "")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	st, err := c.Client.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.Waiting)
+
+	completeOne(t, c, "extract", parent.ID, `{"rows":3}`)
+	ev := next(t, promoted)
+	require.Equal(t, child.ID, ev.ID)
+	require.Equal(t, core.StateInactive, ev.Job.State)
+	deps, err := c.Client.Dependencies(ctx, child.ID)
+	require.NoError(t, err)
+	require.Equal(t, []core.DepJob{{ID: parent.ID, Type: "extract", State: core.StateComplete, Result: json.RawMessage(`{"rows":3}`)}}, deps)
+	dependents, err := c.Client.Dependents(ctx, parent.ID)
+	require.NoError(t, err)
+	require.Equal(t, []core.DepJob{{ID: child.ID, Type: "load", State: core.StateInactive}}, dependents)
+	completeOne(t, c, "load", child.ID, `1`)
+}
+
+// TestADiamondRunsTopThenBothSidesThenTheBottom: a flow of four jobs of
+// two types created in one call.
+func TestADiamondRunsTopThenBothSidesThenTheBottom(t *testing.T) {
+	c, _ := newCore(t)
+	flow, err := c.Client.CreateFlow(ctx,
+		core.FlowJob{Ref: "bottom", Spec: core.Spec{Type: "b"}, DependsOn: []core.DepRef{core.Ref("left"), core.Ref("right")}},
+		core.FlowJob{Ref: "left", Spec: core.Spec{Type: "a"}, DependsOn: []core.DepRef{core.Ref("top")}},
+		core.FlowJob{Ref: "right", Spec: core.Spec{Type: "b"}, DependsOn: []core.DepRef{core.Ref("top")}},
+		core.FlowJob{Ref: "top", Spec: core.Spec{Type: "a"}},
+	)
+	require.NoError(t, err)
+	require.Len(t, flow.Jobs, 4)
+	for i, ref := range []string{"bottom", "left", "right", "top"} {
+		require.Equal(t, ref, flow.Jobs[i].Ref)
+		want := core.StateWaiting
+		if ref == "top" {
+			want = core.StateInactive
+		}
+		require.Equal(t, want, flow.Jobs[i].State, ref)
+	}
+	all := core.LeaseRequest{Types: []string{"a", "b"}, Max: 10}
+	require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{"b"}, Max: 10}))
+	completeOne(t, c, "a", flow.IDOf("top"), `"t"`)
+	sides := lease(t, c, all)
+	require.ElementsMatch(t, []int64{flow.IDOf("left"), flow.IDOf("right")}, []int64{sides[0].ID, sides[1].ID})
+	require.Len(t, sides, 2)
+	require.NoError(t, c.Client.Complete(ctx, core.LeaseOp{ID: sides[0].ID, Lease: sides[0].Lease}))
+	require.Empty(t, lease(t, c, all), "the bottom waits for both sides")
+	require.NoError(t, c.Client.Complete(ctx, core.LeaseOp{ID: sides[1].ID, Lease: sides[1].Lease}))
+	completeOne(t, c, "b", flow.IDOf("bottom"), `"b"`)
+}
+
+// TestABadFlowIsInvalidAndStoresNothing: a cycle, an unknown ref, a
+// duplicate ref, a bad spec, an unknown id.
+func TestABadFlowIsInvalidAndStoresNothing(t *testing.T) {
+	c, _ := newCore(t)
+	for name, tc := range map[string]struct {
+		body, field string
+	}{
+		"a cycle":           {`{"jobs":[{"ref":"a","spec":{"type":"t"},"depends_on":["c"]},{"ref":"b","spec":{"type":"u"},"depends_on":["a"]},{"ref":"c","spec":{"type":"t"},"depends_on":["b"]}]}`, "depends_on"},
+		"an unknown ref":    {`{"jobs":[{"ref":"a","spec":{"type":"t"},"depends_on":["zz"]}]}`, "jobs[0].depends_on[0]"},
+		"a duplicate ref":   {`{"jobs":[{"ref":"a","spec":{"type":"t"}},{"ref":"a","spec":{"type":"t"}}]}`, "jobs[1].ref"},
+		"a bad spec":        {`{"jobs":[{"ref":"a","spec":{"type":"t"}},{"ref":"b","spec":{"type":"no good"},"depends_on":["a"]}]}`, "jobs[1].spec.type"},
+		"an unknown id":     {`{"jobs":[{"ref":"a","spec":{"type":"t"}},{"ref":"b","spec":{"type":"t"},"depends_on":["a",999999]}]}`, "depends_on"},
+		"a bad rule":        {`{"jobs":[{"ref":"a","spec":{"type":"t","on_dependency_failure":"shrug"}}]}`, "on_dependency_failure"},
+		"no ref":            {`{"jobs":[{"spec":{"type":"t"}}]}`, "jobs[0].ref"},
+		"itself":            {`{"jobs":[{"ref":"a","spec":{"type":"t"},"depends_on":["a"]}]}`, "jobs[0].depends_on[0]"},
+		"a ref given twice": {`{"jobs":[{"ref":"a","spec":{"type":"t"}},{"ref":"b","spec":{"type":"t"},"depends_on":["a","a"]}]}`, "jobs[1].depends_on[1]"},
+	} {
+		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodCreateFlow), []byte(tc.body), 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, string(bus.CodeInvalid), msg.Header.Get(bus.HeaderKuebusCode), name)
+		require.Contains(t, msg.Header.Get(bus.HeaderError), tc.field, name)
+	}
+	body, code := raw(t, c, bus.MethodCreate, `{"type":"t","depends_on":[0]}`)
+	require.Equal(t, string(bus.CodeInvalid), code, body)
+	n, err := c.Client.Count(ctx, "", "")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), n, "nothing stored")
+}
+
+// TestAFanInOf200ParentsReleasesItsChildOnce: 200 parents of two types
+// completed by 4 workers at once release their child exactly once.
+func TestAFanInOf200ParentsReleasesItsChildOnce(t *testing.T) {
+	c, _ := newCore(t)
+	jobs := []core.FlowJob{{Ref: "zip", Spec: core.Spec{Type: "zip"}}}
+	for i := range 200 {
+		ref := fmt.Sprint("img", i)
+		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: core.Spec{Type: []string{"resize", "zip"}[i%2]}})
+		jobs[0].DependsOn = append(jobs[0].DependsOn, core.Ref(ref))
+	}
+	promoted := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventPromotion, ""))
+	flow, err := c.Client.CreateFlow(ctx, jobs...)
+	require.NoError(t, err)
+	child := flow.IDOf("zip")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	childLeases := 0
+	for range 4 {
+		wg.Go(func() {
+			for {
+				got, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"resize", "zip"}, Max: 7})
+				if err != nil || len(got) == 0 {
+					return
+				}
+				for _, j := range got {
+					if j.ID == child {
+						mu.Lock()
+						childLeases++
+						mu.Unlock()
+						continue
+					}
+					if err := c.Client.Complete(ctx, core.LeaseOp{ID: j.ID, Lease: j.Lease}); err != nil {
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ev := next(t, promoted)
+	require.Equal(t, child, ev.ID)
+	got, err := c.Client.Get(ctx, child)
+	require.NoError(t, err)
+	require.Contains(t, []core.State{core.StateInactive, core.StateActive}, got.State)
+	require.Equal(t, 0, got.Pending)
+	require.LessOrEqual(t, childLeases, 1)
+	if childLeases == 0 {
+		require.Len(t, lease(t, c, core.LeaseRequest{Types: []string{"zip"}, Max: 10}), 1)
+	}
+	select {
+	case ev := <-promoted:
+		t.Fatalf("a second promotion: %+v", ev)
+	default:
+	}
+}
