@@ -222,6 +222,14 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 	return jobs, existing, nil
 }
 
+// settleAfter finishes at once the hand-overs that jobs of types ending
+// (failed for good, cancelled, moved by hand) recorded, and tells of the
+// jobs they moved. A failure leaves them to the sweep.
+func (s *Store) settleAfter(ctx context.Context, now int64, types ...string) {
+	moved, _ := s.finishHandovers(ctx, now, types, 0)
+	s.tellSettled(moved)
+}
+
 // HandOver is the leader's sweep: it finishes the hand-overs of every type
 // recorded at or before upTo (unix ms) that a crash left half done. It
 // returns how many it finished; the jobs they moved go to OnSettled.

@@ -183,7 +183,9 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		handed := false
 		for n, i := range idx {
 			settled = append(settled, res[n].released...)
-			handed = handed || res[n].handed > 0
+			// a completion's hand-overs, or a failure for good's (which
+			// records one per dependent when it has any)
+			handed = handed || res[n].handed > 0 || res[n].code == codeFailed || res[n].code == codeFailedRemoved
 			switch res[n].code {
 			case codeNoJob:
 				out[i].Err = core.JobNotFound(ops[i].ID)
@@ -249,6 +251,9 @@ func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([
 		next, jobs, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)
 		if err != nil {
 			return 0, nil, s.fail("rescue", err)
+		}
+		if i := slices.IndexFunc(jobs, func(j core.Job) bool { return j.State == core.StateFailed }); i >= 0 {
+			s.settleAfter(ctx, now, jobs[i].Type) // failed for good: those waiting apply their rule
 		}
 		return next, jobs, nil
 	})

@@ -352,13 +352,16 @@ func (s *Store) AddLog(ctx context.Context, now, id int64, line string) (*core.J
 
 // SetState moves a job to a state by hand.
 func (s *Store) SetState(ctx context.Context, now, id int64, state core.State) (*core.Job, bool, error) {
-	tk, _, err := s.typeOf(ctx, id)
+	tk, jobType, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
 	j, changed, err := s.runSetState(ctx, tk, id, now, state)
 	if err != nil {
 		return nil, false, s.fail("set state", err)
+	}
+	if changed && (state == core.StateComplete || state == core.StateFailed) {
+		s.settleAfter(ctx, now, jobType) // those waiting for it take it as such
 	}
 	if j == nil {
 		return nil, false, core.JobNotFound(id)

@@ -179,3 +179,119 @@ func TestAFanInOf200ParentsReleasesItsChildOnce(t *testing.T) {
 	default:
 	}
 }
+
+// failOne leases the one ready job of jobType, which must be want, and
+// fails it (for good when it has no attempt left).
+func failOne(t *testing.T, c *nodetest.Core, jobType string, want int64) *core.Job {
+	t.Helper()
+	jobs := lease(t, c, core.LeaseRequest{Types: []string{jobType}, Max: 10})
+	require.Len(t, jobs, 1, "one job of %s ready", jobType)
+	require.Equal(t, want, jobs[0].ID)
+	job, err := c.Client.Fail(ctx, core.LeaseOp{ID: want, Lease: jobs[0].Lease, Error: "boom"})
+	require.NoError(t, err)
+	return job
+}
+
+func stateOf(t *testing.T, c *nodetest.Core, id int64) *core.Job {
+	t.Helper()
+	j, err := c.Client.Get(ctx, id)
+	require.NoError(t, err)
+	return j
+}
+
+// chain creates top (type a, max_attempts attempts) ← mid (type b, rule
+// midRule) ← low (type a, rule lowRule) in one flow.
+func chain(t *testing.T, c *nodetest.Core, attempts int, midRule, lowRule core.DepPolicy) (top, mid, low int64) {
+	t.Helper()
+	flow, err := c.Client.CreateFlow(ctx,
+		core.FlowJob{Ref: "top", Spec: core.Spec{Type: "a", MaxAttempts: attempts}},
+		core.FlowJob{Ref: "mid", Spec: core.Spec{Type: "b", OnDependencyFailure: midRule}, DependsOn: []core.DepRef{core.Ref("top")}},
+		core.FlowJob{Ref: "low", Spec: core.Spec{Type: "a", OnDependencyFailure: lowRule}, DependsOn: []core.DepRef{core.Ref("mid")}},
+	)
+	require.NoError(t, err)
+	return flow.IDOf("top"), flow.IDOf("mid"), flow.IDOf("low")
+}
+
+// TestTheFailureRulesCarryDownTwoLevels: fail (the default) fails the
+// dependent naming its dependency, and its own dependent in turn; ignore
+// counts the failure as done; cancel cancels, and the next level applies
+// its own rule to the cancel. A failed attempt with attempts left is no
+// failure yet.
+func TestTheFailureRulesCarryDownTwoLevels(t *testing.T) {
+	t.Run("fail, then fail", func(t *testing.T) {
+		c, _ := newCore(t)
+		failed := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventFailed, ""))
+		top, mid, low := chain(t, c, 2, "", "")
+		require.Equal(t, core.StateInactive, failOne(t, c, "a", top).State, "a failed attempt that retries (no backoff: at once)")
+		require.Equal(t, core.StateWaiting, stateOf(t, c, mid).State, "no failure yet")
+		require.Equal(t, core.StateFailed, failOne(t, c, "a", top).State, "its last attempt")
+		var got []int64
+		for range 3 {
+			got = append(got, next(t, failed).ID)
+		}
+		require.ElementsMatch(t, []int64{top, mid, low}, got, "each one's failed event")
+		m := stateOf(t, c, mid)
+		require.Equal(t, core.StateFailed, m.State)
+		require.Contains(t, m.Error, fmt.Sprint("dependency ", top))
+		l := stateOf(t, c, low)
+		require.Equal(t, core.StateFailed, l.State)
+		require.Contains(t, l.Error, fmt.Sprint("dependency ", mid))
+		require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{"a", "b"}, Max: 10}))
+	})
+	t.Run("ignore, then fail", func(t *testing.T) {
+		c, _ := newCore(t)
+		top, mid, low := chain(t, c, 1, core.DepIgnore, "")
+		failOne(t, c, "a", top)
+		require.Equal(t, core.StateInactive, stateOf(t, c, mid).State, "the failure counts as done")
+		completeOne(t, c, "b", mid, `1`)
+		completeOne(t, c, "a", low, `1`)
+	})
+	t.Run("cancel, then fail", func(t *testing.T) {
+		c, _ := newCore(t)
+		cancels := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventCancel, ""))
+		top, mid, low := chain(t, c, 1, core.DepCancel, "")
+		failOne(t, c, "a", top)
+		require.Equal(t, mid, next(t, cancels).ID)
+		require.Equal(t, core.StateCancelled, stateOf(t, c, mid).State)
+		require.Equal(t, core.StateFailed, stateOf(t, c, low).State, "a cancelled dependency counts as failed")
+	})
+	t.Run("fail, then cancel", func(t *testing.T) {
+		c, _ := newCore(t)
+		top, mid, low := chain(t, c, 1, "", core.DepCancel)
+		failOne(t, c, "a", top)
+		require.Equal(t, core.StateFailed, stateOf(t, c, mid).State)
+		require.Equal(t, core.StateCancelled, stateOf(t, c, low).State)
+	})
+}
+
+// TestACancelledOrRemovedDependencyCountsAsFailed: cancel settles at once;
+// a remove is settled by the leader's sweep (run with promote).
+func TestACancelledOrRemovedDependencyCountsAsFailed(t *testing.T) {
+	c, clock := newCore(t)
+	top, mid, _ := chain(t, c, 1, "", "")
+	_, err := c.Client.Cancel(ctx, top, "")
+	require.NoError(t, err)
+	require.Equal(t, core.StateFailed, stateOf(t, c, mid).State)
+
+	top, mid, _ = chain(t, c, 1, "", "")
+	_, err = c.Client.Remove(ctx, top)
+	require.NoError(t, err)
+	clock.Advance(2 * time.Second)
+	_, err = c.Client.Promote(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, core.StateFailed, stateOf(t, c, mid).State)
+}
+
+// TestARetriedDependencyDoesNotReviveAFailedDependent: once the fail rule
+// fired, the dependency run again by hand and completed leaves the
+// dependent failed.
+func TestARetriedDependencyDoesNotReviveAFailedDependent(t *testing.T) {
+	c, _ := newCore(t)
+	top, mid, _ := chain(t, c, 1, "", "")
+	failOne(t, c, "a", top)
+	require.Equal(t, core.StateFailed, stateOf(t, c, mid).State)
+	_, err := c.Client.SetState(ctx, top, core.StateInactive)
+	require.NoError(t, err)
+	completeOne(t, c, "a", top, `1`)
+	require.Equal(t, core.StateFailed, stateOf(t, c, mid).State)
+}

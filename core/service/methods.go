@@ -460,6 +460,11 @@ func checkSetState(req *core.SetStateRequest) error {
 		// cancel also tells the job's worker; a move by hand would not.
 		return core.Invalidf("state", "a job is cancelled by cancel, not set_state")
 	}
+	if req.State == core.StateWaiting {
+		// waiting is what depends_on makes: a job moved there by hand
+		// would wait for nothing
+		return core.Invalidf("state", "a job waits by its depends_on, not set_state")
+	}
 	return checkState(req.State, false)
 }
 

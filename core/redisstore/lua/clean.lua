@@ -69,7 +69,10 @@ for i = 6, #ARGV do
   if finished then
     local row = snapshot(jobkey)
     local go = false
-    if row[ROW_ID] and row[ROW_STATE] == state then
+    -- a job others depend on is kept: they may not have read its result
+    -- yet (dependencies), and whether they did is in their slots
+    local waited = row[ROW_DEPENDENTS] and row[ROW_DEPENDENTS] ~= '0'
+    if row[ROW_ID] and row[ROW_STATE] == state and not waited then
       if at_once and row[at_once] == '1' then
         go = true
       else

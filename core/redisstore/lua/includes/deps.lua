@@ -95,6 +95,17 @@ local function settle(id, dep, outcome, now)
   return true, handed
 end
 
+-- tell_dependents records, for each job waiting for job id (at jobkey)
+-- that just ended otherwise than complete ('f': failed for good,
+-- cancelled, removed) or was marked complete by hand ('c'), a hand-over
+-- that settles it: how many (0 for a job nobody waits for, the one HGET
+-- such a job pays)
+local function tell_dependents(jobkey, id, outcome, now)
+  local n = redis.call('HGET', jobkey, 'dependents')
+  if not n or n == '0' then return 0 end
+  return hand_over_all(jobkey, id, outcome, now, redis.call('SMEMBERS', dependents_key(id)))
+end
+
 -- dependents_done settles the dependents of job id (at jobkey), which just
 -- completed ('c') or failed for good ('f'): those of its type at once when
 -- it completed, the others by hand-over. It returns the rows of the jobs
