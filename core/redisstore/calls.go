@@ -317,33 +317,59 @@ func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core
 	return s.eval(ctx, cleanJobs, keys, args...).StringSlice()
 }
 
-// runDepSettle settles, for waiting job id of tk's type, its dependency
-// dep's outcome ('c' completed, 'f' failed): the job when it left waiting
-// (nil otherwise), and how many hand-overs it recorded for its dependents.
-func (s *Store) runDepSettle(ctx context.Context, tk typeKeys, now, id, dep int64, outcome string) (*core.Job, int64, error) {
-	res, err := s.eval(ctx, depSettle, tk.fixed(), now, id, dep, outcome).Slice()
-	if err != nil {
+// settleItem is one hand-over's second step, in the dependent's slot:
+// job id takes note that dep completed ("c") or failed ("f").
+type settleItem struct {
+	id, dep int64
+	outcome string
+}
+
+// runDepSettle settles items, all of jobs of tk's type: the jobs that
+// left waiting, and how many hand-overs it recorded for their dependents.
+func (s *Store) runDepSettle(ctx context.Context, tk typeKeys, now int64, items []settleItem) ([]core.Job, int64, error) {
+	args := make([]any, 0, 1+3*len(items))
+	args = append(args, now)
+	for _, it := range items {
+		args = append(args, it.id, it.dep, it.outcome)
+	}
+	res, err := s.eval(ctx, depSettle, tk.fixed(), args...).Slice()
+	if err != nil || len(res) == 0 {
 		return nil, 0, err
 	}
-	if len(res) < 3 || codeOf(res[0]) != codeDone {
-		return nil, 0, nil
-	}
-	job, ok := decodeRow(res[1])
-	if !ok {
-		return nil, num(res[2]), nil
-	}
-	return &job, num(res[2]), nil
+	return decodeRows(res[1:]), num(res[0]), nil
 }
 
-// runDepLink enters member ("<type>:<id>") among the dependents of job
-// dep of tk's type: dep's state ("" when it is gone), and when it has
-// finished the member was not entered.
-func (s *Store) runDepLink(ctx context.Context, tk typeKeys, dep int64, member string) (core.State, error) {
-	st, err := s.eval(ctx, depLink, tk.fixed(), dep, member).Text()
-	return core.State(st), err
+// linkItem is one link's second step, in the dependency's slot: member
+// ("<type>:<id>") waits for job dep.
+type linkItem struct {
+	dep    int64
+	member string
 }
 
-// runHandoverDone forgets a finished hand-over of tk's slot.
-func (s *Store) runHandoverDone(ctx context.Context, tk typeKeys, entry string) error {
-	return s.eval(ctx, handoverDone, tk.fixed(), entry).Err()
+// runDepLink enters each item's member among the dependents of its
+// dependency, of tk's type: each dependency's state ("" when it is gone);
+// one that has finished was not entered.
+func (s *Store) runDepLink(ctx context.Context, tk typeKeys, items []linkItem) ([]core.State, error) {
+	args := make([]any, 0, 2*len(items))
+	for _, it := range items {
+		args = append(args, it.dep, it.member)
+	}
+	res, err := s.eval(ctx, depLink, tk.fixed(), args...).StringSlice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.State, len(res))
+	for i, st := range res {
+		out[i] = core.State(st)
+	}
+	return out, nil
+}
+
+// runHandoverDone forgets finished hand-overs of tk's slot.
+func (s *Store) runHandoverDone(ctx context.Context, tk typeKeys, entries []string) error {
+	args := make([]any, len(entries))
+	for i, e := range entries {
+		args[i] = e
+	}
+	return s.eval(ctx, handoverDone, tk.fixed(), args...).Err()
 }

@@ -27,7 +27,7 @@ import (
 // the calls one finishHandovers makes (a failure carrying down a deep graph
 // records more as it goes; the sweep finishes what is left).
 const (
-	handoverBatch  = 100
+	handoverBatch  = 1000
 	handoverRounds = 1000
 )
 
@@ -252,7 +252,9 @@ func (s *Store) finishHandovers(ctx context.Context, now int64, types []string, 
 
 // handOver finishes the hand-overs recorded in types' slots (those
 // recorded at or before upTo; 0: all), following the types they hand on
-// to, for at most handoverRounds batches.
+// to, for at most handoverRounds batches: per batch of a slot, one call
+// per type it links to, one per type it settles in, and one that forgets
+// the batch.
 func (s *Store) handOver(ctx context.Context, now int64, types []string, upTo int64) ([]core.Job, int, error) {
 	queue := append([]string{}, types...)
 	inQueue := map[string]bool{}
@@ -275,68 +277,91 @@ func (s *Store) handOver(ctx context.Context, now int64, types []string, upTo in
 		if len(entries) < handoverBatch {
 			queue, inQueue[t] = queue[1:], false
 		}
-		for _, e := range entries {
-			jobs, next, err := s.finishOne(ctx, now, t, e)
-			if err != nil {
-				return moved, finished, s.fail("hand over "+e, err)
-			}
-			if err := s.runHandoverDone(ctx, tk, e); err != nil {
-				return moved, finished, s.fail("forget hand-over "+e, err)
-			}
-			finished++
-			moved = append(moved, jobs...)
-			if next != "" && !inQueue[next] {
-				queue, inQueue[next] = append(queue, next), true
+		if len(entries) == 0 {
+			continue
+		}
+		jobs, next, err := s.finishBatch(ctx, now, t, entries)
+		moved = append(moved, jobs...)
+		if err != nil {
+			return moved, finished, s.fail("hand over", err)
+		}
+		if err := s.runHandoverDone(ctx, tk, entries); err != nil {
+			return moved, finished, s.fail("forget hand-overs", err)
+		}
+		finished += len(entries)
+		for _, n := range next {
+			if !inQueue[n] {
+				queue, inQueue[n] = append(queue, n), true
 			}
 		}
 	}
 	return moved, finished, nil
 }
 
-// finishOne runs the second step of hand-over e, recorded in the slot of
-// type t: the job it moved, if any, and the type whose slot it recorded
-// hand-overs in ("" for none).
-func (s *Store) finishOne(ctx context.Context, now int64, t, e string) ([]core.Job, string, error) {
-	f := strings.Split(e, ":")
-	switch {
-	case len(f) == 4 && f[0] == "l": // l:<dep type>:<dep id>:<id>: job <id> of t waits for it
-		dep, _ := strconv.ParseInt(f[2], 10, 64)
-		id, _ := strconv.ParseInt(f[3], 10, 64)
-		st, err := s.runDepLink(ctx, s.keys.ofType(f[1]), dep, t+":"+f[3])
+// finishBatch runs the second step of hand-overs entries, recorded in the
+// slot of type t: the jobs they moved, and the types in whose slots they
+// recorded hand-overs in turn.
+func (s *Store) finishBatch(ctx context.Context, now int64, t string, entries []string) ([]core.Job, []string, error) {
+	links, settles := map[string][]linkItem{}, map[string][]settleItem{}
+	var linkTypes, settleTypes []string
+	addSettle := func(jobType string, it settleItem) {
+		if _, ok := settles[jobType]; !ok {
+			settleTypes = append(settleTypes, jobType)
+		}
+		settles[jobType] = append(settles[jobType], it)
+	}
+	for _, e := range entries {
+		f := strings.Split(e, ":")
+		switch {
+		case len(f) == 4 && f[0] == "l": // l:<dep type>:<dep id>:<id>: job <id> of t waits for it
+			dep, _ := strconv.ParseInt(f[2], 10, 64)
+			if _, ok := links[f[1]]; !ok {
+				linkTypes = append(linkTypes, f[1])
+			}
+			links[f[1]] = append(links[f[1]], linkItem{dep: dep, member: t + ":" + f[3]})
+		case len(f) == 5 && f[0] == "s": // s:<type>:<id>:<dep id>:<c|f>
+			id, _ := strconv.ParseInt(f[2], 10, 64)
+			dep, _ := strconv.ParseInt(f[3], 10, 64)
+			addSettle(f[1], settleItem{id: id, dep: dep, outcome: f[4]})
+		default:
+			return nil, nil, fmt.Errorf("hand-over %q: not a hand-over", e)
+		}
+	}
+	for _, u := range linkTypes {
+		items := links[u]
+		states, err := s.runDepLink(ctx, s.keys.ofType(u), items)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
-		outcome := ""
-		switch st {
-		case core.StateComplete:
-			outcome = "c"
-		case "", core.StateFailed, core.StateCancelled:
-			outcome = "f"
+		for i, st := range states {
+			outcome := ""
+			switch st {
+			case core.StateComplete:
+				outcome = "c"
+			case "", core.StateFailed, core.StateCancelled:
+				outcome = "f"
+			}
+			if outcome != "" { // finished before the link: settle it now
+				_, x, _ := strings.Cut(items[i].member, ":")
+				id, _ := strconv.ParseInt(x, 10, 64)
+				addSettle(t, settleItem{id: id, dep: items[i].dep, outcome: outcome})
+			}
 		}
-		if outcome == "" {
-			return nil, "", nil // linked: its completion settles it
-		}
-		return s.settle(ctx, now, t, id, dep, outcome)
-	case len(f) == 5 && f[0] == "s": // s:<type>:<id>:<dep id>:<c|f>
-		id, _ := strconv.ParseInt(f[2], 10, 64)
-		dep, _ := strconv.ParseInt(f[3], 10, 64)
-		return s.settle(ctx, now, f[1], id, dep, f[4])
 	}
-	return nil, "", fmt.Errorf("hand-over %q: not a hand-over", e)
+	var moved []core.Job
+	var next []string
+	for _, u := range settleTypes {
+		jobs, handed, err := s.runDepSettle(ctx, s.keys.ofType(u), now, settles[u])
+		if err != nil {
+			return moved, next, err
+		}
+		moved = append(moved, jobs...)
+		if handed > 0 {
+			next = append(next, u)
+		}
+	}
+	return moved, next, nil
 }
-
-func (s *Store) settle(ctx context.Context, now int64, jobType string, id, dep int64, outcome string) ([]core.Job, string, error) {
-	job, handed, err := s.runDepSettle(ctx, s.keys.ofType(jobType), now, id, dep, outcome)
-	if err != nil || job == nil {
-		return nil, "", err
-	}
-	next := ""
-	if handed > 0 {
-		next = jobType
-	}
-	return []core.Job{*job}, next, nil
-}
-
 // Pending lists the dependencies job id still waits for (none unless it
 // is waiting); not_found when there is no such job.
 func (s *Store) Pending(ctx context.Context, id int64) ([]int64, error) {

@@ -1,12 +1,13 @@
--- handover_done: a hand-over recorded in this slot is finished (deps.go
--- ran its second step): forget it.
+-- handover_done: hand-overs recorded in this slot are finished (deps.go
+-- ran their second step): forget them.
 --
 -- KEYS[1..10]  the type's keys (includes/type_keys.lua)
 --
--- ARGV[1] the hand-over, as handover holds it (keys.go)
+-- ARGV  the hand-overs, as handover holds them (keys.go)
 --
--- Reply: 1 when it was there, else 0.
+-- Reply: how many were there.
 -- Events: none.
 --@include type_keys.lua
+--@include many.lua
 
-return redis.call('ZREM', K_HANDOVER, ARGV[1])
+return call_many('ZREM', K_HANDOVER, ARGV)
