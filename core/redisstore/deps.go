@@ -362,6 +362,7 @@ func (s *Store) finishBatch(ctx context.Context, now int64, t string, entries []
 	}
 	return moved, next, nil
 }
+
 // Pending lists the dependencies job id still waits for (none unless it
 // is waiting); not_found when there is no such job.
 func (s *Store) Pending(ctx context.Context, id int64) ([]int64, error) {
