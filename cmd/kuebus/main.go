@@ -92,6 +92,10 @@ func commands() *command {
 			{name: "retry", args: "ID | --all", summary: "run a job again (set its state to inactive), or every failed or cancelled one that matches", run: runJobRetry},
 			{name: "cancel", args: "ID | --all", summary: "cancel a job that has not finished (its running handler is told), or every one that matches", run: runJobCancel},
 			{name: "promote", args: "ID | --all", summary: "make a delayed job ready now, or every one that matches", run: runJobPromote},
+			{name: "deps", args: "ID", summary: "list the jobs a job depends on (with their results) and the jobs that wait for it", run: runJobDeps},
+		}},
+		{name: "flow", summary: "create jobs that depend on each other", sub: []*command{
+			{name: "create", args: "FILE.json", summary: "create a flow from a file (- for stdin): {\"jobs\":[{\"ref\",\"spec\",\"depends_on\"},...]}; print each job's ref, id and state", run: runFlowCreate},
 		}},
 		{name: "schedule", summary: "create jobs periodically: set, list and remove schedules", sub: []*command{
 			{name: "set", args: "NAME", summary: "create or replace a schedule (--cron or --every, --type, job flags) and print it as JSON", run: runScheduleSet},
