@@ -4,7 +4,7 @@
 // again what it shows, at most a few times a second. There is no polling;
 // with no events the page does not touch the server.
 
-const STATES = ["delayed", "inactive", "active", "complete", "failed", "cancelled"];
+const STATES = ["delayed", "inactive", "active", "complete", "failed", "cancelled", "waiting"];
 const PRIORITIES = [["critical", -15], ["high", -10], ["medium", -5], ["normal", 0], ["low", 10]];
 const PAGE_SIZE = 20;
 const REFRESH_DELAY = 150; // ms: events closer together cause one read
@@ -381,6 +381,7 @@ const BULK = {
   delayed: [["promote", "Promote all", "promoted"], ["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
   inactive: [["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
   active: [["cancel", "Cancel all", "cancelled"]],
+  waiting: [["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
 };
 
 // bulkBar offers the bulk actions of the list's state and type: each asks
@@ -645,8 +646,9 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, lines] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`)]);
-    return { job, lines };
+    const [job, lines, deps] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log`),
+      api("GET", `job/${id}/deps`).catch(() => ({ dependencies: [], dependents: [] }))]);
+    return { job, lines, deps };
   } catch (e) {
     if (e.status === 404) return null;
     throw e;
@@ -658,7 +660,7 @@ function renderJob(id, loaded) {
     return h("div", { class: "panel", id: "job", dataset: { state: "removed" } },
       h("a", { class: "back", href: "#/" }, "‹ All jobs"), h("h1", {}, `Job ${id}`), h("p", {}, "This job does not exist (any more)."));
   }
-  const { job, lines } = loaded;
+  const { job, lines, deps } = loaded;
   const act = async (what, method, path, done) => {
     try {
       await api(method, path);
@@ -680,7 +682,7 @@ function renderJob(id, loaded) {
     h("button", { id: "set-priority", onclick: () => act("Priority changed", "PUT", `job/${id}/priority/${prio.value}`) }, "Set"));
   const remove = armed(h("button", { id: "remove", class: "danger" }, "Remove"), "Click again to remove",
     () => act(`Job ${id} removed`, "DELETE", `job/${id}`, () => { location.hash = "#/"; }));
-  if (["delayed", "inactive", "active"].includes(job.state)) {
+  if (["delayed", "inactive", "active", "waiting"].includes(job.state)) {
     actions.append(armed(h("button", { id: "cancel", class: "danger" }, "Cancel"), "Click again to cancel",
       () => act(`Job ${id} cancelled`, "POST", `job/${id}/cancel`)));
   }
@@ -721,8 +723,24 @@ function renderJob(id, loaded) {
     h("div", { class: "grid2" },
       h("div", { class: "panel" }, h("h3", {}, "Data"), h("pre", { class: "json", id: "job-data" }, job.data === undefined ? "(none)" : json(job.data))),
       h("div", { class: "panel" }, h("h3", {}, "Result"), h("pre", { class: "json" }, job.result === undefined ? "(none)" : json(job.result)))),
+    renderDeps(job, deps),
     h("div", { class: "panel" }, h("h3", {}, `Log (${lines.length})`),
       h("pre", { class: "log", id: "job-log" }, lines.length ? lines.join("\n") : "(empty)")));
+}
+
+// renderDeps lists the jobs a job depends on and those that wait for it,
+// each with its state (nothing when it has neither).
+function renderDeps(job, deps) {
+  if (!deps || (!deps.dependencies.length && !deps.dependents.length)) return null;
+  const rows = (list) => h("table", { class: "deps" }, h("tbody", {}, list.map((d) =>
+    h("tr", {}, h("td", {}, h("a", { href: `#/job/${d.id}` }, `#${d.id}`)), h("td", { class: "muted" }, d.type || ""),
+      h("td", {}, d.gone ? h("span", { class: "muted" }, "removed") : badge(d.state))))));
+  const waits = job.state === "waiting" ? ` (${job.pending || 0} pending)` : "";
+  return h("div", { class: "grid2", id: "job-deps" },
+    h("div", { class: "panel" }, h("h3", {}, `Depends on (${deps.dependencies.length})${waits}`),
+      deps.dependencies.length ? rows(deps.dependencies) : h("p", { class: "muted" }, "nothing")),
+    h("div", { class: "panel" }, h("h3", {}, `Dependents (${deps.dependents.length})`),
+      deps.dependents.length ? rows(deps.dependents) : h("p", { class: "muted" }, "none")));
 }
 
 // ---- rendering and refreshing --------------------------------------------------
