@@ -295,3 +295,17 @@ func TestARetriedDependencyDoesNotReviveAFailedDependent(t *testing.T) {
 	completeOne(t, c, "a", top, `1`)
 	require.Equal(t, core.StateFailed, stateOf(t, c, mid).State)
 }
+
+// TestAScheduleMayNotDependOnJobs: a schedule's spec with depends_on is
+// invalid and stores nothing.
+func TestAScheduleMayNotDependOnJobs(t *testing.T) {
+	c, _ := newCore(t)
+	msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodScheduleSet),
+		[]byte(`{"name":"n","every":1000,"spec":{"type":"t","depends_on":[1]}}`), 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, string(bus.CodeInvalid), msg.Header.Get(bus.HeaderKuebusCode))
+	require.Contains(t, msg.Header.Get(bus.HeaderError), "spec.depends_on")
+	list, err := c.Client.Schedules(ctx)
+	require.NoError(t, err)
+	require.Empty(t, list)
+}
