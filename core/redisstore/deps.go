@@ -234,9 +234,28 @@ func (s *Store) settleAfter(ctx context.Context, now int64, types ...string) {
 // recorded at or before upTo (unix ms) that a crash left half done. It
 // returns how many it finished; the jobs they moved go to OnSettled.
 func (s *Store) HandOver(ctx context.Context, now, upTo int64) (int, error) {
-	types, err := s.Types(ctx)
+	all, err := s.Types(ctx)
 	if err != nil {
 		return 0, err
+	}
+	// one pipelined read finds the types with hand-overs due: most
+	// sweeps find none, at the cost of that one round trip
+	pipe := s.rdb.Pipeline()
+	counts := make([]*redis.IntCmd, len(all))
+	for i, t := range all {
+		counts[i] = pipe.ZCount(ctx, s.keys.ofType(t).handover(), "-inf", strconv.FormatInt(upTo, 10))
+	}
+	if err := execReads(ctx, pipe); err != nil {
+		return 0, s.fail("count hand-overs", err)
+	}
+	var types []string
+	for i, t := range all {
+		if counts[i].Val() > 0 {
+			types = append(types, t)
+		}
+	}
+	if len(types) == 0 {
+		return 0, nil
 	}
 	moved, n, err := s.handOver(ctx, now, types, upTo)
 	s.tellSettled(moved)
