@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/kuebus/kuebus/core"
@@ -85,4 +87,29 @@ func depOutcome(d core.DepJob) string {
 		return "error: " + d.Error
 	}
 	return string(d.Result)
+}
+
+// depFlags are job create's flags of dependencies (not schedule set's: a
+// schedule's jobs wait for no other job).
+type depFlags struct {
+	dependsOn, rule *string
+}
+
+func (f *depFlags) register(fs *flag.FlagSet) {
+	f.dependsOn = fs.String("depends-on", "", "wait for these jobs to complete, `IDS` comma-separated (the job is created waiting)")
+	f.rule = fs.String("on-dependency-failure", "", "what becomes of the job when a dependency fails, is cancelled or removed: `RULE` fail (default), ignore or cancel")
+}
+
+func (f *depFlags) apply(sp *core.Spec) error {
+	if *f.dependsOn != "" {
+		for _, s := range strings.Split(*f.dependsOn, ",") {
+			id, err := parseID("--depends-on:", strings.TrimSpace(s))
+			if err != nil {
+				return err
+			}
+			sp.DependsOn = append(sp.DependsOn, id)
+		}
+	}
+	sp.OnDependencyFailure = core.DepPolicy(*f.rule)
+	return nil
 }

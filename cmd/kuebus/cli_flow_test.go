@@ -44,6 +44,19 @@ func TestFlowCreateAndJobDeps(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, lineFields(r.stdout), strconv.FormatInt(reply.IDOf("load"), 10)+" load waiting")
 
+	r = kuebus(t, "job", "create", "load", "--depends-on", strconv.FormatInt(reply.IDOf("extract"), 10), "--on-dependency-failure", "ignore", "--nats-url", url)
+	require.Equal(t, 0, r.code, r.stderr)
+	var waiting core.Job
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &waiting))
+	require.Equal(t, core.StateWaiting, waiting.State)
+	require.Equal(t, core.DepIgnore, waiting.OnDependencyFailure)
+	r = kuebus(t, "job", "create", "load", "--depends-on", "x", "--nats-url", url)
+	require.Equal(t, 2, r.code, r.stdout)
+	require.Contains(t, r.stderr, "--depends-on")
+	r = kuebus(t, "job", "create", "load", "--on-dependency-failure", "shrug", "--nats-url", url)
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "on_dependency_failure")
+
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"jobs":[{"ref":"a","spec":{"type":"a"},"after":["b"]}]}`), 0o600))
 	r = kuebus(t, "flow", "create", bad, "--nats-url", url)
@@ -55,7 +68,7 @@ func TestFlowCreateAndJobDeps(t *testing.T) {
 	require.Contains(t, r.stderr, "jobs[0].spec.type")
 	n, err := c.Client.Count(t.Context(), "", "")
 	require.NoError(t, err)
-	require.Equal(t, int64(2), n, "the bad flows stored nothing")
+	require.Equal(t, int64(3), n, "the bad flows and creates stored nothing")
 }
 
 // lineFields is out's lines, each with its fields joined by one space.

@@ -20,12 +20,17 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	cf.register(fs)
 	var sf specFlags
 	sf.register(fs)
+	var df depFlags
+	df.register(fs)
 	pos, err := e.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	sp, err := sf.spec(pos[0])
 	if err != nil {
+		return err
+	}
+	if err := df.apply(&sp); err != nil {
 		return err
 	}
 	return cf.withClient(ctx, func(c *core.Client) error {

@@ -25,7 +25,8 @@
 //	redact.go       URL passwords masked in every error and log line
 //	cli_job.go      kuebus job create, get, ls, log, state, priority
 //	cli_search.go   kuebus job search
-//	cli_flow.go     kuebus flow create, job deps: dependencies and flows
+//	cli_flow.go     kuebus flow create, job deps, job create --depends-on:
+//	                dependencies and flows
 //	cli_misc.go     kuebus stats, workers, pause, resume, events and version
 //	cli_bulk.go     kuebus job retry, rm (remove), cancel, promote: one ID, or --all
 //	                (core's bulk, called until no more)
