@@ -31,9 +31,9 @@ type createJobsOutcome struct {
 // field, so the job returned is the job stored; the script replies a job
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
-// checks, nil when no job waits, are the dependencies each job's script
-// checks (deps_check, lua/includes/deps.lua), "" for none.
-func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, checks []string) ([]createJobsOutcome, error) {
+// deps, nil when no job waits, are each job's dependencies as its script
+// checks them (lua/includes/deps.lua).
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, deps []newJobDeps) ([]createJobsOutcome, error) {
 	tk := s.keys.ofType(jobType)
 	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
@@ -46,8 +46,8 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		args = append(args, enc(&out[0].job))
 	}
 	for n := range out {
-		if checks != nil && checks[n] != "" {
-			args = appendNewJob(args, &out[n].job, "deps_check", checks[n])
+		if deps != nil {
+			args = appendNewJob(args, &out[n].job, deps[n].pairs()...)
 			continue
 		}
 		args = appendNewJob(args, &out[n].job)
@@ -65,7 +65,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		case codeDone: // stored as built
 		case codeWaiting: // stored, waiting for its dependencies
 			out[n].job.State = core.StateWaiting
-			out[n].job.Pending = strings.Count(checks[n], ",") + 1 // at most
+			out[n].job.Pending = strings.Count(deps[n].check, ",") + 1 // at most
 		case codeDuplicate, codeRepeated:
 			var job core.Job
 			if len(existing) < 2 || !decodeRowInto(&job, existing[0]) {
@@ -315,6 +315,27 @@ func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core
 		args = append(args, id)
 	}
 	return s.eval(ctx, cleanJobs, keys, args...).StringSlice()
+}
+
+// newJobDeps is what create_jobs.lua stores of a new job's dependencies
+// beside its fields: check, the dependencies it checks and waits for
+// (deps_check: "id" of its type, "id:type" of another; "" for none), and
+// dependents, how many jobs of the same call wait for it (its dependents
+// field, written with the job rather than after).
+type newJobDeps struct {
+	check      string
+	dependents int
+}
+
+func (d newJobDeps) pairs() []any {
+	var out []any
+	if d.check != "" {
+		out = append(out, "deps_check", d.check)
+	}
+	if d.dependents > 0 {
+		out = append(out, "dependents", d.dependents)
+	}
+	return out
 }
 
 // settleItem is one hand-over's second step, in the dependent's slot:

@@ -153,7 +153,7 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 	// not a job of another type found complete (created as usual when
 	// nothing else waits)
 	stored := make([]core.Spec, len(specs))
-	checks := make([]string, len(specs))
+	more := make([]newJobDeps, len(specs))
 	for i := range specs {
 		sp := specs[i]
 		all := append([]int64{}, sp.DependsOn...)
@@ -173,9 +173,10 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 		for _, j := range sp.DependsOnRefs {
 			all = append(all, ids[j])
 			add(ids[j], specs[j].Type)
+			more[j].dependents++
 		}
 		sp.DependsOn, sp.DependsOnRefs = all, nil
-		stored[i], checks[i] = sp, strings.Join(check, ",")
+		stored[i], more[i].check = sp, strings.Join(check, ",")
 	}
 	jobs := make([]core.Job, len(specs))
 	existing := make([]bool, len(specs))
@@ -183,11 +184,11 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 	var types []string
 	for _, g := range groups {
 		jobType := specs[g[0]].Type
-		group, gids, gchecks := make([]*core.Spec, len(g)), make([]int64, len(g)), make([]string, len(g))
+		group, gids, gmore := make([]*core.Spec, len(g)), make([]int64, len(g)), make([]newJobDeps, len(g))
 		for n, i := range g {
-			group[n], gids[n], gchecks[n] = &stored[i], ids[i], checks[i]
+			group[n], gids[n], gmore[n] = &stored[i], ids[i], more[i]
 		}
-		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gchecks)
+		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gmore)
 		if err != nil {
 			s.rollback(ctx, done)
 			return nil, nil, s.fail("create jobs", err)

@@ -21,6 +21,7 @@
 --@include codes_gen.lua
 --@include indexes.lua
 --@include unique.lua
+--@include many.lua
 
 local function job_key(id) return TYPE_BASE .. 'job:' .. id end
 
@@ -130,29 +131,52 @@ end
 -- complete and there are no others (which a link settles, lua/dep_link.lua).
 -- A dependency of this type that failed, was cancelled or is gone is
 -- pending, and settled as failed by a hand-over.
-local function wait_for(id, own_type, deps, now)
-  local pkey, n = pending_key(id), 0
+--
+-- seen caches, over one create call, each dependency's state (a fan-out
+-- reads its root once) and gathers each one's new dependents, which
+-- count_dependents enters at the call's end (the script is atomic: no one
+-- sees the jobs before).
+local function wait_for(id, own_type, deps, now, seen)
+  local pending = {}
   for tok in string.gmatch(deps, '[^,]+') do
     local dep, t = string.match(tok, '^(%d+):?(.*)$')
     if t == '' then
-      local dkey = job_key(dep)
-      local st = redis.call('HGET', dkey, 'state')
+      local st = seen.state[dep]
+      if st == nil then
+        st = redis.call('HGET', job_key(dep), 'state') or false
+        seen.state[dep] = st
+      end
       if st ~= 'complete' then
-        redis.call('SADD', pkey, dep)
-        n = n + 1
+        pending[#pending + 1] = dep
         if st and st ~= 'failed' and st ~= 'cancelled' then
-          local dset = dependents_key(dep)
-          redis.call('SADD', dset, id)
-          redis.call('HSET', dkey, 'dependents', redis.call('SCARD', dset))
+          local members = seen.linked[dep]
+          if not members then
+            members = {}
+            seen.linked[dep] = members
+            seen.linked[#seen.linked + 1] = dep
+          end
+          members[#members + 1] = id
         else
           redis.call('ZADD', K_HANDOVER, now, 's:' .. own_type .. ':' .. id .. ':' .. dep .. ':f')
         end
       end
     else
-      redis.call('SADD', pkey, dep)
-      n = n + 1
+      pending[#pending + 1] = dep
       redis.call('ZADD', K_HANDOVER, now, 'l:' .. t .. ':' .. dep .. ':' .. id)
     end
   end
-  return n
+  if #pending > 0 then call_many('SADD', pending_key(id), pending) end
+  return #pending
+end
+
+-- count_dependents enters the dependents wait_for found over the call
+-- (seen.linked: each dependency, in order, and its new dependents) in one
+-- call per dependency, and counts those it added in its dependents field
+local function count_dependents(seen)
+  for _, dep in ipairs(seen.linked) do
+    local added = call_many('SADD', dependents_key(dep), seen.linked[dep])
+    -- a job of the call has them counted already (its dependents field,
+    -- from Go, written with it)
+    if added > 0 and not seen.counted[dep] then redis.call('HINCRBY', job_key(dep), 'dependents', added) end
+  end
 end

@@ -43,7 +43,7 @@ end
 local function new_jobs(members)
   local n = #members / 2
   return {n = n, all_new = call_many('ZADD', K_JOBS, members) == n, unstored = {},
-    ready = {}, due = {}, seq = false, own_retention = false}
+    ready = {}, due = {}, waiting = {}, seq = false, own_retention = false, seen = {state = {}, linked = {}, counted = {}}}
 end
 
 -- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
@@ -70,6 +70,8 @@ local function new_job(b, n, jobkey, shared, own)
       retention = true -- present: not its zero
     elseif f == 'deps_check' then
       deps = ARGV[i + 1] -- the dependencies to wait for (includes/deps.lua)
+    elseif f == 'dependents' then
+      b.seen.counted[id] = true -- its dependents of the call, counted by Go
     end
   end
   local owner = false
@@ -81,11 +83,23 @@ local function new_job(b, n, jobkey, shared, own)
   -- the SPARSE pairs go in one more HSET when there are any, straight
   -- from ARGV
   local pending = 0
-  if deps then pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2]) end
+  if deps then
+    pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2], b.seen)
+  end
+  -- a later job of the call that depends on this one knows its state
+  -- without reading it
+  b.seen.state[id] = pending > 0 and 'waiting' or ARGV[own + OWN_STATE]
   if pending > 0 then
-    write_new_job(jobkey, shared, own)
-    redis.call('HSET', jobkey, 'state', 'waiting', 'pending', pending)
-    redis.call('ZADD', K_WAITING, id, id)
+    -- one HSET: the later state wins over ARGV's, and the SPARSE pairs
+    -- but deps_check (what wait_for read) follow
+    local more = {'state', 'waiting', 'pending', pending}
+    for i = first, last, 2 do
+      if ARGV[i] ~= 'deps_check' then more[#more + 1], more[#more + 2] = ARGV[i], ARGV[i + 1] end
+    end
+    write_new_job(jobkey, shared, own, unpack(more))
+    first = last -- written
+    local waiting = b.waiting
+    waiting[#waiting + 1], waiting[#waiting + 2] = id, id
   elseif ARGV[own + OWN_STATE] == 'delayed' then
     local due = b.due
     due[#due + 1], due[#due + 2] = ARGV[own + OWN_PROMOTE_AT], due_member(id)
@@ -107,9 +121,11 @@ end
 
 -- store_new_jobs enters the jobs new_job wrote into the type's indexes.
 local function store_new_jobs(b)
+  count_dependents(b.seen)
   call_many('ZREM', K_JOBS, b.unstored)
   call_many('ZADD', K_READY, b.ready)
   call_many('ZADD', K_DUE, b.due)
+  call_many('ZADD', K_WAITING, b.waiting)
   if b.own_retention then
     -- clean.lua walks the finished jobs of a type only while the type has
     -- a default retention or this flag: the type's jobs may have their own
