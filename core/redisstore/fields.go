@@ -128,9 +128,11 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.LeaseUntil = num(v) }},
 
 	// pending: how many dependencies a waiting job still waits for;
-	// dependents: how many jobs wait for this one, which complete.lua
-	// reads to know whether to release any (a job nobody waits for lacks
-	// it: the one check its completion pays).
+	// dependents: not zero once jobs wait for this one (about how many:
+	// a flow's create counts them, a link sets the size of its
+	// dependents set), which complete.lua reads to know whether to
+	// release any (a job nobody waits for lacks it: the one check its
+	// completion pays).
 	{name: "pending", row: true,
 		decode: func(j *core.Job, v any) { j.Pending = int(num(v)) }},
 	{name: "dependents", row: true},
