@@ -309,3 +309,24 @@ func TestAScheduleMayNotDependOnJobs(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, list)
 }
+
+// TestAnUnknownDependencyIsInvalidAndStoresNothing: create and
+// create_bulk name the field of an id that is no job, and store nothing;
+// a bad depends_on (an id given twice, a rule) is invalid too.
+func TestAnUnknownDependencyIsInvalidAndStoresNothing(t *testing.T) {
+	c, _ := newCore(t)
+	for _, tc := range []struct{ method, body, field string }{
+		{bus.MethodCreate, `{"type":"t","depends_on":[424242]}`, "depends_on: job 424242 does not exist"},
+		{bus.MethodCreateBulk, `{"jobs":[{"type":"t"},{"type":"t","depends_on":[424242]}]}`, "jobs[1].depends_on: job 424242 does not exist"},
+		{bus.MethodCreate, `{"type":"t","depends_on":[5,5]}`, "depends_on: [1]: job 5 is given twice"},
+		{bus.MethodCreate, `{"type":"t","on_dependency_failure":"later"}`, "on_dependency_failure"},
+	} {
+		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(tc.method), []byte(tc.body), 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, string(bus.CodeInvalid), msg.Header.Get(bus.HeaderKuebusCode), tc.body)
+		require.Contains(t, msg.Header.Get(bus.HeaderError), tc.field)
+	}
+	n, err := c.Client.Count(ctx, "", "")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), n, "nothing stored")
+}
