@@ -67,11 +67,18 @@ func TestAJobWaitsForItsDependencyAndReadsItsResult(t *testing.T) {
 // two types created in one call.
 func TestADiamondRunsTopThenBothSidesThenTheBottom(t *testing.T) {
 	c, _ := newCore(t)
+	diamond(t, c, "a", "b")
+}
+
+// diamond creates top (a) ← left (a), right (b) ← bottom (b) in one flow
+// and runs it: top, then both sides, then the bottom.
+func diamond(t *testing.T, c *nodetest.Core, a, b string) {
+	t.Helper()
 	flow, err := c.Client.CreateFlow(ctx,
-		core.FlowJob{Ref: "bottom", Spec: core.Spec{Type: "b"}, DependsOn: []core.DepRef{core.Ref("left"), core.Ref("right")}},
-		core.FlowJob{Ref: "left", Spec: core.Spec{Type: "a"}, DependsOn: []core.DepRef{core.Ref("top")}},
-		core.FlowJob{Ref: "right", Spec: core.Spec{Type: "b"}, DependsOn: []core.DepRef{core.Ref("top")}},
-		core.FlowJob{Ref: "top", Spec: core.Spec{Type: "a"}},
+		core.FlowJob{Ref: "bottom", Spec: core.Spec{Type: b}, DependsOn: []core.DepRef{core.Ref("left"), core.Ref("right")}},
+		core.FlowJob{Ref: "left", Spec: core.Spec{Type: a}, DependsOn: []core.DepRef{core.Ref("top")}},
+		core.FlowJob{Ref: "right", Spec: core.Spec{Type: b}, DependsOn: []core.DepRef{core.Ref("top")}},
+		core.FlowJob{Ref: "top", Spec: core.Spec{Type: a}},
 	)
 	require.NoError(t, err)
 	require.Len(t, flow.Jobs, 4)
@@ -83,16 +90,16 @@ func TestADiamondRunsTopThenBothSidesThenTheBottom(t *testing.T) {
 		}
 		require.Equal(t, want, flow.Jobs[i].State, ref)
 	}
-	all := core.LeaseRequest{Types: []string{"a", "b"}, Max: 10}
-	require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{"b"}, Max: 10}))
-	completeOne(t, c, "a", flow.IDOf("top"), `"t"`)
+	all := core.LeaseRequest{Types: []string{a, b}, Max: 10}
+	require.Empty(t, lease(t, c, core.LeaseRequest{Types: []string{b}, Max: 10}))
+	completeOne(t, c, a, flow.IDOf("top"), `"t"`)
 	sides := lease(t, c, all)
-	require.ElementsMatch(t, []int64{flow.IDOf("left"), flow.IDOf("right")}, []int64{sides[0].ID, sides[1].ID})
 	require.Len(t, sides, 2)
+	require.ElementsMatch(t, []int64{flow.IDOf("left"), flow.IDOf("right")}, []int64{sides[0].ID, sides[1].ID})
 	require.NoError(t, c.Client.Complete(ctx, core.LeaseOp{ID: sides[0].ID, Lease: sides[0].Lease}))
 	require.Empty(t, lease(t, c, all), "the bottom waits for both sides")
 	require.NoError(t, c.Client.Complete(ctx, core.LeaseOp{ID: sides[1].ID, Lease: sides[1].Lease}))
-	completeOne(t, c, "b", flow.IDOf("bottom"), `"b"`)
+	completeOne(t, c, b, flow.IDOf("bottom"), `"b"`)
 }
 
 // TestABadFlowIsInvalidAndStoresNothing: a cycle, an unknown ref, a
@@ -128,10 +135,18 @@ func TestABadFlowIsInvalidAndStoresNothing(t *testing.T) {
 // completed by 4 workers at once release their child exactly once.
 func TestAFanInOf200ParentsReleasesItsChildOnce(t *testing.T) {
 	c, _ := newCore(t)
-	jobs := []core.FlowJob{{Ref: "zip", Spec: core.Spec{Type: "zip"}}}
+	fanIn(t, c, "resize", "zip")
+}
+
+// fanIn creates a child (of type b) of 200 parents of types a and b, and
+// has 4 workers complete the parents at once: the child is released
+// exactly once.
+func fanIn(t *testing.T, c *nodetest.Core, a, b string) {
+	t.Helper()
+	jobs := []core.FlowJob{{Ref: "zip", Spec: core.Spec{Type: b}}}
 	for i := range 200 {
 		ref := fmt.Sprint("img", i)
-		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: core.Spec{Type: []string{"resize", "zip"}[i%2]}})
+		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: core.Spec{Type: []string{a, b}[i%2]}})
 		jobs[0].DependsOn = append(jobs[0].DependsOn, core.Ref(ref))
 	}
 	promoted := events(t, c, c.Client.Subjects().JobEventsOf(bus.EventPromotion, ""))
@@ -144,7 +159,7 @@ func TestAFanInOf200ParentsReleasesItsChildOnce(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for {
-				got, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{"resize", "zip"}, Max: 7})
+				got, err := c.Client.Lease(ctx, core.LeaseRequest{Types: []string{a, b}, Max: 7})
 				if err != nil || len(got) == 0 {
 					return
 				}
@@ -171,7 +186,7 @@ func TestAFanInOf200ParentsReleasesItsChildOnce(t *testing.T) {
 	require.Equal(t, 0, got.Pending)
 	require.LessOrEqual(t, childLeases, 1)
 	if childLeases == 0 {
-		require.Len(t, lease(t, c, core.LeaseRequest{Types: []string{"zip"}, Max: 10}), 1)
+		require.Len(t, lease(t, c, core.LeaseRequest{Types: []string{b}, Max: 10}), 1)
 	}
 	select {
 	case ev := <-promoted:
