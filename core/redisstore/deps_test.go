@@ -40,8 +40,8 @@ func (d *depsStore) create(t *testing.T, now int64, specs ...core.Spec) []core.J
 }
 
 // leaseAndComplete leases the one ready job of jobType, which must be id,
-// and completes it with result.
-func (d *depsStore) leaseAndComplete(t *testing.T, now int64, jobType string, id int64, result string) {
+// and completes it with result: what Apply said of it.
+func (d *depsStore) leaseAndComplete(t *testing.T, now int64, jobType string, id int64, result string) service.Applied {
 	t.Helper()
 	ctx := context.Background()
 	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{jobType}, Max: 10, Worker: "w", Token: "tok"})
@@ -51,6 +51,7 @@ func (d *depsStore) leaseAndComplete(t *testing.T, now int64, jobType string, id
 	res, err := d.Apply(ctx, now, core.OpComplete, []service.StoreOp{{ID: id, Lease: "tok", Type: jobType, Result: json.RawMessage(result)}})
 	require.NoError(t, err)
 	require.NoError(t, res[0].Err)
+	return res[0]
 }
 
 func (d *depsStore) state(t *testing.T, id int64) core.State {
@@ -81,14 +82,15 @@ func TestAJobWaitsForADependencyOfItsTypeAndIsReleasedByItsCompletion(t *testing
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 
-	d.leaseAndComplete(t, 1002, "a", parent.ID, `{"x":1}`)
+	applied := d.leaseAndComplete(t, 1002, "a", parent.ID, `{"x":1}`)
 	got, err := d.Get(context.Background(), child.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.StateInactive, got.State)
 	require.Equal(t, []int64{parent.ID}, got.DependsOn)
 	require.Equal(t, 0, got.Pending)
-	require.Len(t, d.settled, 1)
-	require.Equal(t, child.ID, d.settled[0].ID)
+	require.Len(t, applied.Settled, 1, "the complete says whom it released, for their events")
+	require.Equal(t, child.ID, applied.Settled[0].ID)
+	require.Empty(t, d.settled)
 	d.leaseAndComplete(t, 1003, "a", child.ID, `1`)
 }
 
@@ -102,8 +104,9 @@ func TestAJobOfAnotherTypeIsReleasedByAHandOver(t *testing.T) {
 	child := d.create(t, 1001, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
 	require.Equal(t, core.StateWaiting, child.State)
 	require.Equal(t, int64(0), d.readyOf(t, "b"))
-	d.leaseAndComplete(t, 1002, "a", parent.ID, `2`)
+	applied := d.leaseAndComplete(t, 1002, "a", parent.ID, `2`)
 	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Len(t, applied.Settled, 1, "released by the hand-over right after")
 	require.Equal(t, int64(0), d.rdb.ZCard(context.Background(), d.prefix+":{a}:handover").Val(), "nothing left to hand over")
 	require.Equal(t, int64(0), d.rdb.ZCard(context.Background(), d.prefix+":{b}:handover").Val())
 }

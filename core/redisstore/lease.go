@@ -167,9 +167,8 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		}
 		groups[t] = append(groups[t], i)
 	}
-	var settled []core.Job // jobs that completions released from waiting
-	var handedIn []string  // types whose slots hold hand-overs to finish
-	defer func() { s.tellSettled(settled) }()
+	var handedIn []int // the ops whose scripts recorded hand-overs
+	var handedTypes []string
 	for _, t := range order {
 		idx := groups[t]
 		group := make([]*service.StoreOp, len(idx))
@@ -182,10 +181,12 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		}
 		handed := false
 		for n, i := range idx {
-			settled = append(settled, res[n].released...)
+			out[i].Settled = res[n].released
 			// a completion's hand-overs, or a failure for good's (which
 			// records one per dependent when it has any)
-			handed = handed || res[n].handed > 0 || res[n].code == codeFailed || res[n].code == codeFailedRemoved
+			if res[n].handed > 0 || res[n].code == codeFailed || res[n].code == codeFailedRemoved {
+				handed, handedIn = true, append(handedIn, i)
+			}
 			switch res[n].code {
 			case codeNoJob:
 				out[i].Err = core.JobNotFound(ops[i].ID)
@@ -203,14 +204,21 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 			}
 		}
 		if handed {
-			handedIn = append(handedIn, t)
+			handedTypes = append(handedTypes, t)
 		}
 	}
-	if len(handedIn) > 0 {
+	if len(handedTypes) > 0 {
 		// Done right after, in the other slots; a failure here leaves them
-		// recorded for the leader's sweep (HandOver).
-		moved, _ := s.finishHandovers(ctx, now, handedIn, 0)
-		settled = append(settled, moved...)
+		// recorded for the leader's sweep (HandOver). What they moved goes
+		// out with the last op that recorded some (which op caused which
+		// is not kept), after its own event.
+		moved, _ := s.finishHandovers(ctx, now, handedTypes, 0)
+		last := handedIn[len(handedIn)-1]
+		if out[last].Err == nil {
+			out[last].Settled = append(out[last].Settled, moved...)
+		} else {
+			s.tellSettled(moved)
+		}
 	}
 	return out, nil
 }

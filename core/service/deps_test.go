@@ -50,10 +50,18 @@ func TestAJobWaitsForItsDependencyAndReadsItsResult(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), st.Waiting)
 
+	all := events(t, c, c.Client.Subjects().AllJobEvents())
 	completeOne(t, c, "extract", parent.ID, `{"rows":3}`)
 	ev := next(t, promoted)
 	require.Equal(t, child.ID, ev.ID)
 	require.Equal(t, core.StateInactive, ev.Job.State)
+	var order []string
+	for len(order) < 3 {
+		e := next(t, all)
+		order = append(order, fmt.Sprint(e.Event, " ", e.ID))
+	}
+	require.Equal(t, []string{fmt.Sprint("start ", parent.ID), fmt.Sprint("complete ", parent.ID), fmt.Sprint("promotion ", child.ID)}, order,
+		"the release is published after the completion that caused it")
 	deps, err := c.Client.Dependencies(ctx, child.ID)
 	require.NoError(t, err)
 	require.Equal(t, []core.DepJob{{ID: parent.ID, Type: "extract", State: core.StateComplete, Result: json.RawMessage(`{"rows":3}`)}}, deps)
