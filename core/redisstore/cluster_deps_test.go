@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/core/redisstore"
 	"github.com/kuebus/kuebus/core/service"
+	"github.com/kuebus/kuebus/node/nodetest"
 )
 
 // typesOnTwoMasters returns two job types whose slots are on different
@@ -90,4 +92,58 @@ func idsOf(jobs []core.Job) []int64 {
 		out[i] = j.ID
 	}
 	return out
+}
+
+// TestClusterHandOverSurvivesAMasterKill: a complete whose dependent is on
+// another master records its hand-over, and core dies before the second
+// step; then the master holding the record is killed -9 and its replica
+// takes over (WAIT 1: the record reached it). The leader's sweep finishes
+// the hand-over on the new master: the dependent is released, once. Not
+// parallel: it kills a master of the shared test Cluster (and restores it).
+func TestClusterHandOverSurvivesAMasterKill(t *testing.T) {
+	ctx := t.Context()
+	cl := nodetest.Cluster(t)
+	rg := openCluster(t, redisstore.Config{WaitReplicas: 1, WaitTimeout: 500 * time.Millisecond})
+	a, b := typesOnTwoMasters(t, rg.rdb)
+	jobs, _, err := rg.st.Create(ctx, 1000, []core.Spec{
+		{Type: a, MaxAttempts: 1, TTL: 60000},
+		{Type: b, MaxAttempts: 1, TTL: 60000, DependsOnRefs: []int{0}},
+	})
+	require.NoError(t, err)
+	parent, child := jobs[0], jobs[1]
+	require.Equal(t, core.StateWaiting, child.State)
+	leased, _, err := rg.st.Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{a}, Max: 1, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 1)
+	entry := redisstore.CompleteStepOne(ctx, t, rg.st, a, parent.ID, "tok", 1002)
+	require.Equal(t, fmt.Sprintf("s:%s:%d:%d:c", b, child.ID, parent.ID), entry)
+
+	victim := masterOf(t, rg.rdb, rg.prefix+":{"+a+"}:handover").Options().Addr
+	heir := replicaOf(t, victim)
+	require.NoError(t, cl.Kill(victim))
+	restored := false
+	t.Cleanup(func() {
+		if !restored {
+			restore(t, cl, victim)
+		}
+	})
+	require.Eventually(t, func() bool { return role(ctx, heir) == "master" }, 20*time.Second, 20*time.Millisecond,
+		"%s did not take over from %s", heir, victim)
+	// back as the heir's replica, so that WAIT 1 is met again
+	restore(t, cl, victim)
+	restored = true
+
+	got, err := rg.st.Get(ctx, child.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateWaiting, got.State, "not released before the second step")
+	require.Eventually(t, func() bool {
+		n, err := rg.st.HandOver(ctx, 1003, 1003)
+		return err == nil && n == 1
+	}, 20*time.Second, 50*time.Millisecond, "the sweep finishes the hand-over on the new master")
+	got, err = rg.st.Get(ctx, child.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, got.State)
+	n, err := rg.st.HandOver(ctx, 1004, 1004)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing left to hand over")
 }
