@@ -201,11 +201,9 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 		}
 		types = append(types, jobType)
 	}
-	// The jobs are stored: a hand-over that fails now is the sweep's.
-	moved, err := s.finishHandovers(ctx, now, types, 0)
-	if err != nil {
-		_ = err // recorded; HandOver finishes it
-	}
+	// The jobs are stored: a hand-over that fails now stays recorded, for
+	// the leader's sweep (HandOver); the create succeeded.
+	moved, _ := s.finishHandovers(ctx, now, types)
 	at := make(map[int64]int, len(jobs))
 	for i := range jobs {
 		at[jobs[i].ID] = i
@@ -227,7 +225,7 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 // (failed for good, cancelled, moved by hand) recorded, and tells of the
 // jobs they moved. A failure leaves them to the sweep.
 func (s *Store) settleAfter(ctx context.Context, now int64, types ...string) {
-	moved, _ := s.finishHandovers(ctx, now, types, 0)
+	moved, _ := s.finishHandovers(ctx, now, types)
 	s.tellSettled(moved)
 }
 
@@ -265,7 +263,7 @@ func (s *Store) HandOver(ctx context.Context, now, upTo int64) (int, error) {
 
 // finishHandovers finishes the hand-overs now recorded in types' slots,
 // and those they record in turn: the jobs they moved.
-func (s *Store) finishHandovers(ctx context.Context, now int64, types []string, _ int) ([]core.Job, error) {
+func (s *Store) finishHandovers(ctx context.Context, now int64, types []string) ([]core.Job, error) {
 	moved, _, err := s.handOver(ctx, now, types, 0)
 	return moved, err
 }

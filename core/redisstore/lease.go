@@ -212,7 +212,7 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		// recorded for the leader's sweep (HandOver). What they moved goes
 		// out with the last op that recorded some (which op caused which
 		// is not kept), after its own event.
-		moved, _ := s.finishHandovers(ctx, now, handedTypes, 0)
+		moved, _ := s.finishHandovers(ctx, now, handedTypes)
 		last := handedIn[len(handedIn)-1]
 		if out[last].Err == nil {
 			out[last].Settled = append(out[last].Settled, moved...)
