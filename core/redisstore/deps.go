@@ -211,7 +211,8 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 	var others []core.Job
 	for _, m := range moved {
 		if i, ok := at[m.ID]; ok && !existing[i] {
-			m.Data = jobs[i].Data
+			// a script's row has none of data and dependencies
+			m.Data, m.DependsOn, m.OnDependencyFailure = jobs[i].Data, jobs[i].DependsOn, jobs[i].OnDependencyFailure
 			jobs[i] = m // the create's reply and event tell where it is now
 			continue
 		}

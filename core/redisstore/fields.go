@@ -98,11 +98,13 @@ var jobFields = []jobField{
 
 	// Dependencies (issue 26, deps.go): the ids the job waits for, "5,7"
 	// (Go writes it; the scripts read deps_check instead), and its rule
-	// when one fails ("" for fail).
-	{name: "depends_on", row: true, newJob: sparse,
+	// when one fails ("" for fail). Not in a row (no script replies
+	// them; a wider row costs every script that reads one): a read with
+	// data has them (rowWithData).
+	{name: "depends_on", newJob: sparse,
 		decode: func(j *core.Job, v any) { j.DependsOn = decodeIDs(str(v)) },
 		encode: func(j *core.Job) any { return encodeIDs(j.DependsOn) }},
-	{name: "on_dep_fail", row: true, newJob: sparse,
+	{name: "on_dep_fail", newJob: sparse,
 		decode: func(j *core.Job, v any) { j.OnDependencyFailure = core.DepPolicy(str(v)) },
 		encode: func(j *core.Job) any { return string(j.OnDependencyFailure) }},
 
@@ -133,7 +135,7 @@ var jobFields = []jobField{
 	// dependents set), which complete.lua reads to know whether to
 	// release any (a job nobody waits for lacks it: the one check its
 	// completion pays).
-	{name: "pending", row: true,
+	{name: "pending", // not in a row either, as depends_on
 		decode: func(j *core.Job, v any) { j.Pending = int(num(v)) }},
 	{name: "dependents", row: true},
 
@@ -204,12 +206,19 @@ var (
 	fieldDecoders = decodersByName(jobFields)
 )
 
-// A row may be followed by the job's data, then its result: rowWithData is
-// the HMGET of all three, and rowWithDataDecoders decode them by position.
+// A row may be followed by the job's data, its result and its
+// dependencies (withData): rowWithData is the HMGET of them all, and
+// rowWithDataDecoders decode them by position.
 var (
-	rowWithData         = append(append([]string{}, rowFields...), "data", "result")
-	rowWithDataDecoders = append(append([]func(*core.Job, any){}, rowDecoders...),
-		fieldDecoders["data"], fieldDecoders["result"])
+	withData            = []string{"data", "result", "depends_on", "on_dep_fail", "pending"}
+	rowWithData         = append(append([]string{}, rowFields...), withData...)
+	rowWithDataDecoders = func() []func(*core.Job, any) {
+		out := append([]func(*core.Job, any){}, rowDecoders...)
+		for _, name := range withData {
+			out = append(out, fieldDecoders[name])
+		}
+		return out
+	}()
 )
 
 func rowOf(fields []jobField) (names []string, decoders []func(*core.Job, any)) {

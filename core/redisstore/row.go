@@ -13,7 +13,7 @@ import (
 // rowFields, which jobFields (fields.go) decides for Go and Lua alike.
 
 // decodeRow turns a row, as a script replies it or HMGET reads it, into a
-// Job: values in rowFields order, then data and result when present. A
+// Job: values in rowFields order, then withData's when present. A
 // missing or empty value is the zero value. ok is false for an empty row
 // ({}) or the row of a job that does not exist (no id; ids start at 1).
 func decodeRow(v any) (j core.Job, ok bool) {

@@ -28,23 +28,20 @@ local ROW_ROF_LIMIT = 17
 local ROW_TRACE = 18
 local ROW_SCHEDULE = 19
 local ROW_SCHEDULE_AT = 20
-local ROW_DEPENDS_ON = 21
-local ROW_ON_DEP_FAIL = 22
-local ROW_ATTEMPTS = 23
-local ROW_PROGRESS = 24
-local ROW_ERROR = 25
-local ROW_STARTED_AT = 26
-local ROW_FAILED_AT = 27
-local ROW_DURATION = 28
-local ROW_WORKER_ID = 29
-local ROW_STALLS = 30
-local ROW_LEASE_UNTIL = 31
-local ROW_PENDING = 32
-local ROW_DEPENDENTS = 33
-local ROW_LEASE = 34
-local ROW_LEASE_TTL = 35
-local ROW_RMEMBER = 36
-local ROW_LAST_LEASE = 37
+local ROW_ATTEMPTS = 21
+local ROW_PROGRESS = 22
+local ROW_ERROR = 23
+local ROW_STARTED_AT = 24
+local ROW_FAILED_AT = 25
+local ROW_DURATION = 26
+local ROW_WORKER_ID = 27
+local ROW_STALLS = 28
+local ROW_LEASE_UNTIL = 29
+local ROW_DEPENDENTS = 30
+local ROW_LEASE = 31
+local ROW_LEASE_TTL = 32
+local ROW_RMEMBER = 33
+local ROW_LAST_LEASE = 34
 
 -- the job's row; row[ROW_ID] is false when there is no such job
 local function snapshot(jobkey)
@@ -52,21 +49,20 @@ local function snapshot(jobkey)
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
-    'schedule_at', 'depends_on', 'on_dep_fail', 'attempts', 'progress',
-    'error', 'started_at', 'failed_at', 'duration', 'worker_id', 'stalls',
-    'lease_until', 'pending', 'dependents', 'lease', 'lease_ttl', 'rmember',
-    'last_lease')
+    'schedule_at', 'attempts', 'progress', 'error', 'started_at', 'failed_at',
+    'duration', 'worker_id', 'stalls', 'lease_until', 'dependents', 'lease',
+    'lease_ttl', 'rmember', 'last_lease')
 end
 
--- the job's row followed by its data and result (rowWithData in
--- fields.go): what a reply that carries the whole job holds
+-- the job's row followed by its data, result and dependencies
+-- (rowWithData in fields.go): what a reply that carries the whole job holds
 local function snapshot_with_data(jobkey)
   return redis.call('HMGET', jobkey,
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
-    'schedule_at', 'depends_on', 'on_dep_fail', 'attempts', 'progress',
-    'error', 'started_at', 'failed_at', 'duration', 'worker_id', 'stalls',
-    'lease_until', 'pending', 'dependents', 'lease', 'lease_ttl', 'rmember',
-    'last_lease', 'data', 'result')
+    'schedule_at', 'attempts', 'progress', 'error', 'started_at', 'failed_at',
+    'duration', 'worker_id', 'stalls', 'lease_until', 'dependents', 'lease',
+    'lease_ttl', 'rmember', 'last_lease', 'data', 'result', 'depends_on',
+    'on_dep_fail', 'pending')
 end
