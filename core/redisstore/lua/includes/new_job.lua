@@ -9,7 +9,7 @@
 --@include codes_gen.lua
 --@include indexes.lua
 --@include many.lua
---@include deps.lua
+--@include deps_create.lua
 
 -- The hash fields of a new job, and how ARGV holds them, are in
 -- new_job_gen.lua, written from Go's table (jobFields in fields.go). A
@@ -43,7 +43,7 @@ end
 local function new_jobs(members)
   local n = #members / 2
   return {n = n, all_new = call_many('ZADD', K_JOBS, members) == n, unstored = {},
-    ready = {}, due = {}, waiting = {}, seq = false, own_retention = false, seen = {state = {}, linked = {}, counted = {}}}
+    ready = {}, due = {}, waiting = {}, seq = false, own_retention = false, seen = false}
 end
 
 -- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
@@ -69,9 +69,11 @@ local function new_job(b, n, jobkey, shared, own)
     elseif f == 'roc' or f == 'rof' or f == 'roc_limit' or f == 'rof_limit' then
       retention = true -- present: not its zero
     elseif f == 'deps_check' then
-      deps = ARGV[i + 1] -- the dependencies to wait for (includes/deps.lua)
+      deps = ARGV[i + 1] -- the dependencies to wait for (includes/deps_create.lua)
     elseif f == 'dependents' then
-      b.seen.counted[id] = true -- its dependents of the call, counted by Go
+      -- its dependents of the call, counted by Go
+      b.seen = b.seen or new_seen()
+      b.seen.counted[id] = true
     end
   end
   local owner = false
@@ -84,11 +86,13 @@ local function new_job(b, n, jobkey, shared, own)
   -- from ARGV
   local pending = 0
   if deps then
+    b.seen = b.seen or new_seen()
     pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2], b.seen)
   end
   -- a later job of the call that depends on this one knows its state
-  -- without reading it
-  b.seen.state[id] = pending > 0 and 'waiting' or ARGV[own + OWN_STATE]
+  -- without reading it (from the first job of the call that has
+  -- dependencies or dependents on: a call without any makes no table)
+  if b.seen then b.seen.state[id] = pending > 0 and 'waiting' or ARGV[own + OWN_STATE] end
   if pending > 0 then
     -- one HSET: the later state wins over ARGV's, and the SPARSE pairs
     -- but deps_check (what wait_for read) follow
@@ -121,7 +125,7 @@ end
 
 -- store_new_jobs enters the jobs new_job wrote into the type's indexes.
 local function store_new_jobs(b)
-  count_dependents(b.seen)
+  if b.seen then count_dependents(b.seen) end
   call_many('ZREM', K_JOBS, b.unstored)
   call_many('ZADD', K_READY, b.ready)
   call_many('ZADD', K_DUE, b.due)
