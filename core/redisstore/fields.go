@@ -132,12 +132,14 @@ var jobFields = []jobField{
 	// pending: how many dependencies a waiting job still waits for;
 	// dependents: not zero once jobs wait for this one (about how many:
 	// a flow's create counts them, a link sets the size of its
-	// dependents set), which complete.lua reads to know whether to
-	// release any (a job nobody waits for lacks it: the one check its
-	// completion pays).
+	// dependents set). Neither is in a row: complete.lua reads dependents
+	// of a job only when its type has had dependents at all (the type's
+	// stats field dependents, one HGET per call), so that a job of a type
+	// without any pays nothing (an absent field costs an HMGET a scan of
+	// the hash).
 	{name: "pending", // not in a row either, as depends_on
 		decode: func(j *core.Job, v any) { j.Pending = int(num(v)) }},
-	{name: "dependents", row: true},
+	{name: "dependents"},
 
 	// The scripts' bookkeeping, which a Job does not carry (no decoder).
 	// lease is the token: only a lease hands it out, to the worker that

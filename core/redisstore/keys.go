@@ -40,6 +40,8 @@ import (
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
 //	                paused "1" while the type is paused (lua/pause.lua);
+//	                dependents "1" once a job of the type had jobs
+//	                waiting for it (lua/includes/deps.lua);
 //	                own_retention "1" once a job of the type was created
 //	                with a retention of its own (create_jobs),
 //	                clean_complete, clean_failed: the cleaner's place in

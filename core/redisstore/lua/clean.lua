@@ -44,6 +44,9 @@
 --@include remove.lua
 
 local now, state, default = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+-- whether a job of the type had dependents (includes/deps.lua): then each
+-- candidate's own field says whether jobs wait for it
+local deps_on = redis.call('HGET', K_STATS, 'dependents') == '1'
 local cursor, at_end = tonumber(ARGV[4]), ARGV[5] == '1'
 -- the state's index, and the fields of a job's own rule (none for
 -- cancelled: the default alone decides)
@@ -71,7 +74,7 @@ for i = 6, #ARGV do
     local go = false
     -- a job others depend on is kept: they may not have read its result
     -- yet (dependencies), and whether they did is in their slots
-    local waited = row[ROW_DEPENDENTS] and row[ROW_DEPENDENTS] ~= '0'
+    local waited = deps_on and has_dependents(jobkey)
     if row[ROW_ID] and row[ROW_STATE] == state and not waited then
       if at_once and row[at_once] == '1' then
         go = true

@@ -25,7 +25,8 @@
 -- complete reads the 7 fields it decides by instead of the whole row
 -- (turning a row into a reply, and Go reading it, was a fifth of core's
 -- work per processed job).
--- A job others wait for (its dependents field, includes/deps.lua) adds
+-- A job others wait for (its dependents field, read only when the type's
+-- stats say some job of it had dependents: includes/deps.lua) adds
 -- to its {code, row} the rows of the jobs of its type it released, and how
 -- many hand-overs it recorded for those of other types, which Go finishes
 -- (deps.go); it is kept whatever its remove_on_complete.
@@ -48,13 +49,16 @@ local unleased, completed, deletions = {}, {}, new_deletions()
 local function read(jobkey, a)
   if deletions.gone[ARGV[a]] then return {} end
   if ARGV[a + 3] ~= '1' then return snapshot(jobkey) end
-  local v = redis.call('HMGET', jobkey, 'id', 'lease', 'last_lease', 'started_at', 'unique_key', 'attempts', 'roc',
-    'dependents')
+  local v = redis.call('HMGET', jobkey, 'id', 'lease', 'last_lease', 'started_at', 'unique_key', 'attempts', 'roc')
   local row = {}
   row[ROW_ID], row[ROW_LEASE], row[ROW_LAST_LEASE], row[ROW_STARTED_AT] = v[1], v[2], v[3], v[4]
-  row[ROW_UNIQUE_KEY], row[ROW_ATTEMPTS], row[ROW_ROC], row[ROW_DEPENDENTS] = v[5], v[6], v[7], v[8]
+  row[ROW_UNIQUE_KEY], row[ROW_ATTEMPTS], row[ROW_ROC] = v[5], v[6], v[7]
   return row
 end
+
+-- whether any job of the type ever had dependents (includes/deps.lua):
+-- one read per call, and a type without any reads nothing more per job
+local deps_on = redis.call('HGET', K_STATS, 'dependents') == '1'
 
 local work_time = 0
 local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, result, bare)
@@ -64,8 +68,7 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
   give_up_key(row[ROW_UNIQUE_KEY], id)
   row[ROW_STATE], row[ROW_PROGRESS], row[ROW_DURATION] = 'complete', 100, duration
   row[ROW_ATTEMPTS] = (tonumber(row[ROW_ATTEMPTS]) or 0) + 1
-  -- the one check a job nobody waits for pays: a field read with the rest
-  local waited = row[ROW_DEPENDENTS] and row[ROW_DEPENDENTS] ~= '0'
+  local waited = deps_on and has_dependents(jobkey)
   -- a job others wait for is kept whatever its retention: they read its
   -- result (dependencies)
   if row[ROW_ROC] == '1' and not waited then

@@ -26,6 +26,7 @@ for i = 1, #ARGV, 2 do
     local dset = dependents_key(dep)
     redis.call('SADD', dset, ARGV[i + 1])
     redis.call('HSET', jobkey, 'dependents', redis.call('SCARD', dset))
+    redis.call('HSET', K_STATS, 'dependents', '1') -- complete.lua reads dependents
   end
   out[#out + 1] = state
 end

@@ -48,9 +48,7 @@ local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, m
       'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
     -- failed for good: the jobs waiting for it apply their rule (a failed
     -- attempt that retries is no failure yet)
-    if row[ROW_DEPENDENTS] and row[ROW_DEPENDENTS] ~= '0' then
-      hand_over_all(jobkey, id, 'f', now, redis.call('SMEMBERS', dependents_key(id)))
-    end
+    tell_dependents(jobkey, id, 'f', now)
     return FAILED
   end
   local wait

@@ -22,6 +22,15 @@
 --@include indexes.lua
 --@include unique.lua
 
+-- whether jobs wait (or waited) for the job at jobkey: its dependents
+-- field. Scripts on a hot path read it only when the type's stats field
+-- dependents is "1": some job of the type had dependents (set with the
+-- first, never unset).
+local function has_dependents(jobkey)
+  local n = redis.call('HGET', jobkey, 'dependents')
+  return n ~= false and n ~= '0'
+end
+
 -- release a waiting job whose last dependency completed: to ready, or to
 -- due when it has a delay, which runs from now
 local function release_waiting(jobkey, id, now)
@@ -99,8 +108,7 @@ end
 -- that settles it: how many (0 for a job nobody waits for, the one HGET
 -- such a job pays)
 local function tell_dependents(jobkey, id, outcome, now)
-  local n = redis.call('HGET', jobkey, 'dependents')
-  if not n or n == '0' then return 0 end
+  if not has_dependents(jobkey) then return 0 end
   return hand_over_all(jobkey, id, outcome, now, redis.call('SMEMBERS', dependents_key(id)))
 end
 

@@ -56,6 +56,7 @@ end
 -- (seen.linked: each dependency, in order, and its new dependents) in one
 -- call per dependency, and counts those it added in its dependents field
 local function count_dependents(seen)
+  if #seen.linked > 0 or next(seen.counted) then redis.call('HSET', K_STATS, 'dependents', '1') end
   for _, dep in ipairs(seen.linked) do
     local added = call_many('SADD', dependents_key(dep), seen.linked[dep])
     -- a job of the call has them counted already (its dependents field,

@@ -37,11 +37,10 @@ local ROW_DURATION = 26
 local ROW_WORKER_ID = 27
 local ROW_STALLS = 28
 local ROW_LEASE_UNTIL = 29
-local ROW_DEPENDENTS = 30
-local ROW_LEASE = 31
-local ROW_LEASE_TTL = 32
-local ROW_RMEMBER = 33
-local ROW_LAST_LEASE = 34
+local ROW_LEASE = 30
+local ROW_LEASE_TTL = 31
+local ROW_RMEMBER = 32
+local ROW_LAST_LEASE = 33
 
 -- the job's row; row[ROW_ID] is false when there is no such job
 local function snapshot(jobkey)
@@ -50,8 +49,8 @@ local function snapshot(jobkey)
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
     'schedule_at', 'attempts', 'progress', 'error', 'started_at', 'failed_at',
-    'duration', 'worker_id', 'stalls', 'lease_until', 'dependents', 'lease',
-    'lease_ttl', 'rmember', 'last_lease')
+    'duration', 'worker_id', 'stalls', 'lease_until', 'lease', 'lease_ttl',
+    'rmember', 'last_lease')
 end
 
 -- the job's row followed by its data, result and dependencies
@@ -62,7 +61,7 @@ local function snapshot_with_data(jobkey)
     'max_attempts', 'ttl', 'promote_at', 'stall_limit', 'delay', 'backoff',
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
     'schedule_at', 'attempts', 'progress', 'error', 'started_at', 'failed_at',
-    'duration', 'worker_id', 'stalls', 'lease_until', 'dependents', 'lease',
-    'lease_ttl', 'rmember', 'last_lease', 'data', 'result', 'depends_on',
-    'on_dep_fail', 'pending')
+    'duration', 'worker_id', 'stalls', 'lease_until', 'lease', 'lease_ttl',
+    'rmember', 'last_lease', 'data', 'result', 'depends_on', 'on_dep_fail',
+    'pending')
 end
