@@ -178,3 +178,70 @@ func TestACrashBetweenTheTwoStepsIsFinishedByTheSweep(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// TestDepSettleActsOnceAndAgainChangesNothing: dep_settle on a waiting job
+// of two dependencies takes the first off its pending set; run again it
+// changes no key; the second releases the job to ready, and again changes
+// nothing. A failure under the default rule fails the job, naming the
+// dependency, and records a hand-over for each of its own dependents.
+func TestDepSettleActsOnceAndAgainChangesNothing(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	waiting := keyspace{
+		"{_}:blocks":    map[string]string{"0": "t"},
+		"{_}:types":     []string{"t"},
+		"{t}:jobs":      map[string]float64{"1": 1},
+		"{t}:seq":       "1",
+		"{t}:waiting":   map[string]float64{"1": 1},
+		"{t}:pending:1": []string{"5", "6"},
+		"{t}:job:1": fields(jobHash(nil), map[string]string{"state": "waiting", "rmember": "-", "pending": "2",
+			"depends_on": "5,6"}),
+	}
+	st.seed(waiting)
+	settle := func(dep int64, outcome string) []core.Job {
+		t.Helper()
+		jobs, _, err := redisstore.DepSettle(ctx, st.Store, "t", 5000, 1, dep, outcome)
+		require.NoError(t, err)
+		return jobs
+	}
+	require.Empty(t, settle(5, "c"))
+	one := waiting.with(keyspace{"{t}:pending:1": []string{"6"},
+		"{t}:job:1": fields(waiting["{t}:job:1"].(map[string]string), map[string]string{"pending": "1"})})
+	st.requireKeys(one, "the first dependency is off the pending set")
+	require.Empty(t, settle(5, "c"))
+	st.requireKeys(one, "the same hand-over again changes nothing")
+
+	released := settle(6, "c")
+	require.Len(t, released, 1)
+	require.Equal(t, core.StateInactive, released[0].State)
+	ready := one.with(keyspace{"{t}:pending:1": nil, "{t}:waiting": nil,
+		"{t}:seq":   "2",
+		"{t}:ready": map[string]float64{"0000000000000002:1": 0},
+		"{t}:job:1": fields(one["{t}:job:1"].(map[string]string), map[string]string{"state": "inactive",
+			"rmember": "0000000000000002:1", "pending": "0", "promote_at": "5000", "updated_at": "5000"})})
+	st.requireKeys(ready, "released to ready")
+	require.Empty(t, settle(6, "c"))
+	require.Empty(t, settle(5, "f"), "a failure after the release changes nothing either")
+	st.requireKeys(ready, "again: nothing")
+
+	// job 2 waits for 7; job 3 (of type u) waits for job 2
+	st.seed(keyspace{
+		"{_}:blocks":       map[string]string{"0": "t"},
+		"{t}:waiting":      map[string]float64{"2": 2},
+		"{t}:pending:2":    []string{"7"},
+		"{t}:dependents:2": []string{"u:3"},
+		"{t}:job:2": fields(jobHash(nil), map[string]string{"id": "2", "state": "waiting", "rmember": "-",
+			"pending": "1", "dependents": "1"}),
+	})
+	jobs, handed, err := redisstore.DepSettle(ctx, st.Store, "t", 6000, 2, 7, "f")
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.Equal(t, core.StateFailed, jobs[0].State)
+	require.Contains(t, jobs[0].Error, "dependency 7 failed")
+	require.Equal(t, int64(1), handed)
+	ks := st.dump()
+	require.Equal(t, map[string]float64{"2": 6000}, ks["{t}:failed"])
+	require.Equal(t, map[string]float64{"s:u:3:2:f": 6000}, ks["{t}:handover"], "its dependent is told, by hand-over")
+	require.NotContains(t, ks, "{t}:pending:2")
+}

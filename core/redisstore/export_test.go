@@ -35,3 +35,9 @@ func CompleteStepOne(ctx context.Context, t *testing.T, s *Store, jobType string
 	}
 	return entries[0]
 }
+
+// DepSettle runs dep_settle.lua for one hand-over: job id of jobType takes
+// note that dep completed ("c") or failed ("f").
+func DepSettle(ctx context.Context, s *Store, jobType string, now, id, dep int64, outcome string) ([]core.Job, int64, error) {
+	return s.runDepSettle(ctx, s.keys.ofType(jobType), now, []settleItem{{id: id, dep: dep, outcome: outcome}})
+}
