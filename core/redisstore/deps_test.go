@@ -245,3 +245,47 @@ func TestDepSettleActsOnceAndAgainChangesNothing(t *testing.T) {
 	require.Equal(t, map[string]float64{"s:u:3:2:f": 6000}, ks["{t}:handover"], "its dependent is told, by hand-over")
 	require.NotContains(t, ks, "{t}:pending:2")
 }
+
+// TestDepLinkEntersOnceAndHandoverDoneForgets: dep_link enters a dependent
+// of another type among an unfinished job's dependents (and flags the
+// type), again changes nothing, and leaves a finished or missing job as it
+// is, answering its state; handover_done forgets the hand-overs it is
+// given.
+func TestDepLinkEntersOnceAndHandoverDoneForgets(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	base := keyspace{
+		"{_}:blocks":   map[string]string{"0": "u"},
+		"{_}:types":    []string{"u"},
+		"{u}:jobs":     map[string]float64{"5": 5, "6": 6},
+		"{u}:seq":      "1",
+		"{u}:ready":    map[string]float64{"0000000000000001:5": 0},
+		"{u}:job:5":    fields(jobHash(nil), map[string]string{"id": "5", "type": "u", "rmember": "0000000000000001:5"}),
+		"{u}:complete": map[string]float64{"6": 3000},
+		"{u}:job:6":    fields(jobHash(nil), map[string]string{"id": "6", "type": "u", "state": "complete", "rmember": "-"}),
+		"{u}:handover": map[string]float64{"s:t:1:5:c": 10, "s:t:2:5:c": 11},
+	}
+	st.seed(base)
+	linked := base.with(keyspace{
+		"{u}:dependents:5": []string{"t:1"},
+		"{u}:job:5":        fields(base["{u}:job:5"].(map[string]string), map[string]string{"dependents": "1"}),
+		"{u}:stats":        map[string]string{"dependents": "1"},
+	})
+	for range 2 {
+		state, err := redisstore.DepLink(ctx, st.Store, "u", 5, "t:1")
+		require.NoError(t, err)
+		require.Equal(t, core.StateInactive, state)
+		st.requireKeys(linked, "entered once, however often linked")
+	}
+	state, err := redisstore.DepLink(ctx, st.Store, "u", 6, "t:1")
+	require.NoError(t, err)
+	require.Equal(t, core.StateComplete, state)
+	state, err = redisstore.DepLink(ctx, st.Store, "u", 9, "t:1")
+	require.NoError(t, err)
+	require.Equal(t, core.State(""), state, "gone")
+	st.requireKeys(linked, "a finished or missing job is not linked")
+
+	require.NoError(t, redisstore.HandoverDone(ctx, st.Store, "u", "s:t:1:5:c", "s:t:9:9:c"))
+	st.requireKeys(linked.with(keyspace{"{u}:handover": map[string]float64{"s:t:2:5:c": 11}}), "the one given is forgotten")
+}

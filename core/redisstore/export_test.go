@@ -41,3 +41,18 @@ func CompleteStepOne(ctx context.Context, t *testing.T, s *Store, jobType string
 func DepSettle(ctx context.Context, s *Store, jobType string, now, id, dep int64, outcome string) ([]core.Job, int64, error) {
 	return s.runDepSettle(ctx, s.keys.ofType(jobType), now, []settleItem{{id: id, dep: dep, outcome: outcome}})
 }
+
+// DepLink runs dep_link.lua for one link: member waits for job dep of
+// jobType; the dependency's state.
+func DepLink(ctx context.Context, s *Store, jobType string, dep int64, member string) (core.State, error) {
+	st, err := s.runDepLink(ctx, s.keys.ofType(jobType), []linkItem{{dep: dep, member: member}})
+	if err != nil || len(st) != 1 {
+		return "", err
+	}
+	return st[0], nil
+}
+
+// HandoverDone runs handover_done.lua on jobType's slot.
+func HandoverDone(ctx context.Context, s *Store, jobType string, entries ...string) error {
+	return s.runHandoverDone(ctx, s.keys.ofType(jobType), entries)
+}
