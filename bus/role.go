@@ -55,9 +55,9 @@ const LocalUserPrefix = "_local_"
 // no group: admin's alone.
 var (
 	// readMethods change nothing.
-	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodFailedErrors, MethodTypeGet, MethodTypeList, MethodExplain}
+	readMethods = []string{MethodGet, MethodExists, MethodLog, MethodRange, MethodCount, MethodTypes, MethodIDs, MethodStats, MethodScheduleList, MethodSearch, MethodHistory, MethodWorkers, MethodFailedErrors, MethodTypeGet, MethodTypeList, MethodExplain, MethodDependencies, MethodDependents}
 	// createMethods add jobs.
-	createMethods = []string{MethodCreate, MethodCreateBulk}
+	createMethods = []string{MethodCreate, MethodCreateBulk, MethodCreateFlow}
 	// workerMethods act on a leased job, under its lease token.
 	workerMethods = []string{MethodLease, MethodComplete, MethodFail, MethodTouch, MethodRelease, MethodRejoin, MethodProgress, MethodAddLog, MethodBatch, MethodHeartbeat}
 	// leaderMethods are the promoter leader's calls.
@@ -76,7 +76,7 @@ func (r Role) Methods() (methods []string, all bool) {
 	case RolePromoter:
 		return slices.Clone(leaderMethods), false
 	case RoleWorker:
-		return slices.Concat(workerMethods, createMethods, []string{MethodGet}), false
+		return slices.Concat(workerMethods, createMethods, []string{MethodGet, MethodDependencies}), false
 	case RoleProducer:
 		return slices.Concat(createMethods, readMethods), false
 	case RoleViewer:

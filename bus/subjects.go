@@ -77,6 +77,9 @@ const (
 	// EventBroadcast: a broadcast job fell due; the event carries the
 	// job with its data, for every listener (DESIGN §10.4).
 	EventBroadcast = "broadcast"
+	// EventWaiting: a job was created waiting for its dependencies
+	// (core.StateWaiting); it leaves waiting with a promotion.
+	EventWaiting = "waiting"
 )
 
 // Queue events, the <event> token of queue.<event>.
@@ -146,6 +149,10 @@ const (
 	MethodTypeList = "type_list"
 	// MethodExplain says why a job is not running: a read.
 	MethodExplain = "explain"
+	// Dependencies and flows (DESIGN §10.2).
+	MethodCreateFlow   = "create_flow"
+	MethodDependencies = "dependencies"
+	MethodDependents   = "dependents"
 )
 
 // maxTokenLen bounds one subject token (a job type, an event name).

@@ -18,7 +18,7 @@ const (
 	BulkPromote BulkAction = "promote"
 	// BulkRemove deletes jobs of any state, as remove.
 	BulkRemove BulkAction = "remove"
-	// BulkCancel cancels delayed, inactive or active jobs, as cancel.
+	// BulkCancel cancels delayed, inactive, active or waiting jobs, as cancel.
 	BulkCancel BulkAction = "cancel"
 )
 
@@ -38,7 +38,7 @@ func BulkStates(a BulkAction) []State {
 	case BulkRemove:
 		return States
 	case BulkCancel:
-		return []State{StateDelayed, StateInactive, StateActive}
+		return []State{StateDelayed, StateInactive, StateActive, StateWaiting}
 	}
 	return nil
 }

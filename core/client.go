@@ -135,6 +135,10 @@ type CreateOpts struct {
 	// type when due, instead of to one worker (Spec.Broadcast).
 	Broadcast bool
 	Group     string // "": none (Spec.Group)
+	// DependsOn: the jobs this one waits for (deps.go); it is created
+	// waiting unless all of them are complete.
+	DependsOn           []int64
+	OnDependencyFailure DepPolicy // "": fail
 }
 
 // Spec turns a type, data and options into the spec sent on the wire. data
@@ -155,6 +159,7 @@ func (o *CreateOpts) Spec(jobType string, data any) (Spec, error) {
 		sp.StallLimit, sp.RemoveOnFail = o.StallLimit, o.RemoveOnFail
 		sp.Broadcast = o.Broadcast
 		sp.Group = o.Group
+		sp.DependsOn, sp.OnDependencyFailure = o.DependsOn, o.OnDependencyFailure
 	}
 	return sp, nil
 }

@@ -29,6 +29,9 @@
 //	client_worker.go  Client: the calls of workers (lease, the lease holder's
 //	                  operations, batch) and the promoter's rescue
 //	create.go         concurrent creates of one client share one create_bulk
+//	deps.go           dependencies and flows: depends_on's checks, the
+//	                  dependency failure rules, create_flow's and
+//	                  dependencies' bodies (DESIGN §10.2)
 //	bulk.go           bulk's actions, the states each starts from, its bodies
 //	policy.go         a job type's policy (type_set, type_get, type_list):
 //	                  wire types, checks, defaults, Client calls

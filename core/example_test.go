@@ -117,7 +117,7 @@ func ExampleClient_Cancel() {
 	fmt.Println(err)
 	// Output:
 	// cancelled
-	// core.cancel: kuebus: conflict: job 1 is cancelled already: only a delayed, inactive or active job can be cancelled
+	// core.cancel: kuebus: conflict: job 1 is cancelled already: only a delayed, inactive, active or waiting job can be cancelled
 }
 
 // Middleware around every call a client makes: here a log line per call.

@@ -29,10 +29,15 @@ const (
 	// (its worker's later acknowledgement answers conflict) until a person
 	// moves it back by hand (set_state, or a bulk retry).
 	StateCancelled State = "cancelled"
+	// StateWaiting: the job waits for its dependencies (Spec.DependsOn,
+	// deps.go) and is never leased; it moves to inactive (delayed with a
+	// delay) when the last of them completes.
+	StateWaiting State = "waiting"
 )
 
 // States lists every state in the order of a job's life.
-var States = []State{StateDelayed, StateInactive, StateActive, StateComplete, StateFailed, StateCancelled}
+// (waiting, which comes first, is listed last: it was added in issue 26).
+var States = []State{StateDelayed, StateInactive, StateActive, StateComplete, StateFailed, StateCancelled, StateWaiting}
 
 // stateNames is States for messages: "delayed, inactive, …".
 var stateNames = func() string {
@@ -258,6 +263,17 @@ type Spec struct {
 	// one token like a type, "" for none. Among the ready jobs of one type
 	// and one priority, leases take the groups in turn (DESIGN §10.1).
 	Group string `json:"group,omitempty"`
+	// DependsOn lists the jobs this one waits for (deps.go): it is
+	// created waiting and runs once every one of them completed.
+	DependsOn []int64 `json:"depends_on,omitempty"`
+	// OnDependencyFailure says what becomes of the job when a dependency
+	// fails for good, is cancelled or removed: fail (default), ignore or
+	// cancel.
+	OnDependencyFailure DepPolicy `json:"on_dependency_failure,omitempty"`
+	// DependsOnRefs, never on the wire, are dependencies on jobs of the
+	// same create call, by their index in it (create_flow): the store
+	// reads them once it has the call's ids.
+	DependsOnRefs []int `json:"-"`
 }
 
 // Normalize fills defaults and checks every field, returning an invalid
@@ -320,7 +336,7 @@ func (s *Spec) Normalize(maxData int) error {
 			return Invalidf("group", "%q is not a group: %v", s.Group, err)
 		}
 	}
-	return nil
+	return s.checkDeps()
 }
 
 // Job is a stored job. Times are unix ms, durations ms, as on the wire;
@@ -376,6 +392,12 @@ type Job struct {
 	Broadcast bool `json:"broadcast,omitempty"`
 	// Group is the job's group within its type (Spec.Group); "" for none.
 	Group string `json:"group,omitempty"`
+	// DependsOn are the jobs this one waits for (Spec.DependsOn), Pending
+	// how many of them have not completed yet, and OnDependencyFailure its
+	// rule when one fails (absent: fail).
+	DependsOn           []int64   `json:"depends_on,omitempty"`
+	Pending             int       `json:"pending,omitempty"`
+	OnDependencyFailure DepPolicy `json:"on_dependency_failure,omitempty"`
 }
 
 // AttemptError is one failed attempt in a job's error history: which

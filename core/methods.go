@@ -59,4 +59,7 @@ var Methods = []Method{
 	{bus.MethodTypeGet, TypeRequest{}, TypePolicy{}},
 	{bus.MethodTypeList, Empty{}, TypePoliciesReply{}},
 	{bus.MethodExplain, IDRequest{}, Explanation{}},
+	{bus.MethodCreateFlow, FlowRequest{}, FlowReply{}},
+	{bus.MethodDependencies, IDRequest{}, DepsReply{}},
+	{bus.MethodDependents, IDRequest{}, DepsReply{}},
 }

@@ -153,6 +153,13 @@ var special = map[reflect.Type]func() map[string]any{
 	reflect.TypeFor[core.Op](): func() map[string]any {
 		return map[string]any{"type": "string", "enum": []core.Op{core.OpComplete, core.OpFail, core.OpTouch, core.OpRelease, core.OpRejoin, core.OpProgress}}
 	},
+	reflect.TypeFor[core.DepRef](): func() map[string]any {
+		return map[string]any{"description": "a ref of the same flow (a string), or the id of an existing job (a number)",
+			"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "integer", "minimum": 1}}}
+	},
+	reflect.TypeFor[core.DepPolicy](): func() map[string]any {
+		return map[string]any{"type": "string", "enum": []core.DepPolicy{core.DepFail, core.DepIgnore, core.DepCancel}}
+	},
 	reflect.TypeFor[core.BulkAction](): func() map[string]any {
 		return map[string]any{"type": "string", "enum": []core.BulkAction{core.BulkRetry, core.BulkPromote, core.BulkRemove, core.BulkCancel}}
 	},
@@ -293,6 +300,8 @@ var methodCodes = map[string][]bus.Code{
 	bus.MethodScheduleRemove: {bus.CodeNotFound},
 	bus.MethodScheduleRun:    {bus.CodeNotFound, bus.CodeConflict},
 	bus.MethodExplain:        {bus.CodeNotFound},
+	bus.MethodDependencies:   {bus.CodeNotFound},
+	bus.MethodDependents:     {bus.CodeNotFound},
 	bus.MethodCancel:         {bus.CodeNotFound, bus.CodeConflict},
 	bus.MethodHeartbeat:      {bus.CodeConflict},
 }
@@ -383,6 +392,15 @@ var requestRules = map[string]map[string]map[string]any{
 		"remove_on_fail":     {},
 		"broadcast":          {"description": "true: published to every listener when due, never leased"},
 		"group":              with(tokenRule(), "description", "the job's group within its type: leases take the groups in turn"),
+		"depends_on": {"maxItems": core.MaxDependencies, "uniqueItems": true, "items": between(1, math.MaxInt64),
+			"description": "ids of existing jobs this one waits for"},
+		"on_dependency_failure": {"enum": []core.DepPolicy{core.DepFail, core.DepIgnore, core.DepCancel}},
+	},
+	"FlowRequest": {"jobs": {"minItems": 1, "maxItems": core.MaxFlowJobs, "x-required": true}},
+	"FlowJob": {
+		"ref":        with(maxBytes(core.MaxRefLen), "x-required", true, "minLength", 1),
+		"spec":       required,
+		"depends_on": {"maxItems": core.MaxDependencies, "description": "each a ref of the flow (a string) or the id of an existing job (a number)"},
 	},
 	"TypeRequest": {"type": with(tokenRule(), "x-required", true)},
 	"TypePolicy": {

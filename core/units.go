@@ -73,20 +73,23 @@ func isNull(b []byte) bool { return string(b) == "null" }
 // specJSON is Spec on the wire: its fields in its order (TestWireTwins
 // checks both), the durations as ms.
 type specJSON struct {
-	Type             string          `json:"type"`
-	Data             json.RawMessage `json:"data,omitempty"`
-	Priority         Priority        `json:"priority,omitempty"`
-	Delay            int64           `json:"delay,omitempty"`
-	MaxAttempts      int             `json:"max_attempts,omitempty"`
-	Backoff          *Backoff        `json:"backoff,omitempty"`
-	TTL              int64           `json:"ttl,omitempty"`
-	RemoveOnComplete Retention       `json:"remove_on_complete,omitzero"`
-	UniqueKey        string          `json:"unique_key,omitempty"`
-	StallLimit       *int            `json:"stall_limit,omitempty"`
-	RemoveOnFail     Retention       `json:"remove_on_fail,omitzero"`
-	Trace            string          `json:"trace,omitempty"`
-	Broadcast        bool            `json:"broadcast,omitempty"`
-	Group            string          `json:"group,omitempty"`
+	Type                string          `json:"type"`
+	Data                json.RawMessage `json:"data,omitempty"`
+	Priority            Priority        `json:"priority,omitempty"`
+	Delay               int64           `json:"delay,omitempty"`
+	MaxAttempts         int             `json:"max_attempts,omitempty"`
+	Backoff             *Backoff        `json:"backoff,omitempty"`
+	TTL                 int64           `json:"ttl,omitempty"`
+	RemoveOnComplete    Retention       `json:"remove_on_complete,omitzero"`
+	UniqueKey           string          `json:"unique_key,omitempty"`
+	StallLimit          *int            `json:"stall_limit,omitempty"`
+	RemoveOnFail        Retention       `json:"remove_on_fail,omitzero"`
+	Trace               string          `json:"trace,omitempty"`
+	Broadcast           bool            `json:"broadcast,omitempty"`
+	Group               string          `json:"group,omitempty"`
+	DependsOn           []int64         `json:"depends_on,omitempty"`
+	OnDependencyFailure DepPolicy       `json:"on_dependency_failure,omitempty"`
+	DependsOnRefs       []int           `json:"-"` // never on the wire
 }
 
 // MarshalJSON writes the spec with its delay and ttl in milliseconds.
@@ -96,6 +99,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, TTL: s.TTL.Milliseconds(),
 		RemoveOnComplete: s.RemoveOnComplete, UniqueKey: s.UniqueKey, StallLimit: s.StallLimit,
 		RemoveOnFail: s.RemoveOnFail, Trace: s.Trace, Broadcast: s.Broadcast, Group: s.Group,
+		DependsOn: s.DependsOn, OnDependencyFailure: s.OnDependencyFailure,
 	})
 }
 
@@ -121,6 +125,7 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 		MaxAttempts: w.MaxAttempts, Backoff: w.Backoff, TTL: ttl,
 		RemoveOnComplete: w.RemoveOnComplete, UniqueKey: w.UniqueKey, StallLimit: w.StallLimit,
 		RemoveOnFail: w.RemoveOnFail, Trace: w.Trace, Broadcast: w.Broadcast, Group: w.Group,
+		DependsOn: w.DependsOn, OnDependencyFailure: w.OnDependencyFailure,
 	}
 	return nil
 }

@@ -244,6 +244,8 @@ type StateCounts struct {
 	Failed   int64 `json:"failed"`
 	// Cancelled is appended last, as every field added in issue 13.
 	Cancelled int64 `json:"cancelled"`
+	// Waiting: jobs waiting for their dependencies (issue 26).
+	Waiting int64 `json:"waiting"`
 }
 
 // Add adds n to the count of state s.
@@ -261,6 +263,8 @@ func (c *StateCounts) Add(s State, n int64) {
 		c.Failed += n
 	case StateCancelled:
 		c.Cancelled += n
+	case StateWaiting:
+		c.Waiting += n
 	}
 }
 
@@ -279,6 +283,8 @@ func (c StateCounts) Get(s State) int64 {
 		return c.Failed
 	case StateCancelled:
 		return c.Cancelled
+	case StateWaiting:
+		return c.Waiting
 	}
 	return 0
 }

@@ -40,6 +40,7 @@
 //	            404 and 405, cross-origin refusal
 //	basepath.go CheckBasePath, and the routes mounted under Config.BasePath
 //	read.go     GET /stats, /job/types, /job/{id}, its log, /jobs/... ranges
+//	deps.go     GET /job/{id}/deps and POST /flow: dependencies and flows
 //	history.go  GET /history (per-minute counts for the charts), GET /workers
 //	create.go   POST /job: one job or many, in Kue's body
 //	write.go    remove a job, set its state or priority, add a log line

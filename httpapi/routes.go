@@ -48,6 +48,9 @@ func (s *Server) routes() http.Handler {
 	handle("GET /jobs/search", s.searchJobs, bus.MethodSearch)
 	handle("GET /jobs/errors", s.failedErrors, bus.MethodFailedErrors)
 	handle("GET /job/{id}/log", s.getLog, bus.MethodLog)
+	// Dependencies and flows (deps.go).
+	handle("GET /job/{id}/deps", s.getDeps, bus.MethodDependencies, bus.MethodDependents)
+	handle("POST /flow", s.createFlow, bus.MethodCreateFlow)
 	// /jobs/[TYPE/][STATE/]FROM..TO[/ORDER]: which segment is which is only
 	// known from where the range is, so one route parses them all.
 	handle("GET /jobs/{path...}", s.getJobs, bus.MethodRange)

@@ -168,7 +168,7 @@ func TestChangeRoutes(t *testing.T) {
 
 	t.Run("PUT state refuses an unknown state and an unknown job", func(t *testing.T) {
 		msg := e.fails(http.StatusBadRequest, "invalid", "PUT", path+"/state/done", nil)
-		require.Equal(t, `state: "done" is not a state (delayed, inactive, active, complete, failed, cancelled)`, msg)
+		require.Equal(t, `state: "done" is not a state (delayed, inactive, active, complete, failed, cancelled, waiting)`, msg)
 		e.fails(http.StatusNotFound, "not_found", "PUT", "/job/987654/state/failed", nil)
 		e.fails(http.StatusBadRequest, "invalid", "PUT", "/job/x/state/failed", nil)
 	})

@@ -21,6 +21,10 @@ type JobOpts struct {
 	// Attempt is the attempt the handler runs, from 1 (Job.Attempts).
 	// Default 1.
 	Attempt int
+	// Dependencies are what the job's dependencies became, as
+	// Job.Dependencies (and worker.Results, the fan-in helper) give them
+	// to the handler: the job depends on their ids.
+	Dependencies []core.DepJob
 }
 
 // NewJob returns a job as a handler gets it from a worker: of jobType,
@@ -40,7 +44,7 @@ func NewJob(jobType string, data any, opts *JobOpts) *Job {
 		panic("kuebustest: " + err.Error())
 	}
 	now := time.Now().UnixMilli()
-	rec := &recorder{}
+	rec := &recorder{deps: opts.Dependencies}
 	cj := core.Job{
 		ID: max(opts.ID, 1), Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateActive,
 		Delay: sp.Delay.Milliseconds(), MaxAttempts: sp.MaxAttempts, Attempts: max(opts.Attempt, 1),
@@ -48,6 +52,9 @@ func NewJob(jobType string, data any, opts *JobOpts) *Job {
 		RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, CreatedAt: now, UpdatedAt: now,
 		PromoteAt: now, StartedAt: now, WorkerID: "kuebustest", Lease: "kuebustest",
 		LeaseUntil: now + sp.TTL.Milliseconds(), StallLimit: 1,
+	}
+	for _, d := range opts.Dependencies {
+		cj.DependsOn = append(cj.DependsOn, d.ID)
 	}
 	return &Job{Job: worker.NewJob(cj, rec), rec: rec}
 }
@@ -124,6 +131,7 @@ type recorder struct {
 	mu       sync.Mutex
 	logs     []string
 	progress []Progress
+	deps     []core.DepJob // set once, before the handler runs
 }
 
 func (r *recorder) AddLog(_ context.Context, _ int64, line string) error {
@@ -145,6 +153,12 @@ func (r *recorder) Progress(_ context.Context, op core.LeaseOp) error {
 	defer r.mu.Unlock()
 	r.progress = append(r.progress, p)
 	return nil
+}
+
+// Dependencies gives the job's dependencies as the test set them
+// (JobOpts.Dependencies).
+func (r *recorder) Dependencies(context.Context, int64) ([]core.DepJob, error) {
+	return r.deps, nil
 }
 
 func (r *recorder) lines() []string {

@@ -21,6 +21,8 @@
 //	job.go      Handler, Job and the calls a handler makes, NewJob and
 //	            JobCalls (a Job without a worker, for tests), RetryAfter,
 //	            Discard, and the errors a handler's context ends with
+//	deps.go     Job.Dependencies and Results: what a job's dependencies
+//	            returned (the fan-in of a flow)
 //	args.go     HandleArgs, ProcessArgs: handlers of a job type as a Go type
 //	metrics.go  Metrics: the hooks a metrics backend implements, Outcome
 //	retrydelay.go the wait before a failed job's next attempt, chosen by the
@@ -35,7 +37,8 @@
 //	            context ends with cause ErrCancelled
 //
 // It speaks to core through core.Client's typed calls only: Lease, Batch
-// (acknowledgements and lease extensions), Progress and AddLog; and it
+// (acknowledgements and lease extensions), Progress, AddLog and
+// Dependencies; and it
 // listens to one event, job.cancel, for the types it handles.
 //
 // How it runs:

@@ -45,6 +45,7 @@ type Job struct {
 type JobCalls interface {
 	AddLog(ctx context.Context, id int64, line string) error
 	Progress(ctx context.Context, op core.LeaseOp) error
+	Dependencies(ctx context.Context, id int64) ([]core.DepJob, error)
 }
 
 var _ JobCalls = (*core.Client)(nil)

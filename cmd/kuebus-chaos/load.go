@@ -35,15 +35,18 @@ type load struct {
 	cfg    config
 	client *core.Client
 
+	flows bool // create flows too (scenario.flows)
+
 	mu         sync.Mutex // guards the fields below
 	acked      map[int64]ack
-	failed     int // creates that got an error or no answer
+	deps       map[int64][]int64 // a flow job → the flow jobs it depends on
+	failed     int               // creates that got an error or no answer
 	completes  []time.Time
 	promotions []promotion
 }
 
 func newLoad(cfg config, client *core.Client) *load {
-	return &load{cfg: cfg, client: client, acked: map[int64]ack{}}
+	return &load{cfg: cfg, client: client, acked: map[int64]ack{}, deps: map[int64][]int64{}}
 }
 
 // listen subscribes to complete and promotion events. Events are at most
@@ -83,6 +86,9 @@ func (l *load) run(ctx context.Context) {
 	tick := time.NewTicker(time.Second / time.Duration(l.cfg.rate))
 	defer tick.Stop()
 	var wg sync.WaitGroup
+	if l.flows {
+		wg.Go(func() { l.createFlow(ctx, 998) })
+	}
 	for p := range l.cfg.producers {
 		wg.Go(func() {
 			for n := 0; ; n++ {
@@ -90,6 +96,10 @@ func (l *load) run(ctx context.Context) {
 				case <-ctx.Done():
 					return
 				case <-tick.C:
+				}
+				if l.flows && n%flowEvery == flowEvery-1 {
+					l.createFlow(ctx, 8)
+					continue
 				}
 				l.create(ctx, p, n)
 			}
@@ -116,6 +126,54 @@ func (l *load) create(ctx context.Context, producer, n int) {
 		return
 	}
 	l.acked[job.ID] = ack{sent: sent, at: at}
+}
+
+// flowEvery: with flows, every flowEvery-th create of a producer is a
+// small flow instead.
+const flowEvery = 10
+
+// createFlow creates a fan-out/fan-in flow: a root, width jobs that
+// depend on it, and a sink that depends on those. Its jobs count as
+// acknowledged creates, and their dependencies are kept for the verdict.
+func (l *load) createFlow(ctx context.Context, width int) {
+	jobs := []core.FlowJob{{Ref: "root", Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3}}}
+	sink := core.FlowJob{Ref: "sink", Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3}}
+	for i := range width {
+		ref := fmt.Sprint("m", i)
+		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3},
+			DependsOn: []core.DepRef{core.Ref("root")}})
+		sink.DependsOn = append(sink.DependsOn, core.Ref(ref))
+	}
+	jobs = append(jobs, sink)
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	sent := time.Now()
+	reply, err := l.client.CreateFlow(callCtx, jobs...)
+	at := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.failed++
+		return
+	}
+	for i, fj := range jobs {
+		id := reply.Jobs[i].ID
+		l.acked[id] = ack{sent: sent, at: at}
+		for _, d := range fj.DependsOn {
+			l.deps[id] = append(l.deps[id], reply.IDOf(d.Ref))
+		}
+	}
+}
+
+// flowDeps copies the dependencies of the flow jobs created.
+func (l *load) flowDeps() map[int64][]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[int64][]int64, len(l.deps))
+	for id, d := range l.deps {
+		out[id] = d
+	}
+	return out
 }
 
 // snapshot copies what the load recorded.

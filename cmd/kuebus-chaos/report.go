@@ -29,6 +29,8 @@ type result struct {
 	rescueBound           time.Duration // the scenario's: a p99 past it fails (0: none)
 	stuck                 int           // those that never did
 	shortLeases           int           // leases granted with less than half the ttl left
+	flowJobs              int           // jobs of flows (scenario.flows)
+	early                 []int64       // flow jobs that ran before a dependency completed
 }
 
 // judge fills in the result from what the run recorded.
@@ -72,6 +74,8 @@ func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]co
 	waits, _ := rescueWaits(runs)
 	r.rescueP50, r.rescueP99 = quantile(waits, 0.5), quantile(waits, 0.99)
 	r.shortLeases = shortLeases(runs, ttl)
+	deps := ld.flowDeps()
+	r.flowJobs, r.early = len(deps), early(deps, runs)
 }
 
 // bad says whether the scenario broke a promise: an acknowledged job lost,
@@ -79,7 +83,7 @@ func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]co
 // killed worker's jobs that took too long to run again (p99) or never did.
 func (r *result) bad() bool {
 	slow := r.rescueBound > 0 && (r.rescueP99 > r.rescueBound || r.stuck > 0)
-	return len(r.out.lost) > 0 || len(r.twoHeld) > 0 || slow
+	return len(r.out.lost) > 0 || len(r.twoHeld) > 0 || slow || len(r.early) > 0 || len(r.out.waiting) > 0
 }
 
 // print writes the scenario's own table.
@@ -110,6 +114,11 @@ func (r *result) print(w io.Writer) {
 		{"first promotion of a job due after it", dur(r.recPromote)},
 		{"every surviving worker started a job after", dur(r.workersBack)},
 		{"drained in", drainText(r.drain, r.drained)},
+	}
+	if r.flowJobs > 0 {
+		rows = append(rows, [2]string{"flow jobs with dependencies", fmt.Sprint(r.flowJobs)},
+			[2]string{"  ran before a dependency completed", fmt.Sprintf("%d%s", len(r.early), sample(r.early))},
+			[2]string{"  still waiting at the end", fmt.Sprintf("%d%s", len(r.out.waiting), sample(r.out.waiting))})
 	}
 	if r.killedJobs > 0 {
 		rows = append(rows, [2]string{"jobs running on the killed worker",

@@ -27,6 +27,11 @@ type scenario struct {
 	// rescueBound, when set, fails the scenario when the jobs of a killed
 	// worker take longer than it to start again (p99), or never do.
 	rescueBound time.Duration
+	// flows: the load creates flows too (load.go): one 1,000-job
+	// fan-out/fan-in first, then a small one every flowEvery creates; the
+	// verdict adds that no flow job ran before its dependencies completed
+	// and none stays waiting.
+	flows bool
 }
 
 // fault is what a scenario's fault did: when it hit, when the faulty part
@@ -79,6 +84,14 @@ var scenarios = []scenario{
 		shape: shape{cores: 1, promoters: 1, workers: 3},
 		fault: stopWorker,
 		ttl:   time.Minute,
+	},
+	{
+		name: "kill-core-flow",
+		what: "kill -9 of core1 of 2 while a 1,000-job fan-out/fan-in flow and small flows run; core1 restarted; " +
+			"every dependent runs after all its dependencies, none stays waiting",
+		shape: shape{cores: 2, promoters: 1, workers: 3},
+		fault: killCore,
+		flows: true,
 	},
 	{
 		name:  "kill-leader",
@@ -236,6 +249,7 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 	}
 	defer c.stop()
 	ld := newLoad(cfg, c.client)
+	ld.flows = sc.flows
 	subs, err := ld.listen()
 	if err != nil {
 		res.err = err
@@ -295,7 +309,7 @@ func inject(ctx context.Context, cfg config, c *cluster, sc scenario) (fault, er
 	return f, pause(ctx, cfg.after)
 }
 
-// drain waits until no acknowledged job is delayed, inactive or active,
+// drain waits until no acknowledged job is delayed, inactive, active or waiting,
 // up to limit; it reports how long that took and whether it happened.
 func drain(ctx context.Context, client *core.Client, limit time.Duration) (time.Duration, bool) {
 	start := time.Now()
@@ -304,7 +318,7 @@ func drain(ctx context.Context, client *core.Client, limit time.Duration) (time.
 		if err != nil {
 			return err
 		}
-		if n := st.Delayed + st.Inactive + st.Active; n > 0 {
+		if n := st.Delayed + st.Inactive + st.Active + st.Waiting; n > 0 {
 			return fmt.Errorf("%d jobs not finished", n)
 		}
 		return nil

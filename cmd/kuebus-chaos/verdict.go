@@ -178,6 +178,7 @@ func reruns(runs map[int64][]*run, w window) (twice int, unexplained []int64) {
 // work was done, the queue reports it failed.
 type outcome struct {
 	complete, live int
+	waiting        []int64 // still waiting for dependencies (also lost)
 	lost           []int64
 	gone           []int64 // not in Redis, in any state
 	failedDone     []int64 // failed, though a handler finished the work
@@ -203,6 +204,8 @@ func (o *outcome) add(id int64, st core.State, done bool) {
 	case core.StateDelayed, core.StateInactive, core.StateActive:
 		o.live++
 		return
+	case core.StateWaiting:
+		o.waiting = append(o.waiting, id)
 	case "":
 		o.gone = append(o.gone, id)
 	case core.StateFailed:
@@ -219,6 +222,39 @@ func (o *outcome) sort() {
 	slices.Sort(o.lost)
 	slices.Sort(o.gone)
 	slices.Sort(o.failedDone)
+}
+
+// early lists the flow jobs whose first run started before one of their
+// dependencies had finished any run (deps: a job → the jobs it depends
+// on): a dependency completes only after a run of it finished, so such a
+// start ran ahead of it. Jobs sorted.
+func early(deps map[int64][]int64, runs map[int64][]*run) []int64 {
+	var out []int64
+	for id, ds := range deps {
+		first := time.Time{}
+		for _, r := range runs[id] {
+			if first.IsZero() || r.start.Before(first) {
+				first = r.start
+			}
+		}
+		if first.IsZero() {
+			continue // never ran: counted as lost or waiting
+		}
+		for _, d := range ds {
+			end := time.Time{}
+			for _, r := range runs[d] {
+				if r.ok && (end.IsZero() || r.end.Before(end)) {
+					end = r.end
+				}
+			}
+			if end.IsZero() || first.Before(end) {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // finished is the set of jobs one of whose runs finished its work.

@@ -204,3 +204,17 @@ func TestQuantile(t *testing.T) {
 	}
 	require.Equal(t, 99*time.Millisecond, quantile(ms(hundred...), 0.99))
 }
+
+// TestEarlyFindsADependentThatRanBeforeItsDependency: job 3 depends on 1
+// and 2; it started after 1 ended but before 2 ended: early. Job 4
+// depends on 1 and started after it ended; job 5 never ran.
+func TestEarlyFindsADependentThatRanBeforeItsDependency(t *testing.T) {
+	runs := map[int64][]*run{
+		1: {{id: 1, start: at(0), end: at(10), ok: true}},
+		2: {{id: 2, start: at(0), end: at(50), ok: true}},
+		3: {{id: 3, start: at(20), end: at(30), ok: true}, {id: 3, start: at(60), end: at(70), ok: true}},
+		4: {{id: 4, start: at(11), end: at(12), ok: true}},
+	}
+	deps := map[int64][]int64{3: {1, 2}, 4: {1}, 5: {1}}
+	require.Equal(t, []int64{3}, early(deps, runs))
+}

@@ -23,12 +23,17 @@ func runJobCreate(ctx context.Context, e *env, args []string) error {
 	// Ids come in blocks per type and core, so a script takes the id from
 	// the reply rather than guessing it.
 	quiet := fs.Bool("quiet", false, "print only the job's id, for a script: ID=$(kuebus job create email --quiet)")
+	var df depFlags
+	df.register(fs)
 	pos, err := e.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	sp, err := sf.spec(pos[0])
 	if err != nil {
+		return err
+	}
+	if err := df.apply(&sp); err != nil {
 		return err
 	}
 	return cf.withClient(ctx, func(c *core.Client) error {

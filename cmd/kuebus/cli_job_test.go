@@ -66,7 +66,7 @@ func TestPauseAndResumeATypeFromTheCommandLine(t *testing.T) {
 	r := kuebus(t, "stats", "--nats-url", url)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Regexp(t, `(?m)^paused\s+email sms$`, r.stdout)
-	require.Regexp(t, `(?m)^email\s+0\s+1\s+0\s+0\s+0\s+0$`, r.stdout, "the jobs of a paused type are kept")
+	require.Regexp(t, `(?m)^email\s+0\s+1\s+0\s+0\s+0\s+0\s+0$`, r.stdout, "the jobs of a paused type are kept")
 
 	require.Equal(t, result{code: 0, stdout: "resumed email\n"}, kuebus(t, "resume", "email", "--nats-url", url))
 	require.Equal(t, result{code: 0, stdout: "resumed sms\n"}, kuebus(t, "resume", "sms", "--nats-url", url))

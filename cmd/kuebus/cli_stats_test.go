@@ -36,7 +36,7 @@ func TestStatsWithADeadShard(t *testing.T) {
 	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	require.Regexp(t, fmt.Sprintf(`(?m)^inactive\s+%d$`, len(healthy)), r.stdout, "totals of the types read")
 	for _, jt := range healthy {
-		require.Regexp(t, `(?m)^`+jt+`\s+0\s+1\s+0\s+0\s+0\s+0$`, r.stdout)
+		require.Regexp(t, `(?m)^`+jt+`\s+0\s+1\s+0\s+0\s+0\s+0\s+0$`, r.stdout)
 	}
 	require.Regexp(t, `(?m)^UNREADABLE TYPE\s+ERROR$`, r.stdout)
 	for _, jt := range dead {

@@ -100,8 +100,8 @@ func TestDev(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Regexp(t, `(?m)^inactive\s+[1-9]`, r.stdout)
 		require.Regexp(t, `(?m)^work time\s+0s$`, r.stdout)
-		require.Regexp(t, `(?m)^TYPE\s+DELAYED\s+INACTIVE\s+ACTIVE\s+COMPLETE\s+FAILED\s+CANCELLED$`, r.stdout)
-		require.Regexp(t, `(?m)^report\s+0\s+1\s+0\s+0\s+0\s+0$`, r.stdout)
+		require.Regexp(t, `(?m)^TYPE\s+DELAYED\s+INACTIVE\s+ACTIVE\s+COMPLETE\s+FAILED\s+CANCELLED\s+WAITING$`, r.stdout)
+		require.Regexp(t, `(?m)^report\s+0\s+1\s+0\s+0\s+0\s+0\s+0$`, r.stdout)
 
 		r = cli("job", "log", id)
 		require.Equal(t, result{code: 0}, r)

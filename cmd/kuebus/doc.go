@@ -40,6 +40,8 @@
 //	cli_job.go      kuebus job create, get, ls, log, state, priority
 //	cli_search.go   kuebus job search
 //	cli_errors.go   kuebus job errors: a type's failed jobs grouped by error
+//	cli_flow.go     kuebus flow create, job deps, job create --depends-on:
+//	                dependencies and flows
 //	cli_misc.go     kuebus stats, workers, pause, resume, events and version
 //	cli_bulk.go     kuebus job retry, rm (remove), cancel, promote: one ID, or --all
 //	                (core's bulk, called until no more)

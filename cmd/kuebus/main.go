@@ -101,6 +101,10 @@ func commands() *command {
 			{name: "retry", args: "ID | --all", summary: "run a job again (set its state to inactive), or every failed or cancelled one that matches", run: runJobRetry, example: "kuebus job retry 1001\nkuebus job retry --all --state failed --type email"},
 			{name: "cancel", args: "ID | --all", summary: "cancel a job that has not finished (its running handler is told), or every one that matches", run: runJobCancel, example: "kuebus job cancel 1001\nkuebus job cancel --all --state delayed --type report"},
 			{name: "promote", args: "ID | --all", summary: "make a delayed job ready now, or every one that matches", run: runJobPromote, example: "kuebus job promote 1001\nkuebus job promote --all --type report"},
+			{name: "deps", args: "ID", summary: "list the jobs a job depends on (with their results) and the jobs that wait for it", run: runJobDeps, example: "kuebus job deps 1001"},
+		}},
+		{name: "flow", summary: "create jobs that depend on each other", sub: []*command{
+			{name: "create", args: "FILE.json", summary: "create a flow from a file (- for stdin): {\"jobs\":[{\"ref\",\"spec\",\"depends_on\"},...]}; print each job's ref, id and state", run: runFlowCreate, example: "kuebus flow create resize-then-zip.json\ncat flow.json | kuebus flow create -"},
 		}},
 		{name: "schedule", summary: "create jobs periodically: set, list and remove schedules", sub: []*command{
 			{name: "set", args: "NAME", summary: "create or replace a schedule (--cron or --every, --type, job flags) and print it as JSON", run: runScheduleSet, example: "kuebus schedule set nightly-report --cron '0 3 * * *' --type report\nkuebus schedule set heartbeat --every 30s --type ping --data '{}'"},

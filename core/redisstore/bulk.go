@@ -60,6 +60,9 @@ func (s *Store) Bulk(ctx context.Context, now int64, q *service.BulkQuery) (*ser
 		}
 		res.Matched += matched
 		res.Jobs = append(res.Jobs, jobs...)
+		if matched > 0 && q.Action == core.BulkCancel {
+			s.settleAfter(ctx, now, t) // those waiting for them take them as failed
+		}
 		budget -= int64(len(members))
 		if budget == 0 {
 			next := pos + int64(len(members)) - int64(matched)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,7 +32,9 @@ type createJobsOutcome struct {
 // field, so the job returned is the job stored; the script replies a job
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
-func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec) ([]createJobsOutcome, error) {
+// deps, nil when no job waits, are each job's dependencies as its script
+// checks them (lua/includes/deps.lua).
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, deps []newJobDeps) ([]createJobsOutcome, error) {
 	tk := s.keys.ofType(jobType)
 	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
@@ -44,6 +47,10 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		args = append(args, enc(&out[0].job))
 	}
 	for n := range out {
+		if deps != nil {
+			args = appendNewJob(args, &out[n].job, deps[n].pairs()...)
+			continue
+		}
 		args = appendNewJob(args, &out[n].job)
 	}
 	res, err := s.eval(ctx, createJobs, append(tk.fixed(), tk.job(0), tk.errors(0)), args...).Slice()
@@ -57,6 +64,9 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	for n, r := range res[:len(ids)] {
 		switch code := codeOf(r); code {
 		case codeDone: // stored as built
+		case codeWaiting: // stored, waiting for its dependencies
+			out[n].job.State = core.StateWaiting
+			out[n].job.Pending = strings.Count(deps[n].check, ",") + 1 // at most
 		case codeDuplicate, codeRepeated:
 			var job core.Job
 			if len(existing) < 2 || !decodeRowInto(&job, existing[0]) {
@@ -285,6 +295,11 @@ type opOutcome struct {
 	// codeFailedRemoved).
 	code replyCode
 	job  core.Job // after the operation; zero for codeNoJob and codeNotHolder
+	// released are the jobs of its type a complete released from waiting,
+	// handed how many hand-overs it recorded for its other dependents
+	// (lua/includes/deps.lua).
+	released []core.Job
+	handed   int64
 }
 
 // runOps runs one kind of lease holder's operation over jobs of one type.
@@ -309,6 +324,10 @@ func (s *Store) runOps(ctx context.Context, call opScript, tk typeKeys, now int6
 		pair := r.([]any)
 		out[n].code = codeOf(pair[0])
 		decodeRowInto(&out[n].job, pair[1]) // {} (a bare reply, or no job) leaves it zero
+		if len(pair) > 3 {
+			rows, _ := pair[2].([]any)
+			out[n].released, out[n].handed = decodeRows(rows), num(pair[3])
+		}
 	}
 	return out, nil
 }
@@ -376,4 +395,82 @@ func (s *Store) runClean(ctx context.Context, tk typeKeys, now int64, state core
 		args = append(args, id)
 	}
 	return s.eval(ctx, cleanJobs, keys, args...).StringSlice()
+}
+
+// newJobDeps is what create_jobs.lua stores of a new job's dependencies
+// beside its fields: check, the dependencies it checks and waits for
+// (deps_check: "id" of its type, "id:type" of another; "" for none), and
+// dependents, how many jobs of the same call wait for it (its dependents
+// field, written with the job rather than after).
+type newJobDeps struct {
+	check      string
+	dependents int
+}
+
+func (d newJobDeps) pairs() []any {
+	var out []any
+	if d.check != "" {
+		out = append(out, "deps_check", d.check)
+	}
+	if d.dependents > 0 {
+		out = append(out, "dependents", d.dependents)
+	}
+	return out
+}
+
+// settleItem is one hand-over's second step, in the dependent's slot:
+// job id takes note that dep completed ("c") or failed ("f").
+type settleItem struct {
+	id, dep int64
+	outcome string
+}
+
+// runDepSettle settles items, all of jobs of tk's type: the jobs that
+// left waiting, and how many hand-overs it recorded for their dependents.
+func (s *Store) runDepSettle(ctx context.Context, tk typeKeys, now int64, items []settleItem) ([]core.Job, int64, error) {
+	args := make([]any, 0, 1+3*len(items))
+	args = append(args, now)
+	for _, it := range items {
+		args = append(args, it.id, it.dep, it.outcome)
+	}
+	res, err := s.eval(ctx, depSettle, tk.fixed(), args...).Slice()
+	if err != nil || len(res) == 0 {
+		return nil, 0, err
+	}
+	return decodeRows(res[1:]), num(res[0]), nil
+}
+
+// linkItem is one link's second step, in the dependency's slot: member
+// ("<type>:<id>") waits for job dep.
+type linkItem struct {
+	dep    int64
+	member string
+}
+
+// runDepLink enters each item's member among the dependents of its
+// dependency, of tk's type: each dependency's state ("" when it is gone);
+// one that has finished was not entered.
+func (s *Store) runDepLink(ctx context.Context, tk typeKeys, items []linkItem) ([]core.State, error) {
+	args := make([]any, 0, 2*len(items))
+	for _, it := range items {
+		args = append(args, it.dep, it.member)
+	}
+	res, err := s.eval(ctx, depLink, tk.fixed(), args...).StringSlice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.State, len(res))
+	for i, st := range res {
+		out[i] = core.State(st)
+	}
+	return out, nil
+}
+
+// runHandoverDone forgets finished hand-overs of tk's slot.
+func (s *Store) runHandoverDone(ctx context.Context, tk typeKeys, entries []string) error {
+	args := make([]any, len(entries))
+	for i, e := range entries {
+		args[i] = e
+	}
+	return s.eval(ctx, handoverDone, tk.fixed(), args...).Err()
 }

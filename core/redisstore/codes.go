@@ -23,6 +23,7 @@ const (
 	codeSkipped          replyCode = 9
 	codePaused           replyCode = 10
 	codeLimited          replyCode = 11
+	codeWaiting          replyCode = 12
 )
 
 // replyCodes names each code in Lua, in the order codes_gen.lua lists them.
@@ -44,6 +45,7 @@ var replyCodes = []struct {
 	{"SKIPPED", codeSkipped, "a schedule's tick that does not fire (not due, gone, paused, changed, fired)"},
 	{"PAUSED", codePaused, "the type is paused: nothing leased"},
 	{"LIMITED", codeLimited, "the type's concurrency or rate held the lease back: fewer leased than asked, or none"},
+	{"WAITING", codeWaiting, "stored, waiting for its dependencies"},
 }
 
 // codeOf reads a code as a script replies it.

@@ -49,7 +49,7 @@ func TestCreatingAnIDAgainChangesNothing(t *testing.T) {
 		counts[state] = n
 	}
 	require.Equal(t, map[core.State]int64{core.StateInactive: 1, core.StateActive: 1, core.StateDelayed: 1,
-		core.StateComplete: 0, core.StateFailed: 0, core.StateCancelled: 0}, counts, "each job once, where it was")
+		core.StateComplete: 0, core.StateFailed: 0, core.StateCancelled: 0, core.StateWaiting: 0}, counts, "each job once, where it was")
 	got, err := newStore().Get(ctx, leased[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, core.StateActive, got.State)

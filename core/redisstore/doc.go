@@ -18,6 +18,8 @@
 //	policy.go   a type's policy (DESIGN §10.1): set, read, list; its
 //	            limits act in the lease scripts (lua/includes/lease_limit.lua)
 //	cancel.go   cancel: a job that has not finished ends in cancelled
+//	deps.go     dependencies: a create's checks and links, the hand-overs
+//	            between slots finished after each step and by the sweep
 //	bulk.go     bulk: an action on the jobs of a state, bounded per call;
 //	            failed_errors: a type's failed jobs grouped by error
 //	schedule.go schedules beside their job type's keys: set, list, remove,

@@ -1,6 +1,12 @@
 package redisstore
 
-import "context"
+import (
+	"context"
+	"testing"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/service"
+)
 
 // ReplyCode names a script's reply code for the tests of package
 // redisstore_test, which run scripts directly.
@@ -17,4 +23,42 @@ func ReplyCode(lua string) int64 {
 // id after, looking at limit of them.
 func RunAgingRerank(ctx context.Context, s *Store, jobType string, after int64, limit int) (int64, error) {
 	return s.runAgingRerank(ctx, s.keys.ofType(jobType), after, limit)
+}
+
+// CompleteStepOne runs the complete script alone for a job leased under
+// lease, as core would before it finishes its hand-overs (which it does
+// not): the one hand-over the script recorded.
+func CompleteStepOne(ctx context.Context, t *testing.T, s *Store, jobType string, id int64, lease string, now int64) string {
+	t.Helper()
+	res, err := s.runOps(ctx, opScripts[core.OpComplete], s.keys.ofType(jobType), now,
+		[]*service.StoreOp{{ID: id, Lease: lease, Type: jobType}})
+	if err != nil || len(res) != 1 || res[0].handed != 1 {
+		t.Fatalf("complete step one: %v %+v", err, res)
+	}
+	entries, err := s.rdb.ZRange(ctx, s.keys.ofType(jobType).handover(), 0, -1).Result()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("complete step one: hand-overs %v %v", entries, err)
+	}
+	return entries[0]
+}
+
+// DepSettle runs dep_settle.lua for one hand-over: job id of jobType takes
+// note that dep completed ("c") or failed ("f").
+func DepSettle(ctx context.Context, s *Store, jobType string, now, id, dep int64, outcome string) ([]core.Job, int64, error) {
+	return s.runDepSettle(ctx, s.keys.ofType(jobType), now, []settleItem{{id: id, dep: dep, outcome: outcome}})
+}
+
+// DepLink runs dep_link.lua for one link: member waits for job dep of
+// jobType; the dependency's state.
+func DepLink(ctx context.Context, s *Store, jobType string, dep int64, member string) (core.State, error) {
+	st, err := s.runDepLink(ctx, s.keys.ofType(jobType), []linkItem{{dep: dep, member: member}})
+	if err != nil || len(st) != 1 {
+		return "", err
+	}
+	return st[0], nil
+}
+
+// HandoverDone runs handover_done.lua on jobType's slot.
+func HandoverDone(ctx context.Context, s *Store, jobType string, entries ...string) error {
+	return s.runHandoverDone(ctx, s.keys.ofType(jobType), entries)
 }

@@ -103,6 +103,18 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.Group = str(v) },
 		encode: func(j *core.Job) any { return j.Group }},
 
+	// Dependencies (issue 26, deps.go): the ids the job waits for, "5,7"
+	// (Go writes it; the scripts read deps_check instead), and its rule
+	// when one fails ("" for fail). Not in a row (no script replies
+	// them; a wider row costs every script that reads one): a read with
+	// data has them (rowWithData).
+	{name: "depends_on", newJob: sparse,
+		decode: func(j *core.Job, v any) { j.DependsOn = decodeIDs(str(v)) },
+		encode: func(j *core.Job) any { return encodeIDs(j.DependsOn) }},
+	{name: "on_dep_fail", newJob: sparse,
+		decode: func(j *core.Job, v any) { j.OnDependencyFailure = core.DepPolicy(str(v)) },
+		encode: func(j *core.Job) any { return string(j.OnDependencyFailure) }},
+
 	// Written by later scripts only. A new job has no attempts and no
 	// progress: it writes neither, and they read as 0.
 	{name: "attempts", row: true,
@@ -123,6 +135,18 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.Stalls = int(num(v)) }},
 	{name: "lease_until", row: true,
 		decode: func(j *core.Job, v any) { j.LeaseUntil = num(v) }},
+
+	// pending: how many dependencies a waiting job still waits for;
+	// dependents: not zero once jobs wait for this one (about how many:
+	// a flow's create counts them, a link sets the size of its
+	// dependents set). Neither is in a row: complete.lua reads dependents
+	// of a job only when its type has had dependents at all (the type's
+	// stats field dependents, one HGET per call), so that a job of a type
+	// without any pays nothing (an absent field costs an HMGET a scan of
+	// the hash).
+	{name: "pending", // not in a row either, as depends_on
+		decode: func(j *core.Job, v any) { j.Pending = int(num(v)) }},
+	{name: "dependents"},
 
 	// The scripts' bookkeeping, which a Job does not carry (no decoder).
 	// lease is the token: only a lease hands it out, to the worker that
@@ -191,12 +215,19 @@ var (
 	fieldDecoders = decodersByName(jobFields)
 )
 
-// A row may be followed by the job's data, then its result: rowWithData is
-// the HMGET of all three, and rowWithDataDecoders decode them by position.
+// A row may be followed by the job's data, its result and its
+// dependencies (withData): rowWithData is the HMGET of them all, and
+// rowWithDataDecoders decode them by position.
 var (
-	rowWithData         = append(append([]string{}, rowFields...), "data", "result")
-	rowWithDataDecoders = append(append([]func(*core.Job, any){}, rowDecoders...),
-		fieldDecoders["data"], fieldDecoders["result"])
+	withData            = []string{"data", "result", "depends_on", "on_dep_fail", "pending"}
+	rowWithData         = append(append([]string{}, rowFields...), withData...)
+	rowWithDataDecoders = func() []func(*core.Job, any) {
+		out := append([]func(*core.Job, any){}, rowDecoders...)
+		for _, name := range withData {
+			out = append(out, fieldDecoders[name])
+		}
+		return out
+	}()
 )
 
 func rowOf(fields []jobField) (names []string, decoders []func(*core.Job, any)) {

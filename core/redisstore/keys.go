@@ -45,6 +45,8 @@ import (
 //	seq       STRING  counter for ready members
 //	stats     HASH  work_time (ms spent in handlers of completed jobs);
 //	                paused "1" while the type is paused (lua/pause.lua);
+//	                dependents "1" once a job of the type had jobs
+//	                waiting for it (lua/includes/deps.lua);
 //	                own_retention "1" once a job of the type was created
 //	                with a retention of its own (create_jobs),
 //	                clean_complete, clean_failed: the cleaner's place in
@@ -68,6 +70,17 @@ import (
 //	                (scheduleFields in schedule.go lists its fields)
 //	schedule_rev STRING  counter of the sets of the type's schedules: each
 //	                set's rev (lua/schedule_set.lua)
+//	waiting   ZSET  jobs waiting for their dependencies; score = member = id
+//	handover  ZSET  dependency steps to finish in another slot (deps.go,
+//	                lua/includes/deps.lua); score = when recorded (ms),
+//	                member = "l:<dep type>:<dep id>:<id>" (link job <id> of
+//	                this type to its dependency) or
+//	                "s:<type>:<id>:<dep id>:<c|f>" (settle job <id> of
+//	                <type>: its dependency <dep id>, of this type,
+//	                completed or failed)
+//	pending:<id>  SET  the dependencies of waiting job <id> not done yet
+//	dependents:<id>  SET  the jobs waiting for job <id>: "<id>" of this
+//	                type, "<type>:<id>" of another
 //	job:<id>  HASH  the job's fields (jobFields in fields.go lists them)
 //	log:<id>  LIST  the job's log lines
 //	errors:<id>  LIST  the job's last failed attempts, newest last, each a
@@ -105,6 +118,18 @@ func (t typeKeys) unique() string    { return t.base + "unique" }
 func (t typeKeys) seq() string       { return t.base + "seq" }
 func (t typeKeys) stats() string     { return t.base + "stats" }
 func (t typeKeys) cancelled() string { return t.base + "cancelled" }
+
+// The keys of dependencies (issue 26). The scripts derive them from
+// ready's name (lua/includes/type_keys.lua) rather than take them in KEYS:
+// each has the type's hash tag, so it is in the slot of the declared keys.
+func (t typeKeys) waiting() string  { return t.base + "waiting" }
+func (t typeKeys) handover() string { return t.base + "handover" }
+func (t typeKeys) pending(id int64) string {
+	return t.base + "pending:" + strconv.FormatInt(id, 10)
+}
+func (t typeKeys) dependents(id int64) string {
+	return t.base + "dependents:" + strconv.FormatInt(id, 10)
+}
 
 func (t typeKeys) schedules() string { return t.base + "schedules" }
 func (t typeKeys) policy() string    { return t.base + "policy" }

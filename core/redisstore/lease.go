@@ -180,6 +180,8 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		}
 		groups[t] = append(groups[t], i)
 	}
+	var handedIn []int // the ops whose scripts recorded hand-overs
+	var handedTypes []string
 	for _, t := range order {
 		idx := groups[t]
 		group := make([]*service.StoreOp, len(idx))
@@ -190,7 +192,14 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 		if err != nil {
 			return nil, s.fail(string(op), err)
 		}
+		handed := false
 		for n, i := range idx {
+			out[i].Settled = res[n].released
+			// a completion's hand-overs, or a failure for good's (which
+			// records one per dependent when it has any)
+			if res[n].handed > 0 || res[n].code == codeFailed || res[n].code == codeFailedRemoved {
+				handed, handedIn = true, append(handedIn, i)
+			}
 			switch res[n].code {
 			case codeNoJob:
 				out[i].Err = core.JobNotFound(ops[i].ID)
@@ -206,6 +215,22 @@ func (s *Store) Apply(ctx context.Context, now int64, op core.Op, ops []service.
 					out[i].Removed = true
 				}
 			}
+		}
+		if handed {
+			handedTypes = append(handedTypes, t)
+		}
+	}
+	if len(handedTypes) > 0 {
+		// Done right after, in the other slots; a failure here leaves them
+		// recorded for the leader's sweep (HandOver). What they moved goes
+		// out with the last op that recorded some (which op caused which
+		// is not kept), after its own event.
+		moved, _ := s.finishHandovers(ctx, now, handedTypes)
+		last := handedIn[len(handedIn)-1]
+		if out[last].Err == nil {
+			out[last].Settled = append(out[last].Settled, moved...)
+		} else {
+			s.tellSettled(moved)
 		}
 	}
 	return out, nil
@@ -247,6 +272,9 @@ func (s *Store) Rescue(ctx context.Context, now int64, limit, stallLimit int) ([
 		next, jobs, err := s.runRescueExpired(ctx, tk, now, stallLimit, ids)
 		if err != nil {
 			return 0, nil, s.fail("rescue", err)
+		}
+		if i := slices.IndexFunc(jobs, func(j core.Job) bool { return j.State == core.StateFailed }); i >= 0 {
+			s.settleAfter(ctx, now, jobs[i].Type) // failed for good: those waiting apply their rule
 		}
 		return next, jobs, nil
 	})

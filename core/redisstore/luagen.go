@@ -55,12 +55,12 @@ local function snapshot(jobkey)
 	writeNames(b, rowFields, "")
 	b.WriteString(`end
 
--- the job's row followed by its data and result (rowWithData in
--- fields.go): what a reply that carries the whole job holds
+-- the job's row followed by its data, result and dependencies
+-- (rowWithData in fields.go): what a reply that carries the whole job holds
 local function snapshot_with_data(jobkey)
   return redis.call('HMGET', jobkey,
 `)
-	writeNames(b, rowFields, ", 'data', 'result'")
+	writeNames(b, rowWithData, "")
 	b.WriteString("end\n")
 }
 

@@ -77,7 +77,8 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
 		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
-		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua"} {
+		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua",
+		"dep_link.lua", "dep_settle.lua", "handover_done.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
 	require.Len(t, ran, len(redisstore.ScriptNames()), "every script of lua/ ran")
@@ -209,6 +210,18 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.RemoveSchedule(ctx, name)
 	must(err)
+
+	// a job waiting for one of another type: its create links them
+	// (dep_link), the complete hands over (dep_settle), each hand-over is
+	// forgotten once done (handover_done)
+	dep, _, err := st.Create(ctx, now, []core.Spec{{Type: "dep", MaxAttempts: 1, TTL: 1000}})
+	must(err)
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mon", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{dep[0].ID}}})
+	must(err)
+	leasedDep, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"dep"}, Max: 1, Worker: "w1", Token: "L5"})
+	must(err)
+	require.Len(t, leasedDep, 1)
+	apply(core.OpComplete, op(leasedDep[0], "L5"))
 }
 
 // monitorTap reads what a MONITOR connection prints.

@@ -1,7 +1,6 @@
 package redisstore_test
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
@@ -278,8 +277,6 @@ func TestAgingRerankWalksInSteps(t *testing.T) {
 		require.Equal(t, float64(1000), s)
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestGroupsTakeTurns: a group of 3 jobs created after a group of 60
 // gets its 3 among the first 6 leased; a job released goes to its group's

@@ -34,6 +34,8 @@ func indexOf(tk typeKeys, state core.State) string {
 		return tk.failed()
 	case core.StateCancelled:
 		return tk.cancelled()
+	case core.StateWaiting:
+		return tk.waiting()
 	}
 	return tk.jobs()
 }

@@ -13,7 +13,7 @@ import (
 // rowFields, which jobFields (fields.go) decides for Go and Lua alike.
 
 // decodeRow turns a row, as a script replies it or HMGET reads it, into a
-// Job: values in rowFields order, then data and result when present. A
+// Job: values in rowFields order, then withData's when present. A
 // missing or empty value is the zero value. ok is false for an empty row
 // ({}) or the row of a job that does not exist (no id; ids start at 1).
 func decodeRow(v any) (j core.Job, ok bool) {
@@ -90,7 +90,8 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
 		Delay: sp.Delay.Milliseconds(), MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL.Milliseconds(),
 		RemoveOnComplete: sp.RemoveOnComplete, RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, StallLimit: 1,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay.Milliseconds(), Trace: sp.Trace, Broadcast: sp.Broadcast, Group: sp.Group}
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay.Milliseconds(), Trace: sp.Trace, Broadcast: sp.Broadcast, Group: sp.Group,
+		DependsOn: sp.DependsOn, OnDependencyFailure: sp.OnDependencyFailure}
 	// A broadcast waits in due even without a delay: its promotion is
 	// its broadcast (promote_due.lua), and ready, where workers lease,
 	// never holds it.
@@ -107,7 +108,8 @@ func newJob(sp *core.Spec, id, now int64) core.Job {
 // after the shared ones): each OWN field's, then how many SPARSE fields
 // are not zero (filled in once they are known), then each of those by name
 // and value.
-func appendNewJob(args []any, j *core.Job) []any {
+// extra are more name-value pairs to store, SPARSE-like (deps_check).
+func appendNewJob(args []any, j *core.Job, extra ...any) []any {
 	for _, enc := range newJobOwn {
 		args = append(args, enc(j))
 	}
@@ -120,7 +122,8 @@ func appendNewJob(args []any, j *core.Job) []any {
 			n++
 		}
 	}
-	args[at] = n
+	args = append(args, extra...)
+	args[at] = n + len(extra)/2
 	return args
 }
 

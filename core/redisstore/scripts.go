@@ -24,7 +24,9 @@ import (
 //     keys with its id (create_jobs, lease_head, the lease holder's
 //     operations): such a key has the type's hash tag, so it is in the
 //     slot of the declared keys on Redis Cluster, and no other key is
-//     built.
+//     built but the keys of dependencies (waiting, handover, pending:<id>,
+//     dependents:<id>), which type_keys.lua derives the same way from
+//     ready's name rather than shift every script's KEYS for them.
 //   - "Now" comes in through ARGV; no script reads the clock or randomness.
 //   - A script that moves jobs it did not choose itself (promote, lease,
 //     rescue) is given candidates read just before and re-checks each one,
@@ -90,6 +92,9 @@ var (
 	expireLeases  = loadScript("expire_leases.lua")
 	broadcastTake = loadScript("broadcast_take.lua")
 	broadcastSent = loadScript("broadcast_sent.lua")
+	depSettle     = loadScript("dep_settle.lua")
+	depLink       = loadScript("dep_link.lua")
+	handoverDone  = loadScript("handover_done.lua")
 )
 
 // loadScript reads lua/<name> with its includes resolved. A script that

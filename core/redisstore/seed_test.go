@@ -57,7 +57,7 @@ func (s *scriptStore) seed(ks keyspace) {
 				pipe.ZAdd(ctx, key, redis.Z{Score: score, Member: m})
 			}
 		case []string:
-			if strings.HasSuffix(name, ":types") {
+			if strings.HasSuffix(name, ":types") || strings.Contains(name, ":pending:") || strings.Contains(name, ":dependents:") {
 				pipe.SAdd(ctx, key, v)
 			} else {
 				pipe.RPush(ctx, key, v)

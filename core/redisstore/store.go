@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +60,10 @@ type Store struct {
 	// one type reads its head in its script (lease_head.lua) and needs no
 	// turn.
 	multiLease sync.Mutex
+
+	// settled is told of the jobs a dependency's outcome moved (deps.go),
+	// so their events are published; nil until the service sets it.
+	settled atomic.Pointer[func([]core.Job)]
 }
 
 var _ service.Store = (*Store)(nil)
@@ -209,6 +214,11 @@ func decodeErrors(entries []string) []core.AttemptError {
 // is atomic per type, and when a later type fails, the jobs already stored
 // for earlier types are removed again before the error is returned.
 func (s *Store) Create(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error) {
+	for i := range specs {
+		if specs[i].Waits() {
+			return s.createWaiting(ctx, now, specs)
+		}
+	}
 	jobs := make([]core.Job, len(specs))
 	existing := make([]bool, len(specs))
 	var stored []int64 // for the rollback
@@ -233,7 +243,7 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 	for n, i := range idx {
 		group[n] = &specs[i]
 	}
-	res, err := s.runCreateJobs(ctx, now, jobType, ids, group)
+	res, err := s.runCreateJobs(ctx, now, jobType, ids, group, nil)
 	if err != nil {
 		return nil, s.fail("create jobs", err)
 	}
@@ -342,13 +352,16 @@ func (s *Store) AddLog(ctx context.Context, now, id int64, line string) (*core.J
 
 // SetState moves a job to a state by hand.
 func (s *Store) SetState(ctx context.Context, now, id int64, state core.State) (*core.Job, bool, error) {
-	tk, _, err := s.typeOf(ctx, id)
+	tk, jobType, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
 	j, changed, err := s.runSetState(ctx, tk, id, now, state)
 	if err != nil {
 		return nil, false, s.fail("set state", err)
+	}
+	if changed && (state == core.StateComplete || state == core.StateFailed) {
+		s.settleAfter(ctx, now, jobType) // those waiting for it take it as such
 	}
 	if j == nil {
 		return nil, false, core.JobNotFound(id)

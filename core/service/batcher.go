@@ -59,6 +59,13 @@ func newCreateBatcher(s *Service) *batch.Joiner[core.Spec, stored] {
 // over they are stored or failed whatever ctx does: a create must not be
 // reported failed after its jobs were stored.
 func (s *Service) createJobs(ctx context.Context, specs []core.Spec) ([]core.Job, []bool, error) {
+	for i := range specs {
+		if specs[i].Waits() {
+			// alone: a dependency that does not exist fails this call,
+			// not the others a batch would merge it with
+			return s.store.Create(context.WithoutCancel(ctx), s.now(), specs)
+		}
+	}
 	out, err := s.creates.Do(context.WithoutCancel(ctx), specs...)
 	if err != nil {
 		return nil, nil, err

@@ -35,7 +35,7 @@ func (s *Service) cancel(ctx context.Context, req *core.CancelRequest) (*core.Jo
 		// A finished job stays as it is: cancelling a failed job would hide
 		// its error among the cancelled, and a complete job has nothing
 		// left to stop. conflict tells the caller it was too late.
-		return nil, bus.Errorf(bus.CodeConflict, "job %d is %s already: only a delayed, inactive or active job can be cancelled", job.ID, job.State)
+		return nil, bus.Errorf(bus.CodeConflict, "job %d is %s already: only a delayed, inactive, active or waiting job can be cancelled", job.ID, job.State)
 	}
 	s.publish(bus.EventCancel, job, func(ev *core.Event) { ev.Reason = req.Reason })
 	return job, nil

@@ -38,6 +38,9 @@
 //	                   and its latest tick at or before now
 //	clean.go           the leader's clean: finished jobs past their
 //	                   retention, per type defaults (Config.Retention)
+//	deps.go            dependencies and flows: create_flow's checks and
+//	                   order, dependencies, dependents, the events of jobs
+//	                   a dependency released or ended, the hand-over sweep
 //	batcher.go         creates from concurrent requests share one store call
 //	trace.go           a create's traceparent header, kept by specs without their own
 //	waitroom.go        lease requests waiting for work, woken by events

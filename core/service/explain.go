@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kuebus/kuebus/bus"
@@ -40,9 +42,14 @@ func (s *Service) explain(ctx context.Context, req *core.IDRequest) (*core.Expla
 		if err := s.explainInactive(ctx, job, ex); err != nil {
 			return nil, err
 		}
-	// DEPS (DESIGN §10.2, branch deps): state "waiting" answers reason
-	// core.ReasonWaiting with the job's unfinished dependencies in
-	// ex.DependsOn, and a detail naming them ("waiting for jobs 4, 7").
+	case core.StateWaiting:
+		pending, err := s.store.Pending(ctx, job.ID)
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(pending)
+		ex.Reason, ex.DependsOn = core.ReasonWaiting, pending
+		ex.Detail = "waiting for its dependencies to complete: " + jobList(pending)
 	default: // finished
 		ex.Reason = string(job.State)
 		ex.Detail = "finished: " + string(job.State)
@@ -113,3 +120,22 @@ func (s *Service) asked(ctx context.Context, jobType string) (bool, error) {
 
 // stamp writes a unix ms time for a detail.
 func stamp(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
+
+// jobList names jobs for a person: "job 4", "jobs 4, 7 and 9", the first
+// ten of more with how many others.
+func jobList(ids []int64) string {
+	const shown = 10
+	words := make([]string, 0, min(len(ids), shown))
+	for _, id := range ids[:min(len(ids), shown)] {
+		words = append(words, strconv.FormatInt(id, 10))
+	}
+	switch {
+	case len(ids) == 1:
+		return "job " + words[0]
+	case len(ids) > shown:
+		return fmt.Sprintf("jobs %s and %d others", strings.Join(words, ", "), len(ids)-shown)
+	case len(ids) > 1:
+		return "jobs " + strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+	}
+	return "no job (its last dependency is settling)"
+}

@@ -35,6 +35,14 @@ func TestExplainGivesEachReason(t *testing.T) {
 	require.Equal(t, core.ReasonDelayed, ex.Reason)
 	require.Equal(t, now+60_000, ex.Until)
 
+	// waiting: the dependencies not complete yet, one of another type
+	first, second := create("w", nil), create("w2", nil)
+	dependent := create("w", &core.CreateOpts{DependsOn: []int64{second.ID, first.ID}})
+	ex = explain(dependent.ID)
+	require.Equal(t, core.ReasonWaiting, ex.Reason)
+	require.ElementsMatch(t, []int64{first.ID, second.ID}, ex.DependsOn)
+	require.Contains(t, ex.Detail, "jobs ")
+
 	paused := create("p", nil)
 	require.NoError(t, c.Client.Pause(ctx, "p"))
 	require.Equal(t, core.ReasonPaused, explain(paused.ID).Reason)

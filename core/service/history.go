@@ -44,6 +44,9 @@ func newHistory() *history {
 // counts: a new job, a start (with how long the job waited, from ready to
 // leased), a completion, a failure for good.
 func (h *history) count(event string, job *core.Job, at int64, isNew bool) {
+	if event == bus.EventWaiting && isNew {
+		event = bus.EventEnqueue // created, waiting
+	}
 	if event != bus.EventComplete && event != bus.EventFailed && event != bus.EventStart && !(event == bus.EventEnqueue && isNew) {
 		return
 	}

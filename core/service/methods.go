@@ -41,6 +41,9 @@ func (s *Service) register() error {
 		handle(s, bus.MethodFailedErrors, s.failedErrors),
 		handle(s, bus.MethodHeartbeat, s.heartbeat),
 		handle(s, bus.MethodWorkers, s.workers),
+		handle(s, bus.MethodCreateFlow, s.createFlow),
+		handle(s, bus.MethodDependencies, s.dependencies),
+		handle(s, bus.MethodDependents, s.dependents),
 	)
 }
 
@@ -476,6 +479,11 @@ func checkSetState(req *core.SetStateRequest) error {
 		// cancel also tells the job's worker; a move by hand would not.
 		return core.Invalidf("state", "a job is cancelled by cancel, not set_state")
 	}
+	if req.State == core.StateWaiting {
+		// waiting is what depends_on makes: a job moved there by hand
+		// would wait for nothing
+		return core.Invalidf("state", "a job waits by its depends_on, not set_state")
+	}
 	return checkState(req.State, false)
 }
 
@@ -558,6 +566,7 @@ func (s *Service) promote(ctx context.Context, req *core.LimitRequest) (*core.Mo
 	if bnext := s.broadcast(ctx, now, limit, promoted); bnext > 0 && (next == 0 || bnext < next) {
 		next = bnext
 	}
+	s.sweepHandOvers(ctx, now)
 	return s.moveReply(bus.MethodPromote, moved, next, err)
 }
 
@@ -590,7 +599,11 @@ func (s *Service) announceCreated(jobs []core.Job, existing []bool) {
 		if existing[i] {
 			continue
 		}
-		s.publish(bus.EventEnqueue, &jobs[i], func(ev *core.Event) { ev.New = true })
+		event := bus.EventEnqueue
+		if jobs[i].State == core.StateWaiting {
+			event = bus.EventWaiting
+		}
+		s.publish(event, &jobs[i], func(ev *core.Event) { ev.New = true })
 		if jobs[i].State == core.StateDelayed && (earliest == 0 || jobs[i].PromoteAt < earliest) {
 			earliest = jobs[i].PromoteAt
 		}

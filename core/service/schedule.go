@@ -60,6 +60,11 @@ func (s *Service) checkScheduleSet(req *core.ScheduleSetRequest, now int64) (tim
 		// schedule, for ever: a schedule's jobs start traces of their own.
 		return nil, core.Invalidf("spec.trace", "a schedule's jobs keep no trace: only a create's do")
 	}
+	if len(req.Spec.DependsOn) > 0 || req.Spec.OnDependencyFailure != "" {
+		// Every tick's job would wait for the same jobs, which finished
+		// long ago: a schedule's jobs wait for none.
+		return nil, core.Invalidf("spec.depends_on", "a schedule's jobs wait for no other job")
+	}
 	if tm.after(now) <= 0 { // only a cron: every is bounded
 		return nil, core.Invalidf("cron", "%q never comes", req.Cron)
 	}

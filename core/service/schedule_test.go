@@ -245,7 +245,8 @@ func TestAScheduleSpecsErrorsNameTheFieldByItsPath(t *testing.T) {
 		{`{"type":"t","stall_limit":-1}`, "spec.stall_limit: -1 is outside"},
 		{`{"type":"t","trace":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`, "spec.trace: a schedule's jobs keep no trace"},
 		{`{"type":"t","bogus":1}`, "spec.bogus: unknown field"},
-		{`{"type":"t","depends_on":[1]}`, "spec.depends_on: unknown field"},
+		{`{"type":"t","depends_on":[1]}`, "spec.depends_on: a schedule's jobs wait for no other job"},
+		{`{"type":"t","after":[1]}`, "spec.after: unknown field"},
 		{`"t"`, "spec: expected a JSON object, got JSON string"},
 	} {
 		body := `{"name":"s","every":5000,"spec":` + tc.spec + `}`

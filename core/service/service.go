@@ -167,6 +167,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.server = srv
 	s.creates = newCreateBatcher(s)
+	cfg.Store.OnSettled(s.announceSettled)
 	if err := errors.Join(s.register(), s.registerWorker(), s.registerSchedules(), s.registerTypes(), s.registerExplain(), srv.Ready()); err != nil {
 		s.unsubscribe()
 		_ = srv.Stop(context.Background())

@@ -117,6 +117,7 @@ type Store interface {
 	Ping(ctx context.Context) error
 	LeaseStore
 	ScheduleStore
+	DepsStore
 }
 
 // LeaseStore is the part of the Store a worker's requests use.
@@ -266,6 +267,11 @@ type Applied struct {
 	// attempt may have been applied by a script that ran on after core had
 	// given up waiting for Redis, and then nobody published it.
 	Repeated bool
+	// Settled are the jobs that left waiting because of this operation
+	// (a complete released them, a failure for good ended them by their
+	// rule; DepsStore), for the Service to publish after the operation's
+	// own event.
+	Settled []core.Job
 }
 
 // BulkQuery is a checked bulk request.

@@ -486,6 +486,7 @@ func (s *Service) announceApplied(ctx context.Context, op core.Op, o *StoreOp, a
 		p := job.Progress
 		s.publish(bus.EventProgress, job, func(ev *core.Event) { ev.Progress = &p })
 	}
+	s.announceSettled(a.Settled) // after the event of what caused it
 }
 
 // A bare complete (StoreOp.Bare) is decided and published here, and only

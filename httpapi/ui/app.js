@@ -4,7 +4,7 @@
 // again what it shows, at most a few times a second. There is no polling;
 // with no events the page does not touch the server.
 
-const STATES = ["delayed", "inactive", "active", "complete", "failed", "cancelled"];
+const STATES = ["delayed", "inactive", "active", "complete", "failed", "cancelled", "waiting"];
 const PRIORITIES = [["critical", -15], ["high", -10], ["medium", -5], ["normal", 0], ["low", 10]];
 const PAGE_SIZE = 20;
 const REFRESH_DELAY = 150; // ms: events closer together cause one read
@@ -563,6 +563,7 @@ const BULK = {
   delayed: [["promote", "Promote all", "promoted"], ["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
   inactive: [["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
   active: [["cancel", "Cancel all", "cancelled"]],
+  waiting: [["cancel", "Cancel all", "cancelled"], ["remove", "Remove all", "removed"]],
 };
 
 // bulkBar offers the bulk actions of the list's state and type: each asks
@@ -874,10 +875,11 @@ function renderErrors(errors) {
 // loadJob reads a job and its log; null when there is no such job.
 async function loadJob(id) {
   try {
-    const [job, log, why] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log?entries=1`),
+    const [job, log, why, deps] = await Promise.all([api("GET", `job/${id}`), api("GET", `job/${id}/log?entries=1`),
       // why it is not running (explain); a core without it leaves the panel out
-      api("GET", `job/${id}/why`).catch(() => null)]);
-    return { job, lines: log.entries || [], why };
+      api("GET", `job/${id}/why`).catch(() => null),
+      api("GET", `job/${id}/deps`).catch(() => ({ dependencies: [], dependents: [] }))]);
+    return { job, lines: log.entries || [], why, deps };
   } catch (e) {
     if (e.status === 404) return null;
     throw e;
@@ -889,7 +891,7 @@ function renderJob(id, loaded) {
     return h("div", { class: "panel", id: "job", dataset: { state: "removed" } },
       h("a", { class: "back", href: "#/" }, "‹ All jobs"), h("h1", {}, `Job ${id}`), h("p", {}, "This job does not exist (any more)."));
   }
-  const { job, lines, why } = loaded;
+  const { job, lines, why, deps } = loaded;
   const act = async (what, method, path, done) => {
     try {
       await api(method, path);
@@ -916,7 +918,7 @@ function renderJob(id, loaded) {
     h("button", { id: "set-priority", onclick: () => act("Priority changed", "PUT", `job/${id}/priority/${prio.value}`) }, "Set"));
   const remove = armed(h("button", { id: "remove", class: "danger" }, "Remove"), "Click again to remove",
     () => act(`Job ${id} removed`, "DELETE", `job/${id}`, () => { location.hash = "#/"; }));
-  if (["delayed", "inactive", "active"].includes(job.state)) {
+  if (["delayed", "inactive", "active", "waiting"].includes(job.state)) {
     actions.append(armed(h("button", { id: "cancel", class: "danger" }, "Cancel"), "Click again to cancel",
       () => act(`Job ${id} cancelled`, "POST", `job/${id}/cancel`)));
   }
@@ -961,6 +963,7 @@ function renderJob(id, loaded) {
     h("div", { class: "grid2" },
       h("div", { class: "panel" }, h("h3", {}, "Data"), h("pre", { class: "json", id: "job-data" }, job.data === undefined ? "(none)" : json(job.data))),
       h("div", { class: "panel" }, h("h3", {}, "Result"), h("pre", { class: "json" }, job.result === undefined ? "(none)" : json(job.result)))),
+    renderDeps(job, deps),
     h("div", { class: "panel" }, h("h3", {}, `Log (${lines.length})`),
       h("pre", { class: "log", id: "job-log" }, lines.length ? lines.map(logLine) : "(empty)")));
 }
@@ -974,6 +977,21 @@ function logLine(entry) {
   return h("div", { class: "logline" },
     h("time", { class: "muted", datetime: at ? at.toISOString() : null, title: at ? at.toLocaleString() : "no time kept" }, stamp.padEnd(12)),
     " ", entry.line);
+}
+
+// renderDeps lists the jobs a job depends on and those that wait for it,
+// each with its state (nothing when it has neither).
+function renderDeps(job, deps) {
+  if (!deps || (!deps.dependencies.length && !deps.dependents.length)) return null;
+  const rows = (list) => h("table", { class: "deps" }, h("tbody", {}, list.map((d) =>
+    h("tr", {}, h("td", {}, h("a", { href: `#/job/${d.id}` }, `#${d.id}`)), h("td", { class: "muted" }, d.type || ""),
+      h("td", {}, d.gone ? h("span", { class: "muted" }, "removed") : badge(d.state))))));
+  const waits = job.state === "waiting" ? ` (${job.pending || 0} pending)` : "";
+  return h("div", { class: "grid2", id: "job-deps" },
+    h("div", { class: "panel" }, h("h3", {}, `Depends on (${deps.dependencies.length})${waits}`),
+      deps.dependencies.length ? rows(deps.dependencies) : h("p", { class: "muted" }, "nothing")),
+    h("div", { class: "panel" }, h("h3", {}, `Dependents (${deps.dependents.length})`),
+      deps.dependents.length ? rows(deps.dependents) : h("p", { class: "muted" }, "none")));
 }
 
 // ---- rendering and refreshing --------------------------------------------------

@@ -44,6 +44,9 @@
 --@include remove.lua
 
 local now, state, default = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+-- whether a job of the type had dependents (includes/deps.lua): then each
+-- candidate's own field says whether jobs wait for it
+local deps_on = redis.call('HGET', K_STATS, 'dependents') == '1'
 local cursor, at_end = tonumber(ARGV[4]), ARGV[5] == '1'
 -- the state's index, and the fields of a job's own rule (none for
 -- cancelled: the default alone decides)
@@ -69,7 +72,10 @@ for i = 6, #ARGV do
   if finished then
     local row = snapshot(jobkey)
     local go = false
-    if row[ROW_ID] and row[ROW_STATE] == state then
+    -- a job others depend on is kept: they may not have read its result
+    -- yet (dependencies), and whether they did is in their slots
+    local waited = deps_on and has_dependents(jobkey)
+    if row[ROW_ID] and row[ROW_STATE] == state and not waited then
       if at_once and row[at_once] == '1' then
         go = true
       else

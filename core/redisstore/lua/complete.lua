@@ -25,12 +25,19 @@
 -- complete reads the 7 fields it decides by instead of the whole row
 -- (turning a row into a reply, and Go reading it, was a fifth of core's
 -- work per processed job).
--- Events: the service publishes job.complete.<id>.<type> with the result.
+-- A job others wait for (its dependents field, read only when the type's
+-- stats say some job of it had dependents: includes/deps.lua) adds
+-- to its {code, row} the rows of the jobs of its type it released, and how
+-- many hand-overs it recorded for those of other types, which Go finishes
+-- (deps.go); it is kept whatever its remove_on_complete.
+-- Events: the service publishes job.complete.<id>.<type> with the result,
+-- and job.promotion for each job released.
 --@include type_keys.lua
 --@include row_gen.lua
 --@include unique.lua
 --@include lease_holder.lua
 --@include remove.lua
+--@include deps.lua
 
 -- The index writes of the whole call are made at its end, one call each
 -- (leases, complete, and the deletions of removed jobs), not one per job.
@@ -49,6 +56,10 @@ local function read(jobkey, a)
   return row
 end
 
+-- whether any job of the type ever had dependents (includes/deps.lua):
+-- one read per call, and a type without any reads nothing more per job
+local deps_on = redis.call('HGET', K_STATS, 'dependents') == '1'
+
 local work_time = 0
 local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, result, bare)
   unlease(id, row, unleased)
@@ -57,7 +68,10 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
   give_up_key(row[ROW_UNIQUE_KEY], id)
   row[ROW_STATE], row[ROW_PROGRESS], row[ROW_DURATION] = 'complete', 100, duration
   row[ROW_ATTEMPTS] = (tonumber(row[ROW_ATTEMPTS]) or 0) + 1
-  if row[ROW_ROC] == '1' then
+  local waited = deps_on and has_dependents(jobkey)
+  -- a job others wait for is kept whatever its retention: they read its
+  -- result (dependencies)
+  if row[ROW_ROC] == '1' and not waited then
     delete_later(deletions, jobkey, logkey, errkey, id)
     if bare == '1' then return {COMPLETED_REMOVED, {}} end
     return {COMPLETED_REMOVED, row}
@@ -66,8 +80,13 @@ local out = each('complete', 2, 4, function(jobkey, logkey, errkey, id, row, res
     'duration', duration, 'attempts', row[ROW_ATTEMPTS], 'updated_at', now, 'lease', '', 'lease_until', '',
     'last_lease', mark)
   completed[#completed + 1], completed[#completed + 2] = now, id
-  if bare == '1' then return {DONE, {}} end
-  return {DONE, row}
+  local reply = {DONE, row}
+  if bare == '1' then reply[2] = {} end
+  if waited then
+    -- its dependents: of this type released here, of others handed over
+    reply[3], reply[4] = dependents_done(jobkey, id, 'c', now)
+  end
+  return reply
 end, read)
 unlease_all(unleased)
 call_many('ZADD', K_COMPLETE, completed)

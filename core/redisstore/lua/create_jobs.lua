@@ -27,6 +27,8 @@
 -- Reply: {code_1, ..., code_n, existing...}: per job, in the order of
 -- ARGV, a code (includes/codes_gen.lua):
 --   DONE        stored as given
+--   WAITING     stored, in state waiting: it waits for dependencies
+--               (its deps_check field, includes/deps.lua)
 --   DUPLICATE   not stored: an unfinished job of another id has its
 --               unique key
 --   REPEATED    stored by an earlier run of this create
@@ -35,8 +37,10 @@
 -- its row followed by its data and result (snapshot_with_data,
 -- includes/row_gen.lua), and its error history. A code per job and no
 -- table spares Redis a reply array per job of a bulk.
+-- Hand-overs: a job with dependencies of other types records a link of
+-- each in handover, which Go finishes (deps.go).
 -- Events: the service publishes job.enqueue.<id>.<type> for each job
--- stored, and queue.due with the earliest due time of the delayed ones.
+-- stored (job.waiting for a waiting one), and queue.due with the earliest due time of the delayed ones.
 --@include new_job.lua
 
 local members, owns, own = {}, {}, SHARED_COUNT
@@ -52,7 +56,7 @@ for n = 1, b.n do
   local id = ARGV[owns[n] + OWN_ID]
   local code, owner = new_job(b, n, base .. id, 0, owns[n])
   out[n] = code
-  if code ~= DONE then existing[#existing + 1] = owner or id end
+  if code ~= DONE and code ~= WAITING then existing[#existing + 1] = owner or id end
 end
 store_new_jobs(b)
 for _, id in ipairs(existing) do

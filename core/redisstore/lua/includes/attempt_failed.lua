@@ -8,6 +8,7 @@
 --@include indexes.lua
 --@include unique.lua
 --@include errors.lua
+--@include deps.lua
 
 -- the wait in ms before retrying after the attempts-th failed attempt, for
 -- a job's backoff "<type>:<delay ms>" ("" for none: retry at once): fixed
@@ -45,6 +46,9 @@ local function attempt_failed(jobkey, errkey, id, row, err, stack, final, now, m
     row[ROW_STATE], row[ROW_FAILED_AT] = 'failed', now
     redis.call('HSET', jobkey, 'state', 'failed', 'failed_at', now, 'attempts', attempts, 'error', err,
       'updated_at', now, 'lease', '', 'lease_until', '', 'last_lease', mark)
+    -- failed for good: the jobs waiting for it apply their rule (a failed
+    -- attempt that retries is no failure yet)
+    tell_dependents(jobkey, id, 'f', now)
     return FAILED
   end
   local wait

@@ -3,6 +3,7 @@
 --@include type_keys.lua
 --@include indexes.lua
 --@include unique.lua
+--@include deps.lua
 
 -- cancel the job at jobkey, in state (delayed, inactive or active; the
 -- caller checked): out of its state's index into cancelled, its lease gone
@@ -15,9 +16,10 @@ local function cancel_job(jobkey, id, state, now)
   give_up_unique(jobkey, id)
   redis.call('HDEL', jobkey, 'lease', 'lease_until', 'last_lease')
   redis.call('HSET', jobkey, 'state', 'cancelled', 'updated_at', now)
+  tell_dependents(jobkey, id, 'f', now) -- cancelled counts as failed
 end
 
 -- whether a job in state may be cancelled: one that may still run
 local function cancellable(state)
-  return state == 'delayed' or state == 'inactive' or state == 'active'
+  return state == 'delayed' or state == 'inactive' or state == 'active' or state == 'waiting'
 end

@@ -16,3 +16,4 @@ local DUPLICATE = 8 -- not stored: an unfinished job of another id has its uniqu
 local SKIPPED = 9 -- a schedule's tick that does not fire (not due, gone, paused, changed, fired)
 local PAUSED = 10 -- the type is paused: nothing leased
 local LIMITED = 11 -- the type's concurrency or rate held the lease back: fewer leased than asked, or none
+local WAITING = 12 -- stored, waiting for its dependencies

@@ -121,5 +121,7 @@ local function leave(jobkey, id, state)
     redis.call('ZREM', K_FAILED, id)
   elseif state == 'cancelled' then
     redis.call('ZREM', K_CANCELLED, id)
+  elseif state == 'waiting' then
+    redis.call('ZREM', K_WAITING, id)
   end
 end

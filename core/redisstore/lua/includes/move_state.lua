@@ -3,6 +3,7 @@
 --@include type_keys.lua
 --@include indexes.lua
 --@include unique.lua
+--@include deps.lua
 
 -- move the job at jobkey from state cur to new (not cancelled: that is
 -- cancel_job's). Leaving active drops the lease, so the worker that held
@@ -47,4 +48,7 @@ local function move_state(jobkey, id, cur, new, now)
     retake_unique(jobkey, id)
   end
   redis.call('HSET', jobkey, 'state', new, 'updated_at', now)
+  -- moved to complete or failed by hand: those waiting take it as such
+  if new == 'complete' then tell_dependents(jobkey, id, 'c', now) end
+  if new == 'failed' then tell_dependents(jobkey, id, 'f', now) end
 end

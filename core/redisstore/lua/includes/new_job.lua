@@ -9,6 +9,7 @@
 --@include codes_gen.lua
 --@include indexes.lua
 --@include many.lua
+--@include deps_create.lua
 
 -- The hash fields of a new job, and how ARGV holds them, are in
 -- new_job_gen.lua, written from Go's table (jobFields in fields.go). A
@@ -42,7 +43,7 @@ end
 local function new_jobs(members)
   local n = #members / 2
   return {n = n, all_new = call_many('ZADD', K_JOBS, members) == n, unstored = {},
-    ready = {}, due = {}, seq = false, own_retention = false}
+    ready = {}, due = {}, waiting = {}, seq = false, own_retention = false, seen = false}
 end
 
 -- new_job stores the n-th job of b at jobkey from ARGV: the SHARED values
@@ -59,7 +60,7 @@ local function new_job(b, n, jobkey, shared, own)
     -- stored it, whoever has its unique key now
     return REPEATED
   end
-  local id, unique_key, retention, group = ARGV[own + OWN_ID], '', false, false
+  local id, unique_key, retention, group, deps = ARGV[own + OWN_ID], '', false, false, false
   local first, last = own + OWN_COUNT + 2, next_own(own) -- its SPARSE pairs
   for i = first, last, 2 do
     local f = ARGV[i]
@@ -69,6 +70,12 @@ local function new_job(b, n, jobkey, shared, own)
       retention = true -- present: not its zero
     elseif f == 'group' then
       group = ARGV[i + 1]
+    elseif f == 'deps_check' then
+      deps = ARGV[i + 1] -- the dependencies to wait for (includes/deps_create.lua)
+    elseif f == 'dependents' then
+      -- its dependents of the call, counted by Go
+      b.seen = b.seen or new_seen()
+      b.seen.counted[id] = true
     end
   end
   if group and not grouped then
@@ -85,7 +92,27 @@ local function new_job(b, n, jobkey, shared, own)
   end
   -- the SPARSE pairs go in one more HSET when there are any, straight
   -- from ARGV
-  if ARGV[own + OWN_STATE] == 'delayed' then
+  local pending = 0
+  if deps then
+    b.seen = b.seen or new_seen()
+    pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2], b.seen)
+  end
+  -- a later job of the call that depends on this one knows its state
+  -- without reading it (from the first job of the call that has
+  -- dependencies or dependents on: a call without any makes no table)
+  if b.seen then b.seen.state[id] = pending > 0 and 'waiting' or ARGV[own + OWN_STATE] end
+  if pending > 0 then
+    -- one HSET: the later state wins over ARGV's, and the SPARSE pairs
+    -- but deps_check (what wait_for read) follow
+    local more = {'state', 'waiting', 'pending', pending}
+    for i = first, last, 2 do
+      if ARGV[i] ~= 'deps_check' then more[#more + 1], more[#more + 2] = ARGV[i], ARGV[i + 1] end
+    end
+    write_new_job(jobkey, shared, own, unpack(more))
+    first = last -- written
+    local waiting = b.waiting
+    waiting[#waiting + 1], waiting[#waiting + 2] = id, id
+  elseif ARGV[own + OWN_STATE] == 'delayed' then
     local due = b.due
     due[#due + 1], due[#due + 2] = ARGV[own + OWN_PROMOTE_AT], due_member(id)
     write_new_job(jobkey, shared, own)
@@ -108,14 +135,17 @@ local function new_job(b, n, jobkey, shared, own)
   if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end
   if retention then b.own_retention = true end
+  if pending > 0 then return WAITING end
   return DONE
 end
 
 -- store_new_jobs enters the jobs new_job wrote into the type's indexes.
 local function store_new_jobs(b)
+  if b.seen then count_dependents(b.seen) end
   call_many('ZREM', K_JOBS, b.unstored)
   call_many('ZADD', K_READY, b.ready)
   call_many('ZADD', K_DUE, b.due)
+  call_many('ZADD', K_WAITING, b.waiting)
   if b.own_retention then
     -- clean.lua walks the finished jobs of a type only while the type has
     -- a default retention or this flag: the type's jobs may have their own

@@ -7,7 +7,7 @@
 --   the same for every job of one call (one type, one now), sent once
 -- OWN:    id, data, priority, state, max_attempts, ttl, promote_at, stall_limit
 --   each job's own, in this order, for every job
--- SPARSE: delay, backoff, roc, unique_key, roc_limit, rof, rof_limit, trace, schedule, schedule_at, broadcast, group
+-- SPARSE: delay, backoff, roc, unique_key, roc_limit, rof, rof_limit, trace, schedule, schedule_at, broadcast, group, depends_on, on_dep_fail
 --   what a new job most often lacks: each job's OWN values are followed
 --   by how many of these it has that are not their zero, then those, each
 --   by name and value

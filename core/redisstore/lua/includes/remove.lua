@@ -6,6 +6,7 @@
 --@include indexes.lua
 --@include unique.lua
 --@include many.lua
+--@include deps.lua
 
 -- Deletions gathered over a batch (new_deletions, delete_later), made in
 -- two calls at its end (flush_deletions) rather than two per job: a
@@ -38,6 +39,10 @@ end
 -- free, then deleted
 local function remove_job(jobkey, logkey, errkey, id, row)
   leave(jobkey, id, row[ROW_STATE])
+  -- removed before it completed: counts as failed for those waiting
+  -- (recorded at 0, no now here: the sweep may take it at once)
+  if row[ROW_STATE] ~= 'complete' then tell_dependents(jobkey, id, 'f', 0) end
+  redis.call('DEL', pending_key(id), dependents_key(id))
   give_up_key(row[ROW_UNIQUE_KEY], id)
   delete_job(jobkey, logkey, errkey, id)
 end

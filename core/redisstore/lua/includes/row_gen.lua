@@ -55,8 +55,8 @@ local function snapshot(jobkey)
     'lease_until', 'lease', 'lease_ttl', 'rmember', 'last_lease')
 end
 
--- the job's row followed by its data and result (rowWithData in
--- fields.go): what a reply that carries the whole job holds
+-- the job's row followed by its data, result and dependencies
+-- (rowWithData in fields.go): what a reply that carries the whole job holds
 local function snapshot_with_data(jobkey)
   return redis.call('HMGET', jobkey,
     'type', 'created_at', 'updated_at', 'id', 'priority', 'state',
@@ -64,5 +64,6 @@ local function snapshot_with_data(jobkey)
     'roc', 'unique_key', 'roc_limit', 'rof', 'rof_limit', 'trace', 'schedule',
     'schedule_at', 'broadcast', 'group', 'attempts', 'progress', 'error',
     'started_at', 'failed_at', 'duration', 'worker_id', 'stalls',
-    'lease_until', 'lease', 'lease_ttl', 'rmember', 'last_lease', 'data', 'result')
+    'lease_until', 'lease', 'lease_ttl', 'rmember', 'last_lease', 'data',
+    'result', 'depends_on', 'on_dep_fail', 'pending')
 end

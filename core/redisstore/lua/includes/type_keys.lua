@@ -15,3 +15,12 @@ local K_CANCELLED = KEYS[10]
 local function key_base(template)
   return string.sub(template, 1, -2)
 end
+
+-- The keys of dependencies (keys.go): siblings of ready, with its hash
+-- tag, so in the slot of the declared keys. Taking them in KEYS would shift
+-- every per-job template of every script for what few jobs use.
+local TYPE_BASE = string.sub(K_READY, 1, -6) -- without "ready"
+local K_WAITING, K_HANDOVER = TYPE_BASE .. 'waiting', TYPE_BASE .. 'handover'
+local function job_key(id) return TYPE_BASE .. 'job:' .. id end
+local function pending_key(id) return TYPE_BASE .. 'pending:' .. id end
+local function dependents_key(id) return TYPE_BASE .. 'dependents:' .. id end

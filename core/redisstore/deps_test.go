@@ -1,0 +1,291 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kuebus/kuebus/core"
+	"github.com/kuebus/kuebus/core/redisstore"
+	"github.com/kuebus/kuebus/core/service"
+)
+
+// depsStore is a store whose settled jobs (OnSettled) are kept for the test.
+type depsStore struct {
+	*scriptStore
+	mu      sync.Mutex
+	settled []core.Job
+}
+
+func newDepsStore(t *testing.T) *depsStore {
+	d := &depsStore{scriptStore: newScriptStore(t, redisstore.Config{})}
+	d.OnSettled(func(jobs []core.Job) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.settled = append(d.settled, jobs...)
+	})
+	return d
+}
+
+func (d *depsStore) create(t *testing.T, now int64, specs ...core.Spec) []core.Job {
+	t.Helper()
+	jobs, _, err := d.Create(context.Background(), now, specs)
+	require.NoError(t, err)
+	return jobs
+}
+
+// leaseAndComplete leases the one ready job of jobType, which must be id,
+// and completes it with result: what Apply said of it.
+func (d *depsStore) leaseAndComplete(t *testing.T, now int64, jobType string, id int64, result string) service.Applied {
+	t.Helper()
+	ctx := context.Background()
+	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{jobType}, Max: 10, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 1, "one job of %s ready", jobType)
+	require.Equal(t, id, leased[0].ID)
+	res, err := d.Apply(ctx, now, core.OpComplete, []service.StoreOp{{ID: id, Lease: "tok", Type: jobType, Result: json.RawMessage(result)}})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	return res[0]
+}
+
+func (d *depsStore) state(t *testing.T, id int64) core.State {
+	t.Helper()
+	j, err := d.Get(context.Background(), id)
+	require.NoError(t, err)
+	return j.State
+}
+
+func (d *depsStore) readyOf(t *testing.T, jobType string) int64 {
+	t.Helper()
+	n, err := d.Count(context.Background(), core.StateInactive, jobType)
+	require.NoError(t, err)
+	return n
+}
+
+// TestAJobWaitsForADependencyOfItsTypeAndIsReleasedByItsCompletion: the
+// dependent is created waiting, is not leased, and the complete script of
+// its dependency moves it to inactive.
+func TestAJobWaitsForADependencyOfItsTypeAndIsReleasedByItsCompletion(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	parent := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	child := d.create(t, 1001, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
+	require.Equal(t, core.StateWaiting, child.State)
+	require.Equal(t, core.StateWaiting, d.state(t, child.ID))
+	n, err := d.Count(context.Background(), core.StateWaiting, "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+
+	applied := d.leaseAndComplete(t, 1002, "a", parent.ID, `{"x":1}`)
+	got, err := d.Get(context.Background(), child.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, got.State)
+	require.Equal(t, []int64{parent.ID}, got.DependsOn)
+	require.Equal(t, 0, got.Pending)
+	require.Len(t, applied.Settled, 1, "the complete says whom it released, for their events")
+	require.Equal(t, child.ID, applied.Settled[0].ID)
+	require.Empty(t, d.settled)
+	d.leaseAndComplete(t, 1003, "a", child.ID, `1`)
+}
+
+// TestAJobOfAnotherTypeIsReleasedByAHandOver: a dependency of another type
+// (another slot on Redis Cluster) releases its dependent through the
+// hand-over the store finishes right after the complete.
+func TestAJobOfAnotherTypeIsReleasedByAHandOver(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	parent := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	child := d.create(t, 1001, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
+	require.Equal(t, core.StateWaiting, child.State)
+	require.Equal(t, int64(0), d.readyOf(t, "b"))
+	applied := d.leaseAndComplete(t, 1002, "a", parent.ID, `2`)
+	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Len(t, applied.Settled, 1, "released by the hand-over right after")
+	require.Equal(t, int64(0), d.rdb.ZCard(context.Background(), d.prefix+":{a}:handover").Val(), "nothing left to hand over")
+	require.Equal(t, int64(0), d.rdb.ZCard(context.Background(), d.prefix+":{b}:handover").Val())
+}
+
+// TestAJobWhoseDependenciesAreCompleteIsCreatedAsUsual.
+func TestAJobWhoseDependenciesAreCompleteIsCreatedAsUsual(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	a := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	b := d.create(t, 1000, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000})[0]
+	d.leaseAndComplete(t, 1001, "a", a.ID, `1`)
+	d.leaseAndComplete(t, 1001, "b", b.ID, `1`)
+	for _, typ := range []string{"a", "b"} {
+		j := d.create(t, 1002, core.Spec{Type: typ, MaxAttempts: 1, TTL: 1000, DependsOn: []int64{a.ID, b.ID}})[0]
+		require.Equal(t, core.StateInactive, j.State, typ)
+		require.Equal(t, core.StateInactive, d.state(t, j.ID), typ)
+	}
+}
+
+// TestAnUnknownDependencyIsInvalidAndStoresNothing.
+func TestAnUnknownDependencyIsInvalidAndStoresNothing(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	a := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	_, _, err := d.Create(context.Background(), 1001, []core.Spec{{Type: "a", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{a.ID, a.ID + 5000}}})
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.ErrorContains(t, err, "depends_on")
+	n, err := d.Count(context.Background(), "", "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "nothing stored")
+}
+
+// TestACrashBetweenTheTwoStepsIsFinishedByTheSweep: a hand-over recorded
+// by a complete whose second step never ran (core died) is finished by
+// HandOver, the leader's sweep; running the second step again changes
+// nothing.
+func TestACrashBetweenTheTwoStepsIsFinishedByTheSweep(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	ctx := context.Background()
+	parent := d.create(t, 1000, core.Spec{Type: "a", MaxAttempts: 1, TTL: 1000})[0]
+	child := d.create(t, 1001, core.Spec{Type: "b", MaxAttempts: 1, TTL: 1000, DependsOn: []int64{parent.ID}})[0]
+	// step one alone: the complete script, as core would run it, but not
+	// what core does after it
+	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: 1002, Types: []string{"a"}, Max: 1, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 1)
+	entry := redisstore.CompleteStepOne(ctx, t, d.Store, "a", parent.ID, "tok", 1003)
+	require.Equal(t, "s:b:"+itoa(child.ID)+":"+itoa(parent.ID)+":c", entry)
+	require.Equal(t, core.StateWaiting, d.state(t, child.ID), "not released before the second step")
+
+	n, err := d.HandOver(ctx, 1004, 1004)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Len(t, d.settled, 1)
+
+	// the second step again: nothing changes
+	before := d.readyOf(t, "b")
+	d.rdb.ZAdd(ctx, d.prefix+":{a}:handover", redisZ(1003, entry))
+	n, err = d.HandOver(ctx, 1005, 1005)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, before, d.readyOf(t, "b"))
+	require.Equal(t, core.StateInactive, d.state(t, child.ID))
+	require.Len(t, d.settled, 1, "nothing moved twice")
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// TestDepSettleActsOnceAndAgainChangesNothing: dep_settle on a waiting job
+// of two dependencies takes the first off its pending set; run again it
+// changes no key; the second releases the job to ready, and again changes
+// nothing. A failure under the default rule fails the job, naming the
+// dependency, and records a hand-over for each of its own dependents.
+func TestDepSettleActsOnceAndAgainChangesNothing(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	waiting := keyspace{
+		"{_}:blocks":    map[string]string{"0": "t"},
+		"{_}:types":     []string{"t"},
+		"{t}:jobs":      map[string]float64{"1": 1},
+		"{t}:seq":       "1",
+		"{t}:waiting":   map[string]float64{"1": 1},
+		"{t}:pending:1": []string{"5", "6"},
+		"{t}:job:1": fields(jobHash(nil), map[string]string{"state": "waiting", "rmember": "-", "pending": "2",
+			"depends_on": "5,6"}),
+	}
+	st.seed(waiting)
+	settle := func(dep int64, outcome string) []core.Job {
+		t.Helper()
+		jobs, _, err := redisstore.DepSettle(ctx, st.Store, "t", 5000, 1, dep, outcome)
+		require.NoError(t, err)
+		return jobs
+	}
+	require.Empty(t, settle(5, "c"))
+	one := waiting.with(keyspace{"{t}:pending:1": []string{"6"},
+		"{t}:job:1": fields(waiting["{t}:job:1"].(map[string]string), map[string]string{"pending": "1"})})
+	st.requireKeys(one, "the first dependency is off the pending set")
+	require.Empty(t, settle(5, "c"))
+	st.requireKeys(one, "the same hand-over again changes nothing")
+
+	released := settle(6, "c")
+	require.Len(t, released, 1)
+	require.Equal(t, core.StateInactive, released[0].State)
+	ready := one.with(keyspace{"{t}:pending:1": nil, "{t}:waiting": nil,
+		"{t}:seq":   "2",
+		"{t}:ready": map[string]float64{"0000000000000002:1": 0},
+		"{t}:job:1": fields(one["{t}:job:1"].(map[string]string), map[string]string{"state": "inactive",
+			"rmember": "0000000000000002:1", "pending": "0", "promote_at": "5000", "updated_at": "5000"})})
+	st.requireKeys(ready, "released to ready")
+	require.Empty(t, settle(6, "c"))
+	require.Empty(t, settle(5, "f"), "a failure after the release changes nothing either")
+	st.requireKeys(ready, "again: nothing")
+
+	// job 2 waits for 7; job 3 (of type u) waits for job 2
+	st.seed(keyspace{
+		"{_}:blocks":       map[string]string{"0": "t"},
+		"{t}:waiting":      map[string]float64{"2": 2},
+		"{t}:pending:2":    []string{"7"},
+		"{t}:dependents:2": []string{"u:3"},
+		"{t}:job:2": fields(jobHash(nil), map[string]string{"id": "2", "state": "waiting", "rmember": "-",
+			"pending": "1", "dependents": "1"}),
+	})
+	jobs, handed, err := redisstore.DepSettle(ctx, st.Store, "t", 6000, 2, 7, "f")
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.Equal(t, core.StateFailed, jobs[0].State)
+	require.Contains(t, jobs[0].Error, "dependency 7 failed")
+	require.Equal(t, int64(1), handed)
+	ks := st.dump()
+	require.Equal(t, map[string]float64{"2": 6000}, ks["{t}:failed"])
+	require.Equal(t, map[string]float64{"s:u:3:2:f": 6000}, ks["{t}:handover"], "its dependent is told, by hand-over")
+	require.NotContains(t, ks, "{t}:pending:2")
+}
+
+// TestDepLinkEntersOnceAndHandoverDoneForgets: dep_link enters a dependent
+// of another type among an unfinished job's dependents (and flags the
+// type), again changes nothing, and leaves a finished or missing job as it
+// is, answering its state; handover_done forgets the hand-overs it is
+// given.
+func TestDepLinkEntersOnceAndHandoverDoneForgets(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	base := keyspace{
+		"{_}:blocks":   map[string]string{"0": "u"},
+		"{_}:types":    []string{"u"},
+		"{u}:jobs":     map[string]float64{"5": 5, "6": 6},
+		"{u}:seq":      "1",
+		"{u}:ready":    map[string]float64{"0000000000000001:5": 0},
+		"{u}:job:5":    fields(jobHash(nil), map[string]string{"id": "5", "type": "u", "rmember": "0000000000000001:5"}),
+		"{u}:complete": map[string]float64{"6": 3000},
+		"{u}:job:6":    fields(jobHash(nil), map[string]string{"id": "6", "type": "u", "state": "complete", "rmember": "-"}),
+		"{u}:handover": map[string]float64{"s:t:1:5:c": 10, "s:t:2:5:c": 11},
+	}
+	st.seed(base)
+	linked := base.with(keyspace{
+		"{u}:dependents:5": []string{"t:1"},
+		"{u}:job:5":        fields(base["{u}:job:5"].(map[string]string), map[string]string{"dependents": "1"}),
+		"{u}:stats":        map[string]string{"dependents": "1"},
+	})
+	for range 2 {
+		state, err := redisstore.DepLink(ctx, st.Store, "u", 5, "t:1")
+		require.NoError(t, err)
+		require.Equal(t, core.StateInactive, state)
+		st.requireKeys(linked, "entered once, however often linked")
+	}
+	state, err := redisstore.DepLink(ctx, st.Store, "u", 6, "t:1")
+	require.NoError(t, err)
+	require.Equal(t, core.StateComplete, state)
+	state, err = redisstore.DepLink(ctx, st.Store, "u", 9, "t:1")
+	require.NoError(t, err)
+	require.Equal(t, core.State(""), state, "gone")
+	st.requireKeys(linked, "a finished or missing job is not linked")
+
+	require.NoError(t, redisstore.HandoverDone(ctx, st.Store, "u", "s:t:1:5:c", "s:t:9:9:c"))
+	st.requireKeys(linked.with(keyspace{"{u}:handover": map[string]float64{"s:t:2:5:c": 11}}), "the one given is forgotten")
+}
