@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus/bustest"
@@ -49,9 +50,9 @@ func TestRedisDownIsUnavailableAndCoreRecovers(t *testing.T) {
 	require.NoError(t, srv.Restart(ctx))
 	// go-redis redials on the next command; the first one after the restart
 	// may still meet a connection that died with the old process.
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, err := client.Get(ctx, before.ID)
-		return err == nil
+		assert.NoError(c, err)
 	}, 10*time.Second, 20*time.Millisecond)
 	got, err := client.Get(ctx, before.ID)
 	require.NoError(t, err)
