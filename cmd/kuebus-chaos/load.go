@@ -12,7 +12,9 @@ import (
 	"github.com/kuebus/kuebus/core"
 )
 
-// jobType is the type of every job the load creates.
+// jobType is the type of every job the load creates on one Redis; on a
+// Redis Cluster the types are jobType followed by a number, one per master
+// (rediscluster.go).
 const jobType = "chaos"
 
 // createTimeout bounds one create: a create that has no answer by then is
@@ -34,8 +36,12 @@ type promotion struct {
 type load struct {
 	cfg    config
 	client *core.Client
+	types  []string // the job types, taken in turn
 
 	flows bool // create flows too (scenario.flows)
+	// bigFlowAfter is when, after the load starts, the 1,000-job flow is
+	// created (scenario.bigFlowAfter).
+	bigFlowAfter time.Duration
 
 	mu         sync.Mutex // guards the fields below
 	acked      map[int64]ack
@@ -45,15 +51,31 @@ type load struct {
 	promotions []promotion
 }
 
-func newLoad(cfg config, client *core.Client) *load {
-	return &load{cfg: cfg, client: client, acked: map[int64]ack{}, deps: map[int64][]int64{}}
+func newLoad(cfg config, client *core.Client, types []string) *load {
+	return &load{cfg: cfg, client: client, types: types, acked: map[int64]ack{}, deps: map[int64][]int64{}}
 }
 
-// listen subscribes to complete and promotion events. Events are at most
-// once: they time recovery, they never decide whether a job was lost.
+// listen subscribes to complete and promotion events of every type.
+// Events are at most once: they time recovery, they never decide whether a
+// job was lost.
 func (l *load) listen() ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	for _, typ := range l.types {
+		s, err := l.listenType(typ)
+		if err != nil {
+			for _, sub := range subs {
+				_ = sub.Unsubscribe()
+			}
+			return nil, err
+		}
+		subs = append(subs, s...)
+	}
+	return subs, nil
+}
+
+func (l *load) listenType(typ string) ([]*nats.Subscription, error) {
 	subj := l.client.Subjects()
-	done, err := l.client.Subscribe(subj.JobEventsOf("complete", jobType), func(*core.Event) {
+	done, err := l.client.Subscribe(subj.JobEventsOf("complete", typ), func(*core.Event) {
 		now := time.Now()
 		l.mu.Lock()
 		l.completes = append(l.completes, now)
@@ -62,7 +84,7 @@ func (l *load) listen() ([]*nats.Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	promoted, err := l.client.Subscribe(subj.JobEventsOf("promotion", jobType), func(ev *core.Event) {
+	promoted, err := l.client.Subscribe(subj.JobEventsOf("promotion", typ), func(ev *core.Event) {
 		p := promotion{at: time.Now()}
 		if ev.Job != nil {
 			p.due = time.UnixMilli(ev.Job.PromoteAt)
@@ -87,7 +109,11 @@ func (l *load) run(ctx context.Context) {
 	defer tick.Stop()
 	var wg sync.WaitGroup
 	if l.flows {
-		wg.Go(func() { l.createFlow(ctx, 998) })
+		wg.Go(func() {
+			if pause(ctx, l.bigFlowAfter) == nil {
+				l.createFlow(ctx, 998)
+			}
+		})
 	}
 	for p := range l.cfg.producers {
 		wg.Go(func() {
@@ -117,7 +143,7 @@ func (l *load) create(ctx context.Context, producer, n int) {
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
 	defer cancel()
 	sent := time.Now()
-	job, err := l.client.Create(callCtx, jobType, map[string]int{"producer": producer, "n": n}, opts)
+	job, err := l.client.Create(callCtx, l.types[n%len(l.types)], map[string]int{"producer": producer, "n": n}, opts)
 	at := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -133,14 +159,18 @@ func (l *load) create(ctx context.Context, producer, n int) {
 const flowEvery = 10
 
 // createFlow creates a fan-out/fan-in flow: a root, width jobs that
-// depend on it, and a sink that depends on those. Its jobs count as
-// acknowledged creates, and their dependencies are kept for the verdict.
+// depend on it, and a sink that depends on those. With several types
+// (a Redis Cluster) the root is of the first, the sink of the last and the
+// middle jobs of each in turn, so that the flow spans every shard. Its jobs
+// count as acknowledged creates, and their dependencies are kept for the
+// verdict.
 func (l *load) createFlow(ctx context.Context, width int) {
-	jobs := []core.FlowJob{{Ref: "root", Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3}}}
-	sink := core.FlowJob{Ref: "sink", Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3}}
+	spec := func(typ string) core.Spec { return core.Spec{Type: typ, TTL: l.cfg.ttl, MaxAttempts: 3} }
+	jobs := []core.FlowJob{{Ref: "root", Spec: spec(l.types[0])}}
+	sink := core.FlowJob{Ref: "sink", Spec: spec(l.types[len(l.types)-1])}
 	for i := range width {
 		ref := fmt.Sprint("m", i)
-		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3},
+		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: spec(l.types[i%len(l.types)]),
 			DependsOn: []core.DepRef{core.Ref("root")}})
 		sink.DependsOn = append(sink.DependsOn, core.Ref(ref))
 	}

@@ -32,6 +32,10 @@ type scenario struct {
 	// verdict adds that no flow job ran before its dependencies completed
 	// and none stays waiting.
 	flows bool
+	// bigFlowAfter, with flows, is when the 1,000-job flow is created after
+	// the load starts: close enough to the fault that the fault hits it
+	// while it runs (0: at once).
+	bigFlowAfter func(cfg config) time.Duration
 }
 
 // fault is what a scenario's fault did: when it hit, when the faulty part
@@ -92,6 +96,18 @@ var scenarios = []scenario{
 		shape: shape{cores: 2, promoters: 1, workers: 3},
 		fault: killCore,
 		flows: true,
+	},
+	{
+		name: "kill-cluster-flow",
+		what: "on a Redis Cluster of 3 masters with a replica each, a 1,000-job fan-out/fan-in flow spanning the 3 shards " +
+			"and small flows run; kill -9 of core1 of 2 and of the master of the sink's shard at once; core1 restarted, " +
+			"the replica takes over, the old master rejoins as its replica; every dependent runs after all its dependencies, " +
+			"none stays waiting",
+		shape: shape{cores: 2, promoters: 1, workers: 3, redisCluster: true},
+		fault: killCoreAndMaster,
+		flows: true,
+		// a second before the fault: the flow is still running then
+		bigFlowAfter: func(cfg config) time.Duration { return cfg.warmup - time.Second },
 	},
 	{
 		name:  "kill-leader",
@@ -195,6 +211,37 @@ func stopRedis(ctx context.Context, cfg config, c *cluster) (fault, error) {
 	return fault{at: at, back: back, note: fmt.Sprintf("stopped for %s", round(back.Sub(at)))}, err
 }
 
+// killCoreAndMaster kills core1 and the master serving the last type (a
+// flow's sink) at once, restarts core1 after cfg.restartAfter, and waits
+// until the master's replica took over and the killed master is back as
+// its replica.
+func killCoreAndMaster(ctx context.Context, cfg config, c *cluster) (fault, error) {
+	n := c.cores[0]
+	at := time.Now()
+	n.proc.kill()
+	var (
+		victim, heir string
+		tookOver     time.Time
+		masterErr    error
+		failover     sync.WaitGroup
+	)
+	failover.Go(func() { victim, heir, tookOver, masterErr = c.killMaster(ctx, c.types[len(c.types)-1]) })
+	err := pause(ctx, cfg.restartAfter)
+	starts := 0
+	if err == nil {
+		starts, err = c.superviseNode(ctx, n)
+	}
+	coreBack := time.Now()
+	failover.Wait()
+	if err = errors.Join(err, masterErr); err != nil {
+		return fault{}, err
+	}
+	back := time.Now()
+	return fault{at: at, back: back,
+		note: fmt.Sprintf("core2 served throughout; core1 was back after %s (%d starts); master %s killed, replica %s master after %s, "+
+			"the cluster whole again after %s", round(coreBack.Sub(at)), starts, victim, heir, round(tookOver.Sub(at)), round(back.Sub(at)))}, nil
+}
+
 func killLeader(ctx context.Context, _ config, c *cluster) (fault, error) {
 	leader, err := c.waitLeader(ctx, "")
 	if err != nil {
@@ -248,8 +295,11 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 		return res
 	}
 	defer c.stop()
-	ld := newLoad(cfg, c.client)
+	ld := newLoad(cfg, c.client, c.types)
 	ld.flows = sc.flows
+	if sc.bigFlowAfter != nil {
+		ld.bigFlowAfter = sc.bigFlowAfter(cfg)
+	}
 	subs, err := ld.listen()
 	if err != nil {
 		res.err = err
