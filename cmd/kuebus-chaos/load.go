@@ -39,20 +39,22 @@ type load struct {
 	types  []string // the job types, taken in turn
 
 	flows bool // create flows too (scenario.flows)
-	// bigFlowAfter is when, after the load starts, the 1,000-job flow is
-	// created (scenario.bigFlowAfter).
-	bigFlowAfter time.Duration
+	// bigCreated closes when the create of the 1,000-job flow has its
+	// answer (or none within createTimeout), with flows.
+	bigCreated chan struct{}
 
 	mu         sync.Mutex // guards the fields below
 	acked      map[int64]ack
 	deps       map[int64][]int64 // a flow job → the flow jobs it depends on
+	bigFlow    []int64           // the ids of the 1,000-job flow, if created
+	bigAt      time.Time         // when its create was acknowledged
 	failed     int               // creates that got an error or no answer
 	completes  []time.Time
 	promotions []promotion
 }
 
 func newLoad(cfg config, client *core.Client, types []string) *load {
-	return &load{cfg: cfg, client: client, types: types, acked: map[int64]ack{}, deps: map[int64][]int64{}}
+	return &load{cfg: cfg, client: client, types: types, bigCreated: make(chan struct{}), acked: map[int64]ack{}, deps: map[int64][]int64{}}
 }
 
 // listen subscribes to complete and promotion events of every type.
@@ -110,9 +112,11 @@ func (l *load) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	if l.flows {
 		wg.Go(func() {
-			if pause(ctx, l.bigFlowAfter) == nil {
-				l.createFlow(ctx, 998)
-			}
+			ids, at := l.createFlow(ctx, 998)
+			l.mu.Lock()
+			l.bigFlow, l.bigAt = ids, at
+			l.mu.Unlock()
+			close(l.bigCreated)
 		})
 	}
 	for p := range l.cfg.producers {
@@ -124,7 +128,7 @@ func (l *load) run(ctx context.Context) {
 				case <-tick.C:
 				}
 				if l.flows && n%flowEvery == flowEvery-1 {
-					l.createFlow(ctx, 8)
+					_, _ = l.createFlow(ctx, 8)
 					continue
 				}
 				l.create(ctx, p, n)
@@ -164,7 +168,9 @@ const flowEvery = 10
 // middle jobs of each in turn, so that the flow spans every shard. Its jobs
 // count as acknowledged creates, and their dependencies are kept for the
 // verdict.
-func (l *load) createFlow(ctx context.Context, width int) {
+// It returns the flow's ids and when they were acknowledged (none and
+// zero when the create failed).
+func (l *load) createFlow(ctx context.Context, width int) ([]int64, time.Time) {
 	spec := func(typ string) core.Spec { return core.Spec{Type: typ, TTL: l.cfg.ttl, MaxAttempts: 3} }
 	jobs := []core.FlowJob{{Ref: "root", Spec: spec(l.types[0])}}
 	sink := core.FlowJob{Ref: "sink", Spec: spec(l.types[len(l.types)-1])}
@@ -184,26 +190,30 @@ func (l *load) createFlow(ctx context.Context, width int) {
 	defer l.mu.Unlock()
 	if err != nil {
 		l.failed++
-		return
+		return nil, time.Time{}
 	}
+	ids := make([]int64, len(jobs))
 	for i, fj := range jobs {
 		id := reply.Jobs[i].ID
+		ids[i] = id
 		l.acked[id] = ack{sent: sent, at: at}
 		for _, d := range fj.DependsOn {
 			l.deps[id] = append(l.deps[id], reply.IDOf(d.Ref))
 		}
 	}
+	return ids, at
 }
 
-// flowDeps copies the dependencies of the flow jobs created.
-func (l *load) flowDeps() map[int64][]int64 {
+// flowDeps copies the dependencies of the flow jobs created, and the ids
+// of the 1,000-job flow and when they were acknowledged.
+func (l *load) flowDeps() (map[int64][]int64, []int64, time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[int64][]int64, len(l.deps))
 	for id, d := range l.deps {
 		out[id] = d
 	}
-	return out
+	return out, append([]int64(nil), l.bigFlow...), l.bigAt
 }
 
 // snapshot copies what the load recorded.

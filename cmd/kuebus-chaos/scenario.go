@@ -32,10 +32,6 @@ type scenario struct {
 	// verdict adds that no flow job ran before its dependencies completed
 	// and none stays waiting.
 	flows bool
-	// bigFlowAfter, with flows, is when the 1,000-job flow is created after
-	// the load starts: close enough to the fault that the fault hits it
-	// while it runs (0: at once).
-	bigFlowAfter func(cfg config) time.Duration
 }
 
 // fault is what a scenario's fault did: when it hit, when the faulty part
@@ -106,8 +102,6 @@ var scenarios = []scenario{
 		shape: shape{cores: 2, promoters: 1, workers: 3, redisCluster: true},
 		fault: killCoreAndMaster,
 		flows: true,
-		// a second before the fault: the flow is still running then
-		bigFlowAfter: func(cfg config) time.Duration { return cfg.warmup - time.Second },
 	},
 	{
 		name:  "kill-leader",
@@ -297,9 +291,6 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 	defer c.stop()
 	ld := newLoad(cfg, c.client, c.types)
 	ld.flows = sc.flows
-	if sc.bigFlowAfter != nil {
-		ld.bigFlowAfter = sc.bigFlowAfter(cfg)
-	}
 	subs, err := ld.listen()
 	if err != nil {
 		res.err = err
@@ -308,7 +299,7 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var producing sync.WaitGroup
 	producing.Go(func() { ld.run(loadCtx) })
-	f, err := inject(ctx, cfg, c, sc)
+	f, err := inject(ctx, cfg, c, sc, ld)
 	stopLoad()
 	producing.Wait()
 	if err != nil {
@@ -348,9 +339,18 @@ func quiesce(c *cluster, subs []*nats.Subscription) {
 
 // inject runs the load for cfg.warmup, the fault, and the load again for
 // cfg.after.
-func inject(ctx context.Context, cfg config, c *cluster, sc scenario) (fault, error) {
+func inject(ctx context.Context, cfg config, c *cluster, sc scenario, ld *load) (fault, error) {
 	if err := pause(ctx, cfg.warmup); err != nil {
 		return fault{}, err
+	}
+	if sc.flows {
+		// Not before the 1,000-job flow is in Redis, however slow its
+		// create: the fault is to hit it while it runs.
+		select {
+		case <-ld.bigCreated:
+		case <-ctx.Done():
+			return fault{}, ctx.Err()
+		}
 	}
 	f, err := sc.fault(ctx, cfg, c)
 	if err != nil {
