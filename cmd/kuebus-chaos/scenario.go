@@ -32,6 +32,10 @@ type scenario struct {
 	// verdict adds that no flow job ran before its dependencies completed
 	// and none stays waiting.
 	flows bool
+	// long: the scenario is slow to set up (a Redis Cluster of six
+	// servers, a failover), so --short leaves it out unless --scenario
+	// names it.
+	long bool
 }
 
 // fault is what a scenario's fault did: when it hit, when the faulty part
@@ -102,6 +106,7 @@ var scenarios = []scenario{
 		shape: shape{cores: 2, promoters: 1, workers: 3, redisCluster: true},
 		fault: killCoreAndMaster,
 		flows: true,
+		long:  true,
 	},
 	{
 		name:  "kill-leader",
