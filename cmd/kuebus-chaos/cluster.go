@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -362,6 +363,42 @@ func (c *cluster) waitLeader(ctx context.Context, not string) (string, error) {
 		return nil
 	})
 	return leader, err
+}
+
+// sweepLine is what a core logs when the leader's sweep finished
+// hand-overs a crash left half done (core/service/deps.go), with count=N.
+const sweepLine = "dependency hand-overs finished by the sweep"
+
+var sweepCount = regexp.MustCompile(`count=(\d+)`)
+
+// sweptHandOvers adds up, from the cores' logs, the hand-overs the
+// leader's sweep finished: on a Redis Cluster, the completions whose
+// second step a kill cut off. The figure shows the fault hit that path.
+func (c *cluster) sweptHandOvers() (int, error) {
+	total := 0
+	for _, n := range c.cores {
+		f, err := os.Open(n.proc.log)
+		if err != nil {
+			return 0, fmt.Errorf("chaos: read log: %w", err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if !strings.Contains(sc.Text(), sweepLine) {
+				continue
+			}
+			if m := sweepCount.FindStringSubmatch(sc.Text()); m != nil {
+				k, _ := strconv.Atoi(m[1]) // \d+ of a log line: an int
+				total += k
+			}
+		}
+		err = sc.Err()
+		_ = f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("chaos: read log %s: %w", n.proc.log, err)
+		}
+	}
+	return total, nil
 }
 
 // retry calls fn every 50 ms until it succeeds or limit passes.

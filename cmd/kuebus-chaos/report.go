@@ -37,6 +37,7 @@ type result struct {
 	bigFrom, bigTo time.Duration
 	bigRan         bool
 	bigAcked       time.Duration // when its create was acknowledged, from the fault
+	swept          int           // hand-overs the leader's sweep finished (cores' logs)
 }
 
 // judge fills in the result from what the run recorded.
@@ -133,7 +134,8 @@ func (r *result) print(w io.Writer) {
 		rows = append(rows, [2]string{"flow jobs with dependencies", fmt.Sprint(r.flowJobs)},
 			[2]string{"  ran before a dependency completed", fmt.Sprintf("%d%s", len(r.early), sample(r.early))},
 			[2]string{"  still waiting at the end", fmt.Sprintf("%d%s", len(r.out.waiting), sample(r.out.waiting))},
-			[2]string{"  ran twice (no fault explains it)", fmt.Sprintf("%d (%d)%s", len(r.depsTwice), len(r.depsBad), sample(r.depsBad))})
+			[2]string{"  ran twice (no fault explains it)", fmt.Sprintf("%d (%d)%s", len(r.depsTwice), len(r.depsBad), sample(r.depsBad))},
+			[2]string{"  hand-overs finished by the leader's sweep", fmt.Sprint(r.swept)})
 		if r.bigRan {
 			rows = append(rows, [2]string{"  the 1,000-job flow, from the fault",
 				fmt.Sprintf("acknowledged %s, ran %s to %s", signed(r.bigAcked), signed(r.bigFrom), signed(r.bigTo))})

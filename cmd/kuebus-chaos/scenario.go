@@ -324,6 +324,10 @@ func runScenario(ctx context.Context, cfg config, sc scenario) (res result) {
 		res.err = err
 		return res
 	}
+	if res.swept, err = c.sweptHandOvers(); err != nil {
+		res.err = err
+		return res
+	}
 	res.judge(ld, f, cfg.ttl, states, runs)
 	return res
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -239,4 +240,23 @@ func TestDependentsTwice(t *testing.T) {
 	require.Equal(t, at(3050), last)
 	first, _ = span([]int64{9}, runs)
 	require.True(t, first.IsZero(), "a job that never ran has no span")
+}
+
+func TestSweptHandOversAddsUpTheCoresLogs(t *testing.T) {
+	dir := t.TempDir()
+	logs := []string{
+		"time=x level=INFO msg=\"kuebus node ready\" node=core1\n" +
+			"time=x level=INFO msg=\"dependency hand-overs finished by the sweep\" count=3\n",
+		"time=x level=INFO msg=\"dependency hand-overs finished by the sweep\" count=4\n" +
+			"time=x level=WARN msg=other count=100\n",
+	}
+	c := &cluster{}
+	for i, text := range logs {
+		path := filepath.Join(dir, fmt.Sprintf("core%d.log", i+1))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		c.cores = append(c.cores, &node{proc: &proc{log: path}})
+	}
+	n, err := c.sweptHandOvers()
+	require.NoError(t, err)
+	require.Equal(t, 7, n)
 }
