@@ -31,6 +31,7 @@
 //	load.go       the producers' creates, the events they time, final states
 //	workerproc.go kuebus-chaos worker, which records each handler run
 //	verdict.go    the workers' records: jobs held twice, runs no fault
-//	              explains, acknowledged jobs lost
+//	              explains, acknowledged jobs lost, flow jobs run early
+//	              or twice
 //	report.go     one scenario's result and table, the summary table
 package main

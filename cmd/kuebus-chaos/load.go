@@ -167,8 +167,7 @@ const flowEvery = 10
 // (a Redis Cluster) the root is of the first, the sink of the last and the
 // middle jobs of each in turn, so that the flow spans every shard. Its jobs
 // count as acknowledged creates, and their dependencies are kept for the
-// verdict.
-// It returns the flow's ids and when they were acknowledged (none and
+// verdict. It returns the flow's ids and when they were acknowledged (none and
 // zero when the create failed).
 func (l *load) createFlow(ctx context.Context, width int) ([]int64, time.Time) {
 	spec := func(typ string) core.Spec { return core.Spec{Type: typ, TTL: l.cfg.ttl, MaxAttempts: 3} }

@@ -29,8 +29,9 @@ type scenario struct {
 	rescueBound time.Duration
 	// flows: the load creates flows too (load.go): one 1,000-job
 	// fan-out/fan-in first, then a small one every flowEvery creates; the
-	// verdict adds that no flow job ran before its dependencies completed
-	// and none stays waiting.
+	// verdict adds that no flow job ran before its dependencies completed,
+	// none stays waiting and none with dependencies ran twice unexplained;
+	// the fault waits for the 1,000-job flow's create, to hit it running.
 	flows bool
 	// long: the scenario is slow to set up (a Redis Cluster of six
 	// servers, a failover), so --short leaves it out unless --scenario
