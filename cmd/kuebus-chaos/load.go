@@ -12,7 +12,9 @@ import (
 	"github.com/kuebus/kuebus/core"
 )
 
-// jobType is the type of every job the load creates.
+// jobType is the type of every job the load creates on one Redis; on a
+// Redis Cluster the types are jobType followed by a number, one per master
+// (rediscluster.go).
 const jobType = "chaos"
 
 // createTimeout bounds one create: a create that has no answer by then is
@@ -34,26 +36,48 @@ type promotion struct {
 type load struct {
 	cfg    config
 	client *core.Client
+	types  []string // the job types, taken in turn
 
 	flows bool // create flows too (scenario.flows)
+	// bigCreated closes when the create of the 1,000-job flow has its
+	// answer (or none within createTimeout), with flows.
+	bigCreated chan struct{}
 
 	mu         sync.Mutex // guards the fields below
 	acked      map[int64]ack
 	deps       map[int64][]int64 // a flow job → the flow jobs it depends on
+	bigFlow    []int64           // the ids of the 1,000-job flow, if created
+	bigAt      time.Time         // when its create was acknowledged
 	failed     int               // creates that got an error or no answer
 	completes  []time.Time
 	promotions []promotion
 }
 
-func newLoad(cfg config, client *core.Client) *load {
-	return &load{cfg: cfg, client: client, acked: map[int64]ack{}, deps: map[int64][]int64{}}
+func newLoad(cfg config, client *core.Client, types []string) *load {
+	return &load{cfg: cfg, client: client, types: types, bigCreated: make(chan struct{}), acked: map[int64]ack{}, deps: map[int64][]int64{}}
 }
 
-// listen subscribes to complete and promotion events. Events are at most
-// once: they time recovery, they never decide whether a job was lost.
+// listen subscribes to complete and promotion events of every type.
+// Events are at most once: they time recovery, they never decide whether a
+// job was lost.
 func (l *load) listen() ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	for _, typ := range l.types {
+		s, err := l.listenType(typ)
+		if err != nil {
+			for _, sub := range subs {
+				_ = sub.Unsubscribe()
+			}
+			return nil, err
+		}
+		subs = append(subs, s...)
+	}
+	return subs, nil
+}
+
+func (l *load) listenType(typ string) ([]*nats.Subscription, error) {
 	subj := l.client.Subjects()
-	done, err := l.client.Subscribe(subj.JobEventsOf("complete", jobType), func(*core.Event) {
+	done, err := l.client.Subscribe(subj.JobEventsOf("complete", typ), func(*core.Event) {
 		now := time.Now()
 		l.mu.Lock()
 		l.completes = append(l.completes, now)
@@ -62,7 +86,7 @@ func (l *load) listen() ([]*nats.Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	promoted, err := l.client.Subscribe(subj.JobEventsOf("promotion", jobType), func(ev *core.Event) {
+	promoted, err := l.client.Subscribe(subj.JobEventsOf("promotion", typ), func(ev *core.Event) {
 		p := promotion{at: time.Now()}
 		if ev.Job != nil {
 			p.due = time.UnixMilli(ev.Job.PromoteAt)
@@ -87,7 +111,13 @@ func (l *load) run(ctx context.Context) {
 	defer tick.Stop()
 	var wg sync.WaitGroup
 	if l.flows {
-		wg.Go(func() { l.createFlow(ctx, 998) })
+		wg.Go(func() {
+			ids, at := l.createFlow(ctx, 998)
+			l.mu.Lock()
+			l.bigFlow, l.bigAt = ids, at
+			l.mu.Unlock()
+			close(l.bigCreated)
+		})
 	}
 	for p := range l.cfg.producers {
 		wg.Go(func() {
@@ -98,7 +128,7 @@ func (l *load) run(ctx context.Context) {
 				case <-tick.C:
 				}
 				if l.flows && n%flowEvery == flowEvery-1 {
-					l.createFlow(ctx, 8)
+					_, _ = l.createFlow(ctx, 8)
 					continue
 				}
 				l.create(ctx, p, n)
@@ -117,7 +147,7 @@ func (l *load) create(ctx context.Context, producer, n int) {
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
 	defer cancel()
 	sent := time.Now()
-	job, err := l.client.Create(callCtx, jobType, map[string]int{"producer": producer, "n": n}, opts)
+	job, err := l.client.Create(callCtx, l.types[n%len(l.types)], map[string]int{"producer": producer, "n": n}, opts)
 	at := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -133,14 +163,19 @@ func (l *load) create(ctx context.Context, producer, n int) {
 const flowEvery = 10
 
 // createFlow creates a fan-out/fan-in flow: a root, width jobs that
-// depend on it, and a sink that depends on those. Its jobs count as
-// acknowledged creates, and their dependencies are kept for the verdict.
-func (l *load) createFlow(ctx context.Context, width int) {
-	jobs := []core.FlowJob{{Ref: "root", Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3}}}
-	sink := core.FlowJob{Ref: "sink", Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3}}
+// depend on it, and a sink that depends on those. With several types
+// (a Redis Cluster) the root is of the first, the sink of the last and the
+// middle jobs of each in turn, so that the flow spans every shard. Its jobs
+// count as acknowledged creates, and their dependencies are kept for the
+// verdict. It returns the flow's ids and when they were acknowledged (none and
+// zero when the create failed).
+func (l *load) createFlow(ctx context.Context, width int) ([]int64, time.Time) {
+	spec := func(typ string) core.Spec { return core.Spec{Type: typ, TTL: l.cfg.ttl, MaxAttempts: 3} }
+	jobs := []core.FlowJob{{Ref: "root", Spec: spec(l.types[0])}}
+	sink := core.FlowJob{Ref: "sink", Spec: spec(l.types[len(l.types)-1])}
 	for i := range width {
 		ref := fmt.Sprint("m", i)
-		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: core.Spec{Type: jobType, TTL: l.cfg.ttl, MaxAttempts: 3},
+		jobs = append(jobs, core.FlowJob{Ref: ref, Spec: spec(l.types[i%len(l.types)]),
 			DependsOn: []core.DepRef{core.Ref("root")}})
 		sink.DependsOn = append(sink.DependsOn, core.Ref(ref))
 	}
@@ -154,26 +189,30 @@ func (l *load) createFlow(ctx context.Context, width int) {
 	defer l.mu.Unlock()
 	if err != nil {
 		l.failed++
-		return
+		return nil, time.Time{}
 	}
+	ids := make([]int64, len(jobs))
 	for i, fj := range jobs {
 		id := reply.Jobs[i].ID
+		ids[i] = id
 		l.acked[id] = ack{sent: sent, at: at}
 		for _, d := range fj.DependsOn {
 			l.deps[id] = append(l.deps[id], reply.IDOf(d.Ref))
 		}
 	}
+	return ids, at
 }
 
-// flowDeps copies the dependencies of the flow jobs created.
-func (l *load) flowDeps() map[int64][]int64 {
+// flowDeps copies the dependencies of the flow jobs created, and the ids
+// of the 1,000-job flow and when they were acknowledged.
+func (l *load) flowDeps() (map[int64][]int64, []int64, time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[int64][]int64, len(l.deps))
 	for id, d := range l.deps {
 		out[id] = d
 	}
-	return out
+	return out, append([]int64(nil), l.bigFlow...), l.bigAt
 }
 
 // snapshot copies what the load recorded.

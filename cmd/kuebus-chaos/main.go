@@ -92,8 +92,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.dir, "dir", "", "`DIR` for configs, logs, records and Redis's data (required)")
 	fs.StringVar(&cfg.redisServer, "redis-server", "redis-server", "the redis-server `BINARY`")
 	fs.StringVar(&cfg.appendfsync, "appendfsync", "always", "Redis appendfsync: always or everysec")
-	names := fs.String("scenario", "", "comma-separated scenarios to run (default all: "+scenarioNames()+")")
-	short := fs.Bool("short", false, "the short form for CI: shorter load and faults")
+	names := fs.String("scenario", "", "comma-separated scenarios to run (default all: "+scenarioNames(false)+")")
+	short := fs.Bool("short", false, "the short form for CI: shorter load and faults, and without "+longNames())
 	fs.IntVar(&cfg.producers, "producers", 4, "producer goroutines")
 	fs.IntVar(&cfg.rate, "rate", 300, "creates a second, all producers together")
 	fs.IntVar(&cfg.concurrency, "concurrency", 8, "handlers at once in each of the 3 worker processes")
@@ -110,7 +110,7 @@ func parseFlags(args []string) (config, error) {
 		cfg.warmup, cfg.after, cfg.stall, cfg.restartAfter, cfg.drain = 3*time.Second, 4*time.Second, 5*time.Second, time.Second, 30*time.Second
 		cfg.kills = 6
 	}
-	cfg.scenarios = strings.Split(cmp.Or(*names, scenarioNames()), ",")
+	cfg.scenarios = strings.Split(cmp.Or(*names, scenarioNames(*short)), ",")
 	return cfg, cfg.check()
 }
 
@@ -129,7 +129,7 @@ func (cfg *config) check() error {
 	}
 	for _, name := range cfg.scenarios {
 		if !slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.name == name }) {
-			return fmt.Errorf("--scenario %q: no such scenario (use %s)", name, scenarioNames())
+			return fmt.Errorf("--scenario %q: no such scenario (use %s)", name, scenarioNames(false))
 		}
 	}
 	var err error
@@ -142,10 +142,24 @@ func (cfg *config) check() error {
 	return nil
 }
 
-func scenarioNames() string {
-	names := make([]string, len(scenarios))
-	for i, sc := range scenarios {
-		names[i] = sc.name
+// scenarioNames lists the scenarios, without the long ones when short.
+func scenarioNames(short bool) string {
+	var names []string
+	for _, sc := range scenarios {
+		if !short || !sc.long {
+			names = append(names, sc.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// longNames lists the scenarios --short leaves out.
+func longNames() string {
+	var names []string
+	for _, sc := range scenarios {
+		if sc.long {
+			names = append(names, sc.name)
+		}
 	}
 	return strings.Join(names, ",")
 }

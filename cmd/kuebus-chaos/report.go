@@ -31,6 +31,13 @@ type result struct {
 	shortLeases           int           // leases granted with less than half the ttl left
 	flowJobs              int           // jobs of flows (scenario.flows)
 	early                 []int64       // flow jobs that ran before a dependency completed
+	depsTwice, depsBad    []int64       // flow jobs with dependencies that ran twice; of those, unexplained ones
+	// bigFrom and bigTo are when the 1,000-job flow's first run started and
+	// its last ended, relative to the fault; bigRan says it ran at all.
+	bigFrom, bigTo time.Duration
+	bigRan         bool
+	bigAcked       time.Duration // when its create was acknowledged, from the fault
+	swept          int           // hand-overs the leader's sweep finished (cores' logs)
 }
 
 // judge fills in the result from what the run recorded.
@@ -74,8 +81,15 @@ func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]co
 	waits, _ := rescueWaits(runs)
 	r.rescueP50, r.rescueP99 = quantile(waits, 0.5), quantile(waits, 0.99)
 	r.shortLeases = shortLeases(runs, ttl)
-	deps := ld.flowDeps()
+	deps, big, bigAt := ld.flowDeps()
 	r.flowJobs, r.early = len(deps), early(deps, runs)
+	r.depsTwice, r.depsBad = dependentsTwice(deps, runs, r.unexplained)
+	if first, last := span(big, runs); !first.IsZero() {
+		r.bigRan, r.bigFrom, r.bigTo = true, first.Sub(f.at), last.Sub(f.at)
+	}
+	if !bigAt.IsZero() {
+		r.bigAcked = bigAt.Sub(f.at)
+	}
 }
 
 // bad says whether the scenario broke a promise: an acknowledged job lost,
@@ -83,7 +97,8 @@ func (r *result) judge(ld *load, f fault, ttl time.Duration, states map[int64]co
 // killed worker's jobs that took too long to run again (p99) or never did.
 func (r *result) bad() bool {
 	slow := r.rescueBound > 0 && (r.rescueP99 > r.rescueBound || r.stuck > 0)
-	return len(r.out.lost) > 0 || len(r.twoHeld) > 0 || slow || len(r.early) > 0 || len(r.out.waiting) > 0
+	return len(r.out.lost) > 0 || len(r.twoHeld) > 0 || slow || len(r.early) > 0 || len(r.out.waiting) > 0 ||
+		len(r.depsBad) > 0
 }
 
 // print writes the scenario's own table.
@@ -118,7 +133,13 @@ func (r *result) print(w io.Writer) {
 	if r.flowJobs > 0 {
 		rows = append(rows, [2]string{"flow jobs with dependencies", fmt.Sprint(r.flowJobs)},
 			[2]string{"  ran before a dependency completed", fmt.Sprintf("%d%s", len(r.early), sample(r.early))},
-			[2]string{"  still waiting at the end", fmt.Sprintf("%d%s", len(r.out.waiting), sample(r.out.waiting))})
+			[2]string{"  still waiting at the end", fmt.Sprintf("%d%s", len(r.out.waiting), sample(r.out.waiting))},
+			[2]string{"  ran twice (no fault explains it)", fmt.Sprintf("%d (%d)%s", len(r.depsTwice), len(r.depsBad), sample(r.depsBad))},
+			[2]string{"  hand-overs finished by the leader's sweep", fmt.Sprint(r.swept)})
+		if r.bigRan {
+			rows = append(rows, [2]string{"  the 1,000-job flow, from the fault",
+				fmt.Sprintf("acknowledged %s, ran %s to %s", signed(r.bigAcked), signed(r.bigFrom), signed(r.bigTo))})
+		}
 	}
 	if r.killedJobs > 0 {
 		rows = append(rows, [2]string{"jobs running on the killed worker",
@@ -156,6 +177,14 @@ func dur(d time.Duration) string {
 		return "none"
 	}
 	return round(d).String()
+}
+
+// signed writes d with its sign: before (-) or after (+) the fault.
+func signed(d time.Duration) string {
+	if d < 0 {
+		return "-" + round(-d).String()
+	}
+	return "+" + round(d).String()
 }
 
 func drainText(d time.Duration, ok bool) string {

@@ -257,6 +257,42 @@ func early(deps map[int64][]int64, runs map[int64][]*run) []int64 {
 	return out
 }
 
+// dependentsTwice lists the flow jobs with dependencies (deps' keys) that
+// ran more than once, and of those the ones unexplained lists (reruns):
+// ran twice with no fault to explain it. A dependent released twice (two
+// hand-overs of one dependency both moving it) would show there. Both
+// sorted.
+func dependentsTwice(deps map[int64][]int64, runs map[int64][]*run, unexplained []int64) (twice, bad []int64) {
+	for id := range deps {
+		if len(runs[id]) < 2 {
+			continue
+		}
+		twice = append(twice, id)
+		if slices.Contains(unexplained, id) {
+			bad = append(bad, id)
+		}
+	}
+	slices.Sort(twice)
+	slices.Sort(bad)
+	return twice, bad
+}
+
+// span is when the first run of any of ids started and when the last run
+// that finished its work ended; zero times when none ran.
+func span(ids []int64, runs map[int64][]*run) (first, last time.Time) {
+	for _, id := range ids {
+		for _, r := range runs[id] {
+			if first.IsZero() || r.start.Before(first) {
+				first = r.start
+			}
+			if r.ok && r.end.After(last) {
+				last = r.end
+			}
+		}
+	}
+	return first, last
+}
+
 // finished is the set of jobs one of whose runs finished its work.
 func finished(runs map[int64][]*run) map[int64]bool {
 	done := map[int64]bool{}

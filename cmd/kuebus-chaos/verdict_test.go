@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -217,4 +218,45 @@ func TestEarlyFindsADependentThatRanBeforeItsDependency(t *testing.T) {
 	}
 	deps := map[int64][]int64{3: {1, 2}, 4: {1}, 5: {1}}
 	require.Equal(t, []int64{3}, early(deps, runs))
+}
+
+func TestDependentsTwice(t *testing.T) {
+	dir := t.TempDir()
+	// 2 and 3 depend on 1; 2 ran twice, its first run ending in the fault
+	// window; 3 ran twice outside it
+	writeRecords(t, dir, "w1", start(1, "a", 0), end(1, "a", 50),
+		start(2, "b", 100), end(2, "b", 150), start(3, "c", 60), end(3, "c", 110))
+	writeRecords(t, dir, "w2", start(2, "d", 3000), end(2, "d", 3050), start(3, "e", 3000), end(3, "e", 3050))
+	runs, err := readRuns(dir, nil, at(5000))
+	require.NoError(t, err)
+	_, unexplained := reruns(runs, window{from: at(120), to: at(200)})
+	require.Equal(t, []int64{3}, unexplained)
+	twice, bad := dependentsTwice(map[int64][]int64{2: {1}, 3: {1}}, runs, unexplained)
+	require.Equal(t, []int64{2, 3}, twice)
+	require.Equal(t, []int64{3}, bad)
+
+	first, last := span([]int64{1, 2}, runs)
+	require.Equal(t, at(0), first)
+	require.Equal(t, at(3050), last)
+	first, _ = span([]int64{9}, runs)
+	require.True(t, first.IsZero(), "a job that never ran has no span")
+}
+
+func TestSweptHandOversAddsUpTheCoresLogs(t *testing.T) {
+	dir := t.TempDir()
+	logs := []string{
+		"time=x level=INFO msg=\"kuebus node ready\" node=core1\n" +
+			"time=x level=INFO msg=\"dependency hand-overs finished by the sweep\" count=3\n",
+		"time=x level=INFO msg=\"dependency hand-overs finished by the sweep\" count=4\n" +
+			"time=x level=WARN msg=other count=100\n",
+	}
+	c := &cluster{}
+	for i, text := range logs {
+		path := filepath.Join(dir, fmt.Sprintf("core%d.log", i+1))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		c.cores = append(c.cores, &node{proc: &proc{log: path}})
+	}
+	n, err := c.sweptHandOvers()
+	require.NoError(t, err)
+	require.Equal(t, 7, n)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,7 +50,7 @@ func runWorker(ctx context.Context, args []string) error {
 	url := fs.String("nats", "", "NATS `URL`")
 	id := fs.String("id", "", "worker id")
 	path := fs.String("records", "", "record `FILE`")
-	typ := fs.String("type", jobType, "job type")
+	types := fs.String("type", jobType, "comma-separated job types")
 	concurrency := fs.Int("concurrency", 8, "handlers at once")
 	work := fs.Duration("work", 20*time.Millisecond, "how long each job works")
 	if err := fs.Parse(args); err != nil {
@@ -75,7 +76,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w.Handle(*typ, worker.HandlerFunc(func(ctx context.Context, j *worker.Job) error {
+	h := worker.HandlerFunc(func(ctx context.Context, j *worker.Job) error {
 		rec.write(record{Event: "start", ID: j.ID, Lease: j.Lease, Worker: *id, At: time.Now().UnixNano(), Until: j.LeaseUntil})
 		ok := false
 		defer func() {
@@ -90,6 +91,9 @@ func runWorker(ctx context.Context, args []string) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-	}))
+	})
+	for typ := range strings.SplitSeq(*types, ",") {
+		w.Handle(typ, h)
+	}
 	return w.Run(ctx)
 }
