@@ -827,10 +827,11 @@ function renderSchedules(list) {
       // Written as Go writes a duration, sent in ms as the API takes it.
       body.every = parseDuration(v.every);
       if (body.every === null) {
-        toast(`every: "${v.every}" is not a duration: write one as 30s, 5m or 1h30m`, true);
+        showFieldErrors(form, { every: `"${v.every}" is not a duration: write one as 30s, 5m or 1h30m` });
         return;
       }
     }
+    showFieldErrors(form, {});
     if (v.tz) body.tz = v.tz;
     if (v.data) {
       try { body.spec.data = JSON.parse(v.data); } catch (err) { toast(`data: ${err.message}`, true); return; }
