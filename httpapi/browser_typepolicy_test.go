@@ -84,6 +84,7 @@ func TestTypePageEditsItsPolicyInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#policy-save`)),
 		chromedp.WaitVisible(chromedp.CSS(field("concurrency")+`[value="2"]`)),
 		chromedp.WaitVisible(chromedp.CSS(field("rate.per")+`[value="1m"]`)),
+		chromedp.WaitVisible(chromedp.CSS(field("defaults.backoff.delay")+`[value="500ms"]`)),
 	)
 	shot("typepolicy-2-saved.png")
 	require.Equal(t, map[string]any{
@@ -91,7 +92,8 @@ func TestTypePageEditsItsPolicyInBrowser(t *testing.T) {
 		"rate":  map[string]any{"limit": float64(10), "per": float64(60000)},
 		"aging": map[string]any{"per": float64(1000)},
 		"defaults": map[string]any{"max_attempts": float64(3), "ttl": float64(120000),
-			"backoff":            map[string]any{"type": "exponential", "delay": float64(500)},
+			// first retry after 500ms: the wire's Kue delay is twice that
+			"backoff":            map[string]any{"type": "exponential", "delay": float64(1000)},
 			"remove_on_complete": map[string]any{"age": float64(60000)}},
 	}, policy())
 	require.Equal(t, 0, evalIn[int](t, browser, `document.querySelectorAll('#policy-form .field-error').length`))

@@ -868,6 +868,13 @@ function goDuration(ms) {
   return `${ms}ms`;
 }
 
+// firstWait is how long a backoff waits after the first failed attempt:
+// a fixed one its delay, an exponential one half of it (Kue's formula,
+// docs/protocol.md "Backoff"), then 3, 7, 15 times that.
+function firstWait(b) {
+  return b.type === "exponential" ? Math.round(b.delay / 2) : b.delay;
+}
+
 // ---- a type's policy ---------------------------------------------------------------
 
 // POLICY_FIELDS are the policy's fields the type's page shows and edits,
@@ -886,7 +893,7 @@ const POLICY_FIELDS = [
   ["defaults.max_attempts", "Default attempts", "int"],
   ["defaults.ttl", "Default ttl (e.g. 2m)", "duration"],
   ["defaults.backoff.type", "Default backoff", "backoff"],
-  ["defaults.backoff.delay", "backoff delay (e.g. 500ms)", "duration"],
+  ["defaults.backoff.delay", "first retry after (e.g. 500ms)", "duration"],
   ["defaults.stall_limit", "Default stall limit", "int"],
 ];
 
@@ -926,6 +933,11 @@ function policyBody(form, policy) {
       setPath(body, name, text);
     }
   }
+  // "first retry after D" is what the CLI's exponential:D and Go's
+  // core.ExponentialBackoff(D) mean: the wire's delay 2D, whose Kue
+  // formula first waits half of it (docs/protocol.md, "Backoff").
+  const b = body.defaults && body.defaults.backoff;
+  if (b && b.type === "exponential" && b.delay) b.delay *= 2;
   if (body.defaults && !Object.keys(body.defaults).length) delete body.defaults;
   return { body, errors };
 }
@@ -962,7 +974,8 @@ function errorField(message) {
 function renderPolicy(type, policy) {
   if (!policy) return null;
   const shown = (name, kind) => {
-    const v = getPath(policy, name);
+    let v = getPath(policy, name);
+    if (name === "defaults.backoff.delay" && v) v = firstWait(policy.defaults.backoff);
     if (v === undefined || v === null || v === 0 && kind !== "int") return "";
     return kind === "duration" ? goDuration(v) : String(v);
   };
@@ -1098,7 +1111,7 @@ function renderJob(id, loaded) {
   if (READONLY) actions.replaceChildren();
 
   const kv = (pairs) => h("dl", { class: "kv" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
-  const backoff = job.backoff ? `${job.backoff.type}, ${duration(job.backoff.delay)}` : "none (retry at once)";
+  const backoff = job.backoff ? `${job.backoff.type}, first retry after ${duration(firstWait(job.backoff))}` : "none (retry at once)";
   return h("div", { id: "job", dataset: { id: job.id, state: job.state } },
     h("a", { class: "back", href: listHash({ state: job.state, type: "all", order: defaultOrder(job.state), page: 0 }) }, `‹ ${job.state} jobs`),
     h("div", { class: "jobhead" }, h("h1", {}, `#${job.id} `, h("span", { class: "muted" }, job.type)), h("span", { id: "job-state" }, badge(job.state)),
