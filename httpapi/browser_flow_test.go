@@ -52,7 +52,7 @@ func TestFlowViewInBrowser(t *testing.T) {
 		require.Equal(t, want[1], evalIn[string](t, browser, fmt.Sprintf(`document.querySelector(%q).textContent`, box(ref)+" text.state")), "%s shows its state", ref)
 	}
 	stroke := func(ref string) string {
-		return evalIn[string](t, browser, fmt.Sprintf(`getComputedStyle(document.querySelector(%q)).stroke`, box(ref)+" rect"))
+		return evalIn[string](t, browser, fmt.Sprintf(`getComputedStyle(document.querySelector(%q)).stroke`, box(ref)+" rect:not(.under)"))
 	}
 	require.Equal(t, stroke("left"), stroke("bottom"), "one colour per state")
 	require.NotEqual(t, stroke("top"), stroke("bottom"), "the inactive box is not coloured as the waiting ones")
@@ -65,9 +65,41 @@ func TestFlowViewInBrowser(t *testing.T) {
 	require.ElementsMatch(t, want, edges, "an edge from each dependency to the job that waits for it")
 
 	step("clicking a box opens that job",
-		chromedp.Click(chromedp.CSS(box("top")+" rect")),
+		chromedp.Click(chromedp.CSS(box("top")+" rect:not(.under)")),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#job[data-id="%d"][data-state="inactive"]`, flow.IDOf("top")))),
 	)
 	shot("flow-2-opened.png")
+	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
+}
+
+// TestFlowViewStopsAt500JobsInBrowser: a fan-in of 600 parents into one
+// child is more than the flow view reads; from the child it draws 500
+// jobs (the child and 499 parents, in 2 layers) and says that it stopped.
+func TestFlowViewStopsAt500JobsInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
+	}
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	jobs := []map[string]any{}
+	parents := []any{}
+	for i := range 600 {
+		ref := fmt.Sprintf("p%d", i)
+		jobs = append(jobs, map[string]any{"ref": ref, "spec": map[string]any{"type": "resize"}})
+		parents = append(parents, ref)
+	}
+	jobs = append(jobs, map[string]any{"ref": "zip", "spec": map[string]any{"type": "zip"}, "depends_on": parents})
+	var flow core.FlowReply
+	e.ok(http.StatusCreated, "POST", "/flow", map[string]any{"jobs": jobs}, &flow)
+	browser, exceptions := newBrowser(t)
+	step, shot := stepper(t, browser, artifacts(t))
+	step("the child's flow stops at 500 jobs and says so",
+		chromedp.Navigate(fmt.Sprintf("%s/#/job/%d/flow", e.url, flow.IDOf("zip"))),
+		chromedp.WaitVisible(chromedp.CSS(`#flow[data-jobs="500"][data-edges="499"][data-layers="2"][data-cut="1"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#flow-cut`)),
+	)
+	shot("flow-3-cut.png")
+	require.Contains(t, evalIn[string](t, browser, `document.querySelector("#flow-cut").textContent`), "more than 500 jobs")
+	require.Equal(t, "1", evalIn[string](t, browser, fmt.Sprintf(`document.querySelector('#flow g.job[data-id="%d"]').dataset.layer`, flow.IDOf("zip"))))
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }

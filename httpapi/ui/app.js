@@ -1292,16 +1292,24 @@ function s(tag, attrs, ...kids) {
 function renderFlow(id, graph) {
   const back = h("a", { class: "back", href: `#/job/${id}` }, `‹ Job ${id}`);
   if (!graph) return h("div", { class: "panel", id: "flow", dataset: { jobs: 0 } }, back, h("p", {}, `Job ${id} does not exist (any more).`));
-  const BOX_W = 150, BOX_H = 42, GAP_X = 24, GAP_Y = 60, PAD = 12;
+  // A layer wider than ROW_MAX boxes (a fan-out of hundreds) wraps into
+  // rows ROW_GAP apart, so that the graph stays about a screen wide.
+  const BOX_W = 150, BOX_H = 42, GAP_X = 24, GAP_Y = 60, ROW_GAP = 14, ROW_MAX = 10, PAD = 12;
   const layers = flowLayers(graph);
-  const widest = Math.max(...layers.map((l) => l.length));
+  const widest = Math.min(ROW_MAX, Math.max(...layers.map((l) => l.length)));
   const width = PAD * 2 + widest * BOX_W + (widest - 1) * GAP_X;
-  const height = PAD * 2 + layers.length * BOX_H + (layers.length - 1) * GAP_Y;
   const at = new Map();
+  let y = PAD;
   layers.forEach((list, li) => {
-    const row = list.length * BOX_W + (list.length - 1) * GAP_X;
-    list.forEach((n, i) => at.set(n.id, { x: (width - row) / 2 + i * (BOX_W + GAP_X), y: PAD + li * (BOX_H + GAP_Y), layer: li }));
+    for (let start = 0; start < list.length; start += ROW_MAX) {
+      const row = list.slice(start, start + ROW_MAX);
+      const rowWidth = row.length * BOX_W + (row.length - 1) * GAP_X;
+      row.forEach((n, i) => at.set(n.id, { x: (width - rowWidth) / 2 + i * (BOX_W + GAP_X), y, layer: li }));
+      y += BOX_H + ROW_GAP;
+    }
+    y += GAP_Y - ROW_GAP;
   });
+  const height = y - GAP_Y + PAD;
   const edges = graph.edges.map(([from, to]) => {
     const a = at.get(from), b = at.get(to);
     const x1 = a.x + BOX_W / 2, y1 = a.y + BOX_H, x2 = b.x + BOX_W / 2, y2 = b.y;
@@ -1318,6 +1326,8 @@ function renderFlow(id, graph) {
       onclick: () => open(n), onkeydown: (e) => { if (e.key === "Enter") open(n); },
     },
     s("title", {}, `#${n.id} ${n.type}: ${n.state}`),
+    // An opaque box under the tinted one hides the edges that pass.
+    s("rect", { class: "under", width: BOX_W, height: BOX_H, rx: 6 }),
     s("rect", { width: BOX_W, height: BOX_H, rx: 6 }),
     s("text", { x: 10, y: 17, class: "name" }, `#${n.id} ${n.type}`.slice(0, 22)),
     s("text", { x: 10, y: 33, class: "state" }, n.state));
