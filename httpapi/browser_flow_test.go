@@ -15,8 +15,8 @@ import (
 // TestFlowViewInBrowser: in headless Chromium, a diamond made by POST
 // /flow (top, two sides that depend on it, a bottom that depends on both)
 // is drawn from the bottom job's page as 4 boxes in 3 layers with 4
-// edges, each box showing its job's state, and clicking a box opens that
-// job's page.
+// edges, each box showing its job's state; the drawing follows the flow's
+// jobs live (and only theirs), and clicking a box opens that job's page.
 func TestFlowViewInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
@@ -64,11 +64,35 @@ func TestFlowViewInBrowser(t *testing.T) {
 	}
 	require.ElementsMatch(t, want, edges, "an edge from each dependency to the job that waits for it")
 
+	// The page reads the flow again after an event about one of its jobs,
+	// and not after one about a job it does not draw.
+	reads := func() int {
+		return evalIn[int](t, browser, `performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/deps")).length`)
+	}
+	before := reads()
+	e.create(map[string]any{"type": "unrelated"})
+	step("a job outside the flow changes: the page reads its counts, not the flow",
+		chromedp.WaitVisible(chromedp.CSS(`#side-types a[data-type="unrelated"]`)),
+	)
+	require.Equal(t, before, reads(), "no walk for a job outside the flow")
+	leased, err := e.core.Client.Lease(t.Context(), core.LeaseRequest{Types: []string{"extract"}})
+	require.NoError(t, err)
+	require.Len(t, leased, 1)
+	require.NoError(t, e.core.Client.Complete(t.Context(), core.LeaseOp{ID: leased[0].ID, Lease: leased[0].Lease}))
+	step("the top completes: the flow is drawn again, both sides ready",
+		chromedp.WaitVisible(chromedp.CSS(box("top")+`[data-state="complete"]`)),
+		chromedp.WaitVisible(chromedp.CSS(box("left")+`[data-state="inactive"]`)),
+		chromedp.WaitVisible(chromedp.CSS(box("right")+`[data-state="inactive"]`)),
+		chromedp.WaitVisible(chromedp.CSS(box("bottom")+`[data-state="waiting"]`)),
+	)
+	shot("flow-2-live.png")
+	require.Greater(t, reads(), before)
+
 	step("clicking a box opens that job",
 		chromedp.Click(chromedp.CSS(box("top")+" rect:not(.under)")),
-		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#job[data-id="%d"][data-state="inactive"]`, flow.IDOf("top")))),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#job[data-id="%d"][data-state="complete"]`, flow.IDOf("top")))),
 	)
-	shot("flow-2-opened.png")
+	shot("flow-3-opened.png")
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }
 
@@ -98,7 +122,7 @@ func TestFlowViewStopsAt500JobsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#flow[data-jobs="500"][data-edges="499"][data-layers="2"][data-cut="1"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#flow-cut`)),
 	)
-	shot("flow-3-cut.png")
+	shot("flow-4-cut.png")
 	require.Contains(t, evalIn[string](t, browser, `document.querySelector("#flow-cut").textContent`), "more than 500 jobs")
 	require.Equal(t, "1", evalIn[string](t, browser, fmt.Sprintf(`document.querySelector('#flow g.job[data-id="%d"]').dataset.layer`, flow.IDOf("zip"))))
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")

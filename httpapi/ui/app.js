@@ -1228,6 +1228,21 @@ async function loadFlow(id) {
   return { nodes: [...nodes.values()], edges: [...edges.values()], cut };
 }
 
+// shownFlow is the flow last read: { id, graph }.
+let shownFlow = null;
+
+// loadFlowLive reads the flow again after events only when one of them is
+// about a job it draws: a walk costs up to FLOW_MAX reads, and the jobs of
+// other flows or none change all the time. A job newly made to depend on
+// one of the flow's shows once a job of the flow changes, or on a reload.
+async function loadFlowLive(r, live) {
+  if (live && shownFlow && shownFlow.id === r.id && shownFlow.graph &&
+      !shownFlow.graph.nodes.some((n) => fresh.has(n.id))) return shownFlow.graph;
+  const graph = await loadFlow(r.id);
+  shownFlow = { id: r.id, graph };
+  return graph;
+}
+
 // flowLayers puts each job in a layer one below its deepest dependency
 // (the longest path from a job without dependencies), and orders each
 // layer by where its jobs' dependencies sit, which keeps most edges from
@@ -1372,7 +1387,7 @@ async function render(live) {
     toast(`Cannot read /stats: ${e.message}`, true);
   }
   try {
-    data = await (LOADERS[r.view] || loadListView)(r);
+    data = await (LOADERS[r.view] || loadListView)(r, live);
   } catch (e) {
     error = e;
   }
@@ -1505,7 +1520,7 @@ function connect() {
 }
 
 // What each view reads; the list's is the default.
-const LOADERS = { job: (r) => loadJob(r.id), flow: (r) => loadFlow(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers"), errors: loadErrors };
+const LOADERS = { job: (r) => loadJob(r.id), flow: loadFlowLive, schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers"), errors: loadErrors };
 
 $("#search").addEventListener("submit", (e) => {
   e.preventDefault();
