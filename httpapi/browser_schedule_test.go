@@ -12,8 +12,8 @@ import (
 
 // TestScheduleFormTakesEveryAsADurationInBrowser: in headless Chromium,
 // the schedule form's "every" is a duration as Go writes one: a bare
-// number (no unit) is named under the field and nothing is stored, and
-// 1m30s is stored as 90 s.
+// number (no unit) is named under the field and nothing is stored, as is
+// core's refusal of 500ms, and 1m30s is stored as 90 s.
 func TestScheduleFormTakesEveryAsADurationInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
@@ -31,10 +31,21 @@ func TestScheduleFormTakesEveryAsADurationInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(every), "90"),
 		chromedp.SendKeys(chromedp.CSS(`#schedule-form input[name="type"]`), "ping"),
 		chromedp.Click(chromedp.CSS(`#schedule-save`)),
-		chromedp.WaitVisible(chromedp.CSS(`#schedule-form .field-error[data-field="every"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#schedule-form .field-error[data-field="every"][data-by="page"]`)),
 	)
 	shot("schedule-1-no-unit.png")
 	list, err := e.core.Client.Schedules(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, list, "nothing stored")
+
+	step("core refuses 500ms (below a second): its error shows under the field",
+		chromedp.SetValue(chromedp.CSS(every), "500ms"),
+		chromedp.Click(chromedp.CSS(`#schedule-save`)),
+		chromedp.WaitVisible(chromedp.CSS(`#schedule-form .field-error[data-field="every"][data-by="core"]`)),
+	)
+	require.Contains(t, evalIn[string](t, browser, `document.querySelector('#schedule-form .field-error[data-field="every"][data-by="core"]').textContent`),
+		"every: 500 ms is outside 1000..")
+	list, err = e.core.Client.Schedules(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, list, "nothing stored")
 

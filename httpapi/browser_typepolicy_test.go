@@ -57,7 +57,7 @@ func TestTypePageEditsItsPolicyInBrowser(t *testing.T) {
 	step("core refuses a concurrency of -1: its error shows under the field",
 		chromedp.SetValue(chromedp.CSS(field("concurrency")), "-1"),
 		chromedp.Click(chromedp.CSS(`#policy-save`)),
-		chromedp.WaitVisible(chromedp.CSS(`#policy-form .field-error[data-field="concurrency"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#policy-form .field-error[data-field="concurrency"][data-by="core"]`)),
 	)
 	shot("typepolicy-1-refused.png")
 	msg := evalIn[string](t, browser, `document.querySelector('#policy-form .field-error[data-field="concurrency"]').textContent`)
@@ -69,7 +69,7 @@ func TestTypePageEditsItsPolicyInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(field("rate.limit")), "10"),
 		chromedp.SetValue(chromedp.CSS(field("rate.per")), "soon"),
 		chromedp.Click(chromedp.CSS(`#policy-save`)),
-		chromedp.WaitVisible(chromedp.CSS(`#policy-form .field-error[data-field="rate.per"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#policy-form .field-error[data-field="rate.per"][data-by="page"]`)),
 	)
 	require.Equal(t, 0, evalIn[int](t, browser, `document.querySelectorAll('#policy-form .field-error[data-field="concurrency"]').length`), "the old error is gone")
 	require.Equal(t, float64(3), policy()["concurrency"], "nothing sent")

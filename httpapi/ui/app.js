@@ -827,16 +827,25 @@ function renderSchedules(list) {
       // Written as Go writes a duration, sent in ms as the API takes it.
       body.every = parseDuration(v.every);
       if (body.every === null) {
-        showFieldErrors(form, { every: `"${v.every}" is not a duration: write one as 30s, 5m or 1h30m` });
+        showFieldErrors(form, { every: `"${v.every}" is not a duration: write one as 30s, 5m or 1h30m` }, "page");
         return;
       }
     }
-    showFieldErrors(form, {});
+    showFieldErrors(form, {}, "page");
     if (v.tz) body.tz = v.tz;
     if (v.data) {
       try { body.spec.data = JSON.parse(v.data); } catch (err) { toast(`data: ${err.message}`, true); return; }
     }
-    act(`Schedule ${v.name} saved`, "PUT", `schedules/${encodeURIComponent(v.name)}`, body);
+    api("PUT", `schedules/${encodeURIComponent(v.name)}`, body).then(() => {
+      toast(`Schedule ${v.name} saved`);
+      render(false);
+    }, (err) => {
+      // core's invalid error under the field it names: every, cron, tz,
+      // name, spec.type (the type field), spec.data
+      const field = errorField(err.message, ["every", "cron", "tz", "name", "spec.type", "spec.data", "spec"]);
+      showFieldErrors(form, { [{ "spec.type": "type", "spec.data": "data" }[field] || field || "_"]: err.message }, "core");
+      toast(err.message, true);
+    });
   });
   return h("div", {},
     h("div", { class: "panel flush" }, h("div", { class: "toolbar" }, h("span", { class: "title" }, "Schedules")), table),
@@ -944,13 +953,14 @@ function policyBody(form, policy) {
 
 // showFieldErrors marks each field an error names ({field: message}) and
 // puts the message under it; a message that names no field of the form
-// goes under the form.
-function showFieldErrors(form, errors) {
+// goes under the form. by says who found them: "page" (before sending)
+// or "core" (its invalid reply).
+function showFieldErrors(form, errors, by) {
   form.querySelectorAll(".field-error").forEach((el) => el.remove());
   form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
   for (const [field, message] of Object.entries(errors)) {
     const input = form.elements[field];
-    const note = h("span", { class: "field-error", dataset: { field }, role: "alert" }, message);
+    const note = h("span", { class: "field-error", dataset: { field, by }, role: "alert" }, message);
     if (input) {
       input.setAttribute("aria-invalid", "true");
       input.closest("label").append(note);
@@ -961,10 +971,10 @@ function showFieldErrors(form, errors) {
 }
 
 // errorField finds the field core's invalid error names ("rate.per: 0 ms
-// is outside …"): the longest field of the form the message starts a
-// clause with, or "" when it names none of them.
-function errorField(message) {
-  const names = POLICY_FIELDS.map(([n]) => n).concat(["rate", "group_rate", "aging", "defaults"]).sort((a, b) => b.length - a.length);
+// is outside …"): the longest of names (a form's fields) the message
+// starts a clause with, or "" when it names none of them.
+function errorField(message, names) {
+  names = [...names].sort((a, b) => b.length - a.length);
   return names.find((n) => new RegExp(`(^|[^\\w.])${n.replace(/\./g, "\\.")}:`).test(message)) || "";
 }
 
@@ -1002,14 +1012,15 @@ function renderPolicy(type, policy) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const { body, errors } = policyBody(form, policy);
-    showFieldErrors(form, errors);
+    showFieldErrors(form, errors, "page");
     if (Object.keys(errors).length) return;
     try {
       await api("PUT", `types/${encodeURIComponent(type)}/policy`, body);
       toast(`${type}'s policy saved`);
       render(false);
     } catch (err) {
-      showFieldErrors(form, { [errorField(err.message) || "_"]: err.message });
+      const names = POLICY_FIELDS.map(([n]) => n).concat(["rate", "group_rate", "aging", "defaults"]);
+      showFieldErrors(form, { [errorField(err.message, names) || "_"]: err.message }, "core");
       toast(err.message, true);
     }
   });
