@@ -253,6 +253,9 @@ func parseMillis(flagName, s string) (time.Duration, error) {
 }
 
 // parseBackoff reads --backoff: fixed:DURATION or exponential:DURATION.
+// exponential:D first waits D, then 3D, 7D, … as Go's
+// core.ExponentialBackoff(D) does: it sends the wire's delay 2D, whose
+// Kue formula first waits half of it (docs/protocol.md, "Backoff").
 func parseBackoff(s string) (*core.Backoff, error) {
 	typ, delay, ok := strings.Cut(s, ":")
 	if !ok || (typ != string(core.BackoffFixed) && typ != string(core.BackoffExponential)) {
@@ -262,7 +265,10 @@ func parseBackoff(s string) (*core.Backoff, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Backoff{Type: core.BackoffType(typ), Delay: d}, nil
+	if typ == string(core.BackoffExponential) {
+		return core.ExponentialBackoff(d), nil
+	}
+	return core.FixedBackoff(d), nil
 }
 
 // parseJSON checks a JSON flag value locally, so that a typo is reported

@@ -27,7 +27,7 @@ func runTypeSet(ctx context.Context, e *env, args []string) error {
 	aging := fs.String("aging", "", "priority as time credit: a job ranks as if created priority × `DURATION` later (default: strict priority)")
 	priority := fs.String("priority", "", "default `PRIORITY` of the type's jobs: a name or an integer")
 	attempts := fs.Int("attempts", 0, "default number of attempts (`N`) of the type's jobs")
-	backoff := fs.String("backoff", "", "default backoff of the type's jobs, a `SPEC`: fixed:DURATION or exponential:DURATION")
+	backoff := fs.String("backoff", "", "default backoff of the type's jobs, a `SPEC`: fixed:D waits D each time, exponential:D waits D, then 3D, 7D, …")
 	ttl := fs.String("ttl", "", "default ttl of the type's jobs, a `DURATION`")
 	stallLimit := fs.String("stall-limit", "", "default stall limit (`N`) of the type's jobs")
 	var removeOnComplete, removeOnFail retentionFlag

@@ -61,7 +61,7 @@ func TestDev(t *testing.T) {
 		require.Equal(t, core.PriorityHigh, job.Priority)
 		require.Equal(t, core.StateInactive, job.State)
 		require.Equal(t, 3, job.MaxAttempts)
-		require.Equal(t, &core.Backoff{Type: core.BackoffExponential, Delay: 500 * time.Millisecond}, job.Backoff)
+		require.Equal(t, core.ExponentialBackoff(500*time.Millisecond), job.Backoff, "exponential:500ms first waits 500ms, as Go's helper")
 		require.EqualValues(t, 30_000, job.TTL)
 		require.Equal(t, "order-1", job.UniqueKey)
 		require.True(t, job.RemoveOnComplete.AtOnce)

@@ -21,7 +21,7 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	f.priority = fs.String("priority", "normal", "the job's `PRIORITY`: low, normal, medium, high, critical, or an integer (lower runs first)")
 	f.delay = fs.String("delay", "0", "wait this `DURATION` (5s, or milliseconds) before the job may run")
 	f.maxAttempts = fs.Int("attempts", 1, "how many times (`N`) the job may run before it fails for good")
-	f.backoff = fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:DURATION or exponential:DURATION (default: retry at once)")
+	f.backoff = fs.String("backoff", "", "wait between attempts, a `SPEC`: fixed:D waits D each time, exponential:D waits D, then 3D, 7D, … (default: retry at once)")
 	f.ttl = fs.String("ttl", "", "how long one attempt may run, a `DURATION` (default 60s)")
 	f.uniqueKey = fs.String("unique-key", "", "business `KEY`: while a job with it is unfinished, create returns that job")
 	f.broadcast = fs.Bool("broadcast", false, "send the job's data to every listener of its type when due (job.broadcast), never to a worker")

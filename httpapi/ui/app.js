@@ -157,7 +157,7 @@ function defaultOrder(state) {
 function parseRoute() {
   const [path, qs] = (location.hash.replace(/^#/, "") || "/").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === "job" && /^\d+$/.test(parts[1] || "")) return { view: "job", id: Number(parts[1]) };
+  if (parts[0] === "job" && /^\d+$/.test(parts[1] || "")) return { view: parts[2] === "flow" ? "flow" : "job", id: Number(parts[1]) };
   const q = new URLSearchParams(qs || "");
   if (parts[0] === "schedules") return { view: "schedules" };
   if (parts[0] === "workers") return { view: "workers" };
@@ -619,8 +619,10 @@ let chartRange = RANGES[stored("kuebus.chart")] ? stored("kuebus.chart") : "1h";
 async function loadListView(r) {
   const q = new URLSearchParams(RANGES[chartRange]);
   if (r.type !== "all") q.set("type", r.type);
-  const [list, history] = await Promise.all([loadList(r), api("GET", `history?${q}`).catch(() => null)]);
-  return { list, history: history && { range: chartRange, step: history.step || 60000, points: history.minutes || [] } };
+  const [list, history, policy] = await Promise.all([loadList(r), api("GET", `history?${q}`).catch(() => null),
+    // A type's page shows its policy; a core without type_get leaves it out.
+    r.type === "all" ? null : api("GET", `types/${encodeURIComponent(r.type)}/policy`).catch(() => null)]);
+  return { list, policy, history: history && { range: chartRange, step: history.step || 60000, points: history.minutes || [] } };
 }
 
 // The uPlot charts on the page, destroyed when redrawn.
@@ -811,7 +813,7 @@ function renderSchedules(list) {
   const form = h("form", { id: "schedule-form", class: "form" },
     h("label", {}, "Name", field("name", { required: true, placeholder: "nightly-report" })),
     h("label", {}, "Cron", field("cron", { placeholder: "0 3 * * *" })),
-    h("label", {}, "or every (ms)", field("every", { type: "number", min: 1, placeholder: "60000" })),
+    h("label", {}, "or every (e.g. 30s, 5m)", field("every", { placeholder: "5m" })),
     h("label", {}, "Time zone", field("tz", { placeholder: "UTC" })),
     h("label", {}, "Job type", field("type", { required: true, placeholder: "report" })),
     h("label", { class: "wide" }, "Data (JSON)", field("data", { placeholder: "{\"kind\":\"daily\"}" })),
@@ -821,16 +823,210 @@ function renderSchedules(list) {
     const v = Object.fromEntries(new FormData(form));
     const body = { spec: { type: v.type } };
     if (v.cron) body.cron = v.cron;
-    if (v.every) body.every = Number(v.every);
+    if (v.every) {
+      // Written as Go writes a duration, sent in ms as the API takes it.
+      body.every = parseDuration(v.every);
+      if (body.every === null) {
+        showFieldErrors(form, { every: `"${v.every}" is not a duration: write one as 30s, 5m or 1h30m` }, "page");
+        return;
+      }
+    }
+    showFieldErrors(form, {}, "page");
     if (v.tz) body.tz = v.tz;
     if (v.data) {
       try { body.spec.data = JSON.parse(v.data); } catch (err) { toast(`data: ${err.message}`, true); return; }
     }
-    act(`Schedule ${v.name} saved`, "PUT", `schedules/${encodeURIComponent(v.name)}`, body);
+    api("PUT", `schedules/${encodeURIComponent(v.name)}`, body).then(() => {
+      toast(`Schedule ${v.name} saved`);
+      render(false);
+    }, (err) => {
+      // core's invalid error under the field it names: every, cron, tz,
+      // name, spec.type (the type field), spec.data
+      const field = errorField(err.message, ["every", "cron", "tz", "name", "spec.type", "spec.data", "spec"]);
+      showFieldErrors(form, { [{ "spec.type": "type", "spec.data": "data" }[field] || field || "_"]: err.message }, "core");
+      toast(err.message, true);
+    });
   });
   return h("div", {},
     h("div", { class: "panel flush" }, h("div", { class: "toolbar" }, h("span", { class: "title" }, "Schedules")), table),
     READONLY ? null : h("div", { class: "panel" }, h("h3", {}, "Add or change a schedule"), form));
+}
+
+// ---- durations -------------------------------------------------------------------
+
+// DURATION_UNITS are the units a duration is written in, as Go's
+// time.ParseDuration and the CLI take them (ns and µs make no sense here).
+const DURATION_UNITS = { ms: 1, s: 1000, m: 60000, h: 3600000 };
+
+// parseDuration reads "500ms", "30s", "5m", "1h30m", "1.5s" into whole ms;
+// null when the text is not such a duration (a bare number has no unit,
+// and is refused rather than guessed).
+function parseDuration(text) {
+  const t = text.trim();
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) return null;
+  let ms = 0;
+  for (const [, n, , unit] of t.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * DURATION_UNITS[unit];
+  return Math.round(ms);
+}
+
+// goDuration writes ms as parseDuration reads it, in the largest unit
+// that keeps it whole: 60000 → "1m", 1500 → "1500ms".
+function goDuration(ms) {
+  if (!ms) return "";
+  for (const [unit, size] of [["h", 3600000], ["m", 60000], ["s", 1000]]) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+// firstWait is how long a backoff waits after the first failed attempt:
+// a fixed one its delay, an exponential one half of it (Kue's formula,
+// docs/protocol.md "Backoff"), then 3, 7, 15 times that.
+function firstWait(b) {
+  return b.type === "exponential" ? Math.round(b.delay / 2) : b.delay;
+}
+
+// ---- a type's policy ---------------------------------------------------------------
+
+// POLICY_FIELDS are the policy's fields the type's page shows and edits,
+// by their name on the wire (core's invalid errors name them so), with
+// their label and kind: a whole number, or a duration written as Go
+// writes one (30s, 5m) and sent in ms.
+const POLICY_FIELDS = [
+  ["concurrency", "Concurrency (active at most, 0: no limit)", "int"],
+  ["rate.limit", "Rate: starts", "int"],
+  ["rate.per", "per (e.g. 1s, 1m)", "duration"],
+  ["group_concurrency", "Each group: concurrency", "int"],
+  ["group_rate.limit", "Each group: rate, starts", "int"],
+  ["group_rate.per", "per", "duration"],
+  ["aging.per", "Aging: credit per priority step (e.g. 1s)", "duration"],
+  ["defaults.priority", "Default priority", "int"],
+  ["defaults.max_attempts", "Default attempts", "int"],
+  ["defaults.ttl", "Default ttl (e.g. 2m)", "duration"],
+  ["defaults.backoff.type", "Default backoff", "backoff"],
+  ["defaults.backoff.delay", "first retry after (e.g. 500ms)", "duration"],
+  ["defaults.stall_limit", "Default stall limit", "int"],
+];
+
+function getPath(obj, path) {
+  return path.split(".").reduce((o, k) => (o === undefined || o === null ? undefined : o[k]), obj);
+}
+
+function setPath(obj, path, v) {
+  const keys = path.split(".");
+  const last = keys.pop();
+  let o = obj;
+  for (const k of keys) o = o[k] = o[k] && typeof o[k] === "object" ? o[k] : {};
+  o[last] = v;
+}
+
+// policyBody is what PUT /types/{type}/policy takes, from the form: an
+// empty field sets nothing; what the form does not show (the retention
+// defaults) is kept from the policy as it was read. Returns { body,
+// errors } where errors names the fields the page itself cannot read.
+function policyBody(form, policy) {
+  const body = JSON.parse(JSON.stringify(policy || {}));
+  delete body.type;
+  for (const k of ["concurrency", "rate", "group_concurrency", "group_rate", "aging"]) delete body[k];
+  if (body.defaults) for (const k of ["priority", "max_attempts", "ttl", "backoff", "stall_limit"]) delete body.defaults[k];
+  const errors = {};
+  for (const [name, , kind] of POLICY_FIELDS) {
+    const text = form.elements[name].value.trim();
+    if (text === "") continue;
+    if (kind === "duration") {
+      const ms = parseDuration(text);
+      if (ms === null) errors[name] = `"${text}" is not a duration: write one as 500ms, 30s, 5m or 1h30m`;
+      else setPath(body, name, ms);
+    } else if (kind === "int") {
+      // Any number goes to core as typed: core's error names what is wrong.
+      setPath(body, name, Number(text));
+    } else {
+      setPath(body, name, text);
+    }
+  }
+  // "first retry after D" is what the CLI's exponential:D and Go's
+  // core.ExponentialBackoff(D) mean: the wire's delay 2D, whose Kue
+  // formula first waits half of it (docs/protocol.md, "Backoff").
+  const b = body.defaults && body.defaults.backoff;
+  if (b && b.type === "exponential" && b.delay) b.delay *= 2;
+  if (body.defaults && !Object.keys(body.defaults).length) delete body.defaults;
+  return { body, errors };
+}
+
+// showFieldErrors marks each field an error names ({field: message}) and
+// puts the message under it; a message that names no field of the form
+// goes under the form. by says who found them: "page" (before sending)
+// or "core" (its invalid reply).
+function showFieldErrors(form, errors, by) {
+  form.querySelectorAll(".field-error").forEach((el) => el.remove());
+  form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+  for (const [field, message] of Object.entries(errors)) {
+    const input = form.elements[field];
+    const note = h("span", { class: "field-error", dataset: { field, by }, role: "alert" }, message);
+    if (input) {
+      input.setAttribute("aria-invalid", "true");
+      input.closest("label").append(note);
+    } else {
+      form.append(note);
+    }
+  }
+}
+
+// errorField finds the field core's invalid error names ("rate.per: 0 ms
+// is outside …"): the longest of names (a form's fields) the message
+// starts a clause with, or "" when it names none of them.
+function errorField(message, names) {
+  names = [...names].sort((a, b) => b.length - a.length);
+  return names.find((n) => new RegExp(`(^|[^\\w.])${n.replace(/\./g, "\\.")}:`).test(message)) || "";
+}
+
+// renderPolicy is a type's policy on its page: its limits, aging and
+// defaults (docs/policy.md), and a form that changes them, left out for
+// a user who may only look (READONLY).
+function renderPolicy(type, policy) {
+  if (!policy) return null;
+  const shown = (name, kind) => {
+    let v = getPath(policy, name);
+    if (name === "defaults.backoff.delay" && v) v = firstWait(policy.defaults.backoff);
+    if (v === undefined || v === null || v === 0 && kind !== "int") return "";
+    return kind === "duration" ? goDuration(v) : String(v);
+  };
+  const set = POLICY_FIELDS.filter(([name, , kind]) => shown(name, kind) !== "");
+  const summary = h("dl", { class: "kv", id: "policy-now" }, set.length
+    ? set.flatMap(([name, , kind]) => [h("dt", {}, name), h("dd", { dataset: { field: name } }, shown(name, kind))])
+    : [h("dt", {}, "policy"), h("dd", {}, "none: no limits, no defaults")]);
+  const title = h("h3", {}, `${type}'s policy`);
+  if (READONLY) return h("div", { class: "panel", id: "policy", dataset: { type } }, title, summary);
+  const input = ([name, label, kind]) => {
+    if (kind === "backoff") {
+      const now = shown(name, kind);
+      return h("label", {}, label, h("select", { name },
+        ["", "fixed", "exponential"].map((b) => h("option", { value: b, selected: b === now }, b || "none"))));
+    }
+    return h("label", {}, label, h("input", {
+      name, value: shown(name, kind), type: kind === "int" ? "number" : "text", step: kind === "int" ? 1 : null,
+      placeholder: kind === "duration" ? "e.g. 30s" : "",
+    }));
+  };
+  const form = h("form", { class: "form", id: "policy-form", novalidate: true },
+    POLICY_FIELDS.map(input),
+    h("button", { class: "primary", type: "submit", id: "policy-save" }, "Save policy"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const { body, errors } = policyBody(form, policy);
+    showFieldErrors(form, errors, "page");
+    if (Object.keys(errors).length) return;
+    try {
+      await api("PUT", `types/${encodeURIComponent(type)}/policy`, body);
+      toast(`${type}'s policy saved`);
+      render(false);
+    } catch (err) {
+      const names = POLICY_FIELDS.map(([n]) => n).concat(["rate", "group_rate", "aging", "defaults"]);
+      showFieldErrors(form, { [errorField(err.message, names) || "_"]: err.message }, "core");
+      toast(err.message, true);
+    }
+  });
+  return h("div", { class: "panel", id: "policy", dataset: { type } }, title,
+    h("p", { class: "muted" }, "Applied by every core at once. An empty field sets nothing; durations are written as 500ms, 30s, 5m or 1h30m."),
+    form);
 }
 
 // ---- workers ---------------------------------------------------------------------
@@ -926,7 +1122,7 @@ function renderJob(id, loaded) {
   if (READONLY) actions.replaceChildren();
 
   const kv = (pairs) => h("dl", { class: "kv" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
-  const backoff = job.backoff ? `${job.backoff.type}, ${duration(job.backoff.delay)}` : "none (retry at once)";
+  const backoff = job.backoff ? `${job.backoff.type}, first retry after ${duration(firstWait(job.backoff))}` : "none (retry at once)";
   return h("div", { id: "job", dataset: { id: job.id, state: job.state } },
     h("a", { class: "back", href: listHash({ state: job.state, type: "all", order: defaultOrder(job.state), page: 0 }) }, `‹ ${job.state} jobs`),
     h("div", { class: "jobhead" }, h("h1", {}, `#${job.id} `, h("span", { class: "muted" }, job.type)), h("span", { id: "job-state" }, badge(job.state)),
@@ -987,11 +1183,195 @@ function renderDeps(job, deps) {
     h("tr", {}, h("td", {}, h("a", { href: `#/job/${d.id}` }, `#${d.id}`)), h("td", { class: "muted" }, d.type || ""),
       h("td", {}, d.gone ? h("span", { class: "muted" }, "removed") : badge(d.state))))));
   const waits = job.state === "waiting" ? ` (${job.pending || 0} pending)` : "";
-  return h("div", { class: "grid2", id: "job-deps" },
+  return h("div", { id: "job-deps" },
+    h("p", {}, h("a", { id: "flow-link", href: `#/job/${job.id}/flow` }, "Flow: the graph of every job this one is linked to ›")),
+    h("div", { class: "grid2" },
     h("div", { class: "panel" }, h("h3", {}, `Depends on (${deps.dependencies.length})${waits}`),
       deps.dependencies.length ? rows(deps.dependencies) : h("p", { class: "muted" }, "nothing")),
     h("div", { class: "panel" }, h("h3", {}, `Dependents (${deps.dependents.length})`),
-      deps.dependents.length ? rows(deps.dependents) : h("p", { class: "muted" }, "none")));
+      deps.dependents.length ? rows(deps.dependents) : h("p", { class: "muted" }, "none"))));
+}
+
+// ---- the flow view ------------------------------------------------------------
+
+// FLOW_MAX bounds the jobs the flow view reads (one GET /job/{id}/deps
+// each): a flow of a few hundred jobs is drawn whole; past it the view
+// draws the FLOW_MAX nearest the job it started from and says so.
+const FLOW_MAX = 500;
+// FLOW_READS is how many deps reads run at once.
+const FLOW_READS = 8;
+
+// loadFlow walks a job's dependencies and dependents, breadth first from
+// the job, and returns the graph: { nodes: [{id, type, state, gone}],
+// edges: [[from, to]] (from must complete before to), cut } where cut says
+// the walk stopped at FLOW_MAX jobs. null when the job does not exist.
+async function loadFlow(id) {
+  let root;
+  try { root = await api("GET", `job/${id}`); } catch (e) {
+    if (e.status === 404) return null;
+    throw e;
+  }
+  const nodes = new Map([[id, { id, type: root.type, state: root.state }]]);
+  const edges = new Map(); // "from>to" → [from, to]
+  const queue = [id];
+  let cut = false;
+  const add = (o, from, to) => {
+    if (!nodes.has(o.id)) {
+      if (nodes.size >= FLOW_MAX) { cut = true; return; }
+      nodes.set(o.id, { id: o.id, type: o.type || "", state: o.gone ? "removed" : o.state, gone: !!o.gone });
+      // A removed job has no links left to read.
+      if (!o.gone) queue.push(o.id);
+    }
+    edges.set(`${from}>${to}`, [from, to]);
+  };
+  while (queue.length) {
+    const batch = queue.splice(0, FLOW_READS);
+    const read = await Promise.all(batch.map((j) => api("GET", `job/${j}/deps`).catch((e) => {
+      // Removed since a neighbour named it: no links.
+      if (e.status === 404) return { dependencies: [], dependents: [] };
+      throw e;
+    })));
+    batch.forEach((j, i) => {
+      for (const o of read[i].dependencies || []) add(o, o.id, j);
+      for (const o of read[i].dependents || []) add(o, j, o.id);
+    });
+  }
+  return { nodes: [...nodes.values()], edges: [...edges.values()], cut };
+}
+
+// shownFlow is the flow last read: { id, graph }.
+let shownFlow = null;
+
+// loadFlowLive reads the flow again after events only when one of them is
+// about a job it draws: a walk costs up to FLOW_MAX reads, and the jobs of
+// other flows or none change all the time. A job newly made to depend on
+// one of the flow's shows once a job of the flow changes, or on a reload.
+async function loadFlowLive(r, live) {
+  if (live && shownFlow && shownFlow.id === r.id && shownFlow.graph &&
+      !shownFlow.graph.nodes.some((n) => fresh.has(n.id))) return shownFlow.graph;
+  const graph = await loadFlow(r.id);
+  shownFlow = { id: r.id, graph };
+  return graph;
+}
+
+// flowLayers puts each job in a layer one below its deepest dependency
+// (the longest path from a job without dependencies), and orders each
+// layer by where its jobs' dependencies sit, which keeps most edges from
+// crossing. Returns the layers, each a list of nodes.
+function flowLayers(graph) {
+  const parents = new Map(graph.nodes.map((n) => [n.id, []]));
+  const children = new Map(graph.nodes.map((n) => [n.id, []]));
+  for (const [from, to] of graph.edges) {
+    parents.get(to).push(from);
+    children.get(from).push(to);
+  }
+  const layer = new Map();
+  const left = new Map(graph.nodes.map((n) => [n.id, parents.get(n.id).length]));
+  const ready = graph.nodes.filter((n) => !left.get(n.id)).map((n) => n.id);
+  while (ready.length) {
+    const id = ready.shift();
+    const l = Math.max(-1, ...parents.get(id).map((p) => layer.get(p))) + 1;
+    layer.set(id, l);
+    for (const c of children.get(id)) {
+      left.set(c, left.get(c) - 1);
+      if (!left.get(c)) ready.push(c);
+    }
+  }
+  // Dependencies never form a cycle (core refuses them); should one
+  // show, its jobs go in the top layer rather than nowhere.
+  for (const n of graph.nodes) if (!layer.has(n.id)) layer.set(n.id, 0);
+  const layers = [];
+  for (const n of graph.nodes) (layers[layer.get(n.id)] ||= []).push(n);
+  const pos = new Map();
+  return layers.map((list) => {
+    const mean = (n) => {
+      const ps = parents.get(n.id).filter((p) => pos.has(p));
+      return ps.length ? ps.reduce((a, p) => a + pos.get(p), 0) / ps.length : n.id;
+    };
+    const keyed = list.map((n) => [mean(n), n]).sort((a, b) => a[0] - b[0] || a[1].id - b[1].id).map(([, n]) => n);
+    keyed.forEach((n, i) => pos.set(n.id, i));
+    return keyed;
+  });
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+// s builds an SVG element, as h does an HTML one.
+function s(tag, attrs, ...kids) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v);
+  }
+  for (const kid of kids.flat()) {
+    if (kid === undefined || kid === null || kid === false) continue;
+    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return el;
+}
+
+// renderFlow draws the flow around a job as layers from top to bottom: a
+// job's dependencies sit above it and an arrow runs from each to it. Each
+// job is a box in its state's colour; clicking one opens its page.
+function renderFlow(id, graph) {
+  const back = h("a", { class: "back", href: `#/job/${id}` }, `‹ Job ${id}`);
+  if (!graph) return h("div", { class: "panel", id: "flow", dataset: { jobs: 0 } }, back, h("p", {}, `Job ${id} does not exist (any more).`));
+  // A layer wider than ROW_MAX boxes (a fan-out of hundreds) wraps into
+  // rows ROW_GAP apart, so that the graph stays about a screen wide.
+  const BOX_W = 150, BOX_H = 42, GAP_X = 24, GAP_Y = 60, ROW_GAP = 14, ROW_MAX = 10, PAD = 12;
+  const layers = flowLayers(graph);
+  const widest = Math.min(ROW_MAX, Math.max(...layers.map((l) => l.length)));
+  const width = PAD * 2 + widest * BOX_W + (widest - 1) * GAP_X;
+  const at = new Map();
+  let y = PAD;
+  layers.forEach((list, li) => {
+    for (let start = 0; start < list.length; start += ROW_MAX) {
+      const row = list.slice(start, start + ROW_MAX);
+      const rowWidth = row.length * BOX_W + (row.length - 1) * GAP_X;
+      row.forEach((n, i) => at.set(n.id, { x: (width - rowWidth) / 2 + i * (BOX_W + GAP_X), y, layer: li }));
+      y += BOX_H + ROW_GAP;
+    }
+    y += GAP_Y - ROW_GAP;
+  });
+  const height = y - GAP_Y + PAD;
+  const edges = graph.edges.map(([from, to]) => {
+    const a = at.get(from), b = at.get(to);
+    const x1 = a.x + BOX_W / 2, y1 = a.y + BOX_H, x2 = b.x + BOX_W / 2, y2 = b.y;
+    const mid = (y1 + y2) / 2;
+    return s("path", { class: "edge", d: `M${x1},${y1} C${x1},${mid} ${x2},${mid} ${x2},${y2 - 2}`, "marker-end": "url(#flow-arrow)", dataset: { from, to } });
+  });
+  const open = (n) => { location.hash = `#/job/${n.id}`; };
+  const boxes = graph.nodes.map((n) => {
+    const p = at.get(n.id);
+    return s("g", {
+      // The page's CSP allows no style attribute: the colour comes by class.
+      class: `job s-${n.gone ? "cancelled" : n.state}${n.id === id ? " here" : ""}`, transform: `translate(${p.x},${p.y})`, tabindex: 0, role: "link",
+      dataset: { id: n.id, state: n.state, layer: p.layer },
+      onclick: () => open(n), onkeydown: (e) => { if (e.key === "Enter") open(n); },
+    },
+    s("title", {}, `#${n.id} ${n.type}: ${n.state}`),
+    // An opaque box under the tinted one hides the edges that pass.
+    s("rect", { class: "under", width: BOX_W, height: BOX_H, rx: 6 }),
+    s("rect", { width: BOX_W, height: BOX_H, rx: 6 }),
+    s("text", { x: 10, y: 17, class: "name" }, `#${n.id} ${n.type}`.slice(0, 22)),
+    s("text", { x: 10, y: 33, class: "state" }, n.state));
+  });
+  const svg = s("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `flow of ${graph.nodes.length} jobs` },
+    s("defs", {}, s("marker", { id: "flow-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+      s("path", { d: "M0,0 L10,5 L0,10 z" }))),
+    edges, boxes);
+  const states = {};
+  for (const n of graph.nodes) states[n.state] = (states[n.state] || 0) + 1;
+  return h("div", { class: "panel", id: "flow", dataset: { jobs: graph.nodes.length, edges: graph.edges.length, layers: layers.length, cut: graph.cut ? "1" : "0" } },
+    back,
+    h("h1", {}, `Flow of job ${id}`),
+    h("p", { class: "muted" }, `${graph.nodes.length} jobs in ${layers.length} layers: `,
+      Object.entries(states).map(([st, n]) => h("span", { class: "flow-count" }, badge(st), ` ${n} `))),
+    graph.cut ? h("p", { class: "errorbox", id: "flow-cut" },
+      `This flow has more than ${FLOW_MAX} jobs: only the ${FLOW_MAX} nearest job ${id} are drawn, and edges to the others are left out.`) : null,
+    h("div", { class: "flow-graph" }, svg));
 }
 
 // ---- rendering and refreshing --------------------------------------------------
@@ -1018,7 +1398,7 @@ async function render(live) {
     toast(`Cannot read /stats: ${e.message}`, true);
   }
   try {
-    data = await (LOADERS[r.view] || loadListView)(r);
+    data = await (LOADERS[r.view] || loadListView)(r, live);
   } catch (e) {
     error = e;
   }
@@ -1044,6 +1424,7 @@ function viewSlots(r, data, error) {
     return [["error", error.message, () => h("div", { class: "panel" }, h("p", { class: "errorbox" }, error.message))]];
   }
   if (r.view === "job") return [["job", JSON.stringify([r.id, data]), () => renderJob(r.id, data)]];
+  if (r.view === "flow") return [["flow", JSON.stringify([r.id, data]), () => renderFlow(r.id, data)]];
   if (r.view === "schedules") return [["schedules", JSON.stringify(data), () => renderSchedules(data)]];
   if (r.view === "workers") return [["workers", JSON.stringify(data), () => renderWorkers(data)]];
   if (r.view === "errors") return [["errors", JSON.stringify([data, READONLY]), () => renderErrorGroups(r, data)]];
@@ -1055,6 +1436,7 @@ function viewSlots(r, data, error) {
     ["chart", JSON.stringify([r.type, data.history]), () => renderChart(r, data.history)],
     ["list", JSON.stringify([r, data.list, counts, Object.keys(types)]), () => renderList(r, data.list)],
     ["types", JSON.stringify([types, stats && stats.paused]), renderTypes],
+    ...(r.type === "all" ? [] : [["policy", JSON.stringify([r.type, data.policy]), () => renderPolicy(r.type, data.policy)]]),
   ];
 }
 
@@ -1149,7 +1531,7 @@ function connect() {
 }
 
 // What each view reads; the list's is the default.
-const LOADERS = { job: (r) => loadJob(r.id), schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers"), errors: loadErrors };
+const LOADERS = { job: (r) => loadJob(r.id), flow: loadFlowLive, schedules: loadSchedules, search: loadSearch, workers: () => api("GET", "workers"), errors: loadErrors };
 
 $("#search").addEventListener("submit", (e) => {
   e.preventDefault();
