@@ -26,7 +26,7 @@ func (n *Node) startCore(ctx context.Context) error {
 		return configErrorf("config: redis: %v", err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
-	err = n.redis.Ping(pingCtx)
+	err = n.redis.WaitReady(pingCtx)
 	if err == nil {
 		// Every script on every master and replica now, so that a failover
 		// finds them there; a failure only costs an EVAL later, so it is

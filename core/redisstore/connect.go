@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -148,6 +149,31 @@ func (r *Redis) Ping(ctx context.Context) error {
 		return fmt.Errorf("redis ping: the master refused the servers' password (the Sentinels accepted theirs): %w", err)
 	}
 	return fmt.Errorf("redis ping: %w", err)
+}
+
+// pingRetry is the pause between two pings of WaitReady.
+const pingRetry = 200 * time.Millisecond
+
+// WaitReady pings Redis until it answers or ctx ends, and returns the last
+// ping's error then. A process that starts while a Cluster master fails
+// over asks a node of the dead master's slots until its replica took them
+// over (seconds), and a Redis that is still loading its data answers
+// LOADING: both are passing, so they are waited out, where one ping would
+// fail the start. A refused password is final: it is returned at once.
+func (r *Redis) WaitReady(ctx context.Context) error {
+	for {
+		err := r.Ping(ctx)
+		if err == nil || redis.IsAuthError(err) || errors.Is(err, ErrSentinelAuth) {
+			return err
+		}
+		t := time.NewTimer(pingRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // sentinelAuth sends PING, with the Sentinel credentials, to each Sentinel,
