@@ -31,6 +31,7 @@ const (
 	LatencyDurationDefault = 5 * time.Second
 	LatencyIntervalDefault = time.Millisecond
 	DelayedJobsDefault     = 1000
+	PolicyGroupsDefault    = 1000
 	DelayedStepDefault     = 2 * time.Millisecond
 	PhaseTimeoutDefault    = 2 * time.Minute
 	// MaxBulkSize is core's default limit of jobs per create_bulk.
@@ -45,14 +46,17 @@ const (
 	PhaseEnqueueConc = "enqueue_conc"
 	PhaseEnqueueBulk = "enqueue_bulk"
 	PhaseProcess     = "process"
-	PhaseLatency     = "latency"
-	PhaseDelayed     = "delayed"
+	// PhaseProcessPolicy is process with a type policy that never binds
+	// and the jobs spread over PolicyGroups groups (docs/policy.md).
+	PhaseProcessPolicy = "process_policy"
+	PhaseLatency       = "latency"
+	PhaseDelayed       = "delayed"
 	// PhaseEnqueue in Config.Only stands for the three enqueue phases.
 	PhaseEnqueue = "enqueue"
 )
 
 // Phases lists the phase names Config.Only accepts, in running order.
-var Phases = []string{PhaseEnqueueSeq, PhaseEnqueueConc, PhaseEnqueueBulk, PhaseProcess, PhaseLatency, PhaseDelayed}
+var Phases = []string{PhaseEnqueueSeq, PhaseEnqueueConc, PhaseEnqueueBulk, PhaseProcess, PhaseProcessPolicy, PhaseLatency, PhaseDelayed}
 
 // Config configures Run. The zero value runs every phase with the peers'
 // sizes against a Redis and a queue of the bench's own.
@@ -93,6 +97,9 @@ type Config struct {
 	// LatencyInterval is the time between two creates of the latency phase.
 	// Default 1ms.
 	LatencyInterval time.Duration
+	// PolicyGroups is how many groups the process_policy phase spreads its
+	// jobs over. Default 1000.
+	PolicyGroups int
 	// DelayedJobs is how many jobs the delayed phase creates. Default 1000.
 	DelayedJobs int
 	// DelayedStep is the delay of the first delayed job; job i gets (i+1)
@@ -114,6 +121,7 @@ func (c Config) withDefaults() Config {
 	c.LatencyDuration = cmp.Or(c.LatencyDuration, LatencyDurationDefault)
 	c.LatencyInterval = cmp.Or(c.LatencyInterval, LatencyIntervalDefault)
 	c.DelayedJobs = cmp.Or(c.DelayedJobs, DelayedJobsDefault)
+	c.PolicyGroups = cmp.Or(c.PolicyGroups, PolicyGroupsDefault)
 	c.DelayedStep = cmp.Or(c.DelayedStep, DelayedStepDefault)
 	c.PhaseTimeout = cmp.Or(c.PhaseTimeout, PhaseTimeoutDefault)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
@@ -219,6 +227,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 		{PhaseEnqueueConc, b.enqueueConc},
 		{PhaseEnqueueBulk, b.enqueueBulk},
 		{PhaseProcess, b.process},
+		{PhaseProcessPolicy, b.processPolicy},
 		{PhaseLatency, b.latency},
 		{PhaseDelayed, b.delayed},
 	}

@@ -13,6 +13,9 @@
 //	              run and core holds no job left (all acknowledged); and
 //	              process_c<K>_redis_cmds_per_job from INFO commandstats,
 //	              process_c<K>_redis_cpu_util from INFO cpu
+//	process_policy process_c<K>_policy_*: process on a type with a policy
+//	              that never binds (concurrency 4K, at least 1000) and its
+//	              jobs in 1000 groups taking turns (docs/policy.md)
 //	latency       latency_p50, latency_p99: one job per ms for 5s, create
 //	              call start → handler start, worker concurrency K
 //	delayed       delayed_error_{min,p50,p99,max}: 1000 jobs, job i delayed

@@ -81,7 +81,7 @@ func (b *bench) enqueueBulk(ctx context.Context) error {
 	defer cancel()
 	done := 0
 	start := time.Now()
-	if err := b.createBulk(pctx, typ, b.cfg.N, nil, func(n int) { done += n }); err != nil {
+	if err := b.createBulk(pctx, typ, b.cfg.N, nil, nil, func(n int) { done += n }); err != nil {
 		if !phaseTimedOut(ctx, pctx) {
 			return err
 		}
@@ -92,7 +92,7 @@ func (b *bench) enqueueBulk(ctx context.Context) error {
 
 // createBulk creates n jobs of a type in bulks of BulkSize, one bulk at a
 // time, with opts; after each bulk it calls progress with its size.
-func (b *bench) createBulk(ctx context.Context, typ string, n int, opts *core.CreateOpts, progress func(int)) error {
+func (b *bench) createBulk(ctx context.Context, typ string, n int, opts *core.CreateOpts, groupOf func(i int) string, progress func(int)) error {
 	specs := make([]core.Spec, 0, b.cfg.BulkSize)
 	for done := 0; done < n; {
 		specs = specs[:0]
@@ -100,6 +100,9 @@ func (b *bench) createBulk(ctx context.Context, typ string, n int, opts *core.Cr
 			sp, err := opts.Spec(typ, jobData(i, 0))
 			if err != nil {
 				return err
+			}
+			if groupOf != nil {
+				sp.Group = groupOf(i)
 			}
 			specs = append(specs, sp)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,13 +72,34 @@ func (b *bench) runWorker(ctx context.Context, typ string, fn worker.HandlerFunc
 // that is in its figure). Until 2026-11-25 the end was the last complete
 // event; docs/benchmarks-log.md (issue 12 step 5) gives both from
 // interleaved runs.
-func (b *bench) process(ctx context.Context) (err error) {
-	typ := b.st.keys.jobType("noop")
+func (b *bench) process(ctx context.Context) error {
+	return b.processJobs(ctx, b.st.keys.jobType("noop"), fmt.Sprintf("process_c%d", b.cfg.Concurrency), nil)
+}
+
+// processPolicy: process, on a type with a policy that never binds (a
+// concurrency 4 times the worker's, at least 1000) and its jobs spread
+// over PolicyGroups groups in turn: what the limits' checks and the
+// groups' turns cost processing (docs/policy.md), printed as
+// process_c<K>_policy_*.
+func (b *bench) processPolicy(ctx context.Context) error {
+	typ := b.st.keys.jobType("policy")
+	limit := int64(max(1000, 4*b.cfg.Concurrency))
+	if _, err := b.st.client.SetType(ctx, &core.TypePolicy{Type: typ, Concurrency: limit}); err != nil {
+		return fmt.Errorf("type_set: %w", err)
+	}
+	groups := b.cfg.PolicyGroups
+	b.r.comment("%s: concurrency %d on the type, jobs in %d groups", PhaseProcessPolicy, limit, groups)
+	groupOf := func(i int) string { return "g" + strconv.Itoa(i%groups) }
+	return b.processJobs(ctx, typ, fmt.Sprintf("process_c%d_policy", b.cfg.Concurrency), groupOf)
+}
+
+// processJobs pre-enqueues N jobs of typ (of groupOf(i)'s group, when
+// given), runs one worker on them and prints name's figures.
+func (b *bench) processJobs(ctx context.Context, typ, name string, groupOf func(int) string) (err error) {
 	n := b.cfg.N
-	name := fmt.Sprintf("process_c%d", b.cfg.Concurrency)
 	pctx, cancel := context.WithTimeout(ctx, b.cfg.PhaseTimeout)
 	defer cancel()
-	if err := b.createBulk(pctx, typ, n, removeOnComplete, nil); err != nil {
+	if err := b.createBulk(pctx, typ, n, removeOnComplete, groupOf, nil); err != nil {
 		return fmt.Errorf("pre-enqueue: %w", err)
 	}
 
