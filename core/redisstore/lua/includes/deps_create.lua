@@ -6,7 +6,7 @@
 
 -- new_seen is a create call's cache for wait_for (below), made at the
 -- call's first job with dependencies or dependents
-local function new_seen() return {state = {}, linked = {}, counted = {}} end
+local function new_seen() return {state = {}, linked = {}, counted = {}, handover = {}} end
 
 -- wait_for enters new job id's dependencies, deps as create sends them
 -- ("5,7:email": an id of this type, or an id and its other type), and
@@ -16,9 +16,11 @@ local function new_seen() return {state = {}, linked = {}, counted = {}} end
 -- pending, and settled as failed by a hand-over.
 --
 -- seen caches, over one create call, each dependency's state (a fan-out
--- reads its root once) and gathers each one's new dependents, which
--- count_dependents enters at the call's end (the script is atomic: no one
--- sees the jobs before).
+-- reads its root once) and gathers each one's new dependents, and the
+-- hand-overs the call records (score and member pairs, as ZADD takes
+-- them), which count_dependents enters at the call's end (the script is
+-- atomic: no one sees the jobs before): one ZADD for a flow's links, not
+-- one per edge across types (docs/benchmarks-log.md).
 local function wait_for(id, own_type, deps, now, seen)
   local pending = {}
   for tok in string.gmatch(deps, '[^,]+') do
@@ -40,12 +42,14 @@ local function wait_for(id, own_type, deps, now, seen)
           end
           members[#members + 1] = id
         else
-          redis.call('ZADD', K_HANDOVER, now, 's:' .. own_type .. ':' .. id .. ':' .. dep .. ':f')
+          local h = seen.handover
+          h[#h + 1], h[#h + 2] = now, 's:' .. own_type .. ':' .. id .. ':' .. dep .. ':f'
         end
       end
     else
       pending[#pending + 1] = dep
-      redis.call('ZADD', K_HANDOVER, now, 'l:' .. t .. ':' .. dep .. ':' .. id)
+      local h = seen.handover
+      h[#h + 1], h[#h + 2] = now, 'l:' .. t .. ':' .. dep .. ':' .. id
     end
   end
   if #pending > 0 then call_many('SADD', pending_key(id), pending) end
@@ -54,8 +58,10 @@ end
 
 -- count_dependents enters the dependents wait_for found over the call
 -- (seen.linked: each dependency, in order, and its new dependents) in one
--- call per dependency, and counts those it added in its dependents field
+-- call per dependency, and counts those it added in its dependents field;
+-- and records the call's hand-overs
 local function count_dependents(seen)
+  call_many('ZADD', K_HANDOVER, seen.handover)
   if #seen.linked > 0 or next(seen.counted) then redis.call('HSET', K_STATS, 'dependents', '1') end
   for _, dep in ipairs(seen.linked) do
     local added = call_many('SADD', dependents_key(dep), seen.linked[dep])
