@@ -191,7 +191,8 @@ func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
 // CreateBulk creates many jobs in one call, all or none.
 func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
 	reply := BulkReply{Jobs: make([]Job, 0, len(specs))} // filled, not grown (Lease)
-	return reply.Jobs, c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
+	req := BulkRequest{Jobs: specs}
+	return reply.Jobs, c.call(ctx, bus.MethodCreateBulk, req.wire(), &reply)
 }
 
 // CreateBulkIDs creates jobs as CreateBulk does, all or none per type, and
@@ -202,7 +203,8 @@ func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
 // issue 12 step 6).
 func (c *Client) CreateBulkIDs(ctx context.Context, specs []Spec) ([]int64, error) {
 	var reply BulkReply
-	if err := c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs, IDsOnly: true}, &reply); err != nil {
+	req := BulkRequest{Jobs: specs, IDsOnly: true}
+	if err := c.call(ctx, bus.MethodCreateBulk, req.wire(), &reply); err != nil {
 		return nil, err
 	}
 	if len(reply.IDs) != len(specs) {

@@ -18,6 +18,7 @@ func TestWireTwins(t *testing.T) {
 		reflect.TypeFor[time.Duration]():  reflect.TypeFor[int64](),
 		reflect.TypeFor[*time.Duration](): reflect.TypeFor[*int64](),
 		reflect.TypeFor[time.Time]():      reflect.TypeFor[int64](),
+		reflect.TypeFor[[]Spec]():         reflect.TypeFor[[]specJSON](), // a bulk's specs as their twins
 	}
 	for typ, twin := range map[reflect.Type]reflect.Type{
 		reflect.TypeFor[Spec]():               reflect.TypeFor[specJSON](),
@@ -26,6 +27,7 @@ func TestWireTwins(t *testing.T) {
 		reflect.TypeFor[Schedule]():           reflect.TypeFor[scheduleJSON](),
 		reflect.TypeFor[BulkActionRequest]():  reflect.TypeFor[bulkActionJSON](),
 		reflect.TypeFor[Rate]():               reflect.TypeFor[rateJSON](),
+		reflect.TypeFor[BulkRequest]():        reflect.TypeFor[bulkRequestJSON](),
 		reflect.TypeFor[Aging]():              reflect.TypeFor[agingJSON](),
 		reflect.TypeFor[TypeDefaults]():       reflect.TypeFor[typeDefaultsJSON](),
 	} {
