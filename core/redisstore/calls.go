@@ -351,7 +351,12 @@ func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy)
 	if p.Aging != nil {
 		aging = p.Aging.Per.Milliseconds()
 	}
-	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging).Result()
+	var glimit, gper int64
+	if p.GroupRate != nil {
+		glimit, gper = p.GroupRate.Limit, p.GroupRate.Per.Milliseconds()
+	}
+	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging,
+		p.GroupConcurrency, glimit, gper).Result()
 	if err != nil {
 		return false, err
 	}
