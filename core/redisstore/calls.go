@@ -363,6 +363,12 @@ func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy)
 	return codeOf(res) == codeDone, nil
 }
 
+// runGroupWake takes back into ready the parked jobs of the type's groups
+// whose wait ended by now (group_wake.lua): how many came back.
+func (s *Store) runGroupWake(ctx context.Context, tk typeKeys, now int64) (int64, error) {
+	return s.eval(ctx, groupWake, tk.fixed(), now).Int64()
+}
+
 // runAgingRerank re-scores up to limit of a type's ready jobs after the
 // id after (aging_rerank.lua): the id to go on after, 0 when done.
 func (s *Store) runAgingRerank(ctx context.Context, tk typeKeys, after int64, limit int) (int64, error) {

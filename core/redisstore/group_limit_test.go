@@ -196,3 +196,40 @@ func TestAParkedJobLeavesAndRanks(t *testing.T) {
 	require.Equal(t, jobs[3].ID, got[0].ID, "the high one first")
 	require.Equal(t, "0", parked())
 }
+
+// TestGroupWakeTakesParkedJobsBack (group_wake.lua): a lease of several
+// types reaches a type whose ready jobs are all parked: a completion in
+// the group, or the end of its rate's window, brings the group's next job
+// back, and the lease takes it.
+func TestGroupWakeTakesParkedJobsBack(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "c", GroupConcurrency: 1}))
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "r", GroupRate: &core.Rate{Limit: 1, Per: time.Second}}))
+	for _, jobType := range []string{"c", "r"} {
+		_, _, err := st.Create(ctx, 1000, groupSpecs(jobType, "g", 3))
+		require.NoError(t, err)
+	}
+	lease := func(now int64, token string) []core.Job {
+		t.Helper()
+		jobs, _, err := st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"c", "r"}, Max: 5, Worker: "w", Token: token})
+		require.NoError(t, err)
+		return jobs
+	}
+	first := lease(1001, "A")
+	require.Len(t, first, 2, "one of each type's group")
+	require.Empty(t, lease(1002, "B"), "the rest are parked, or are when met")
+	require.Equal(t, int64(0), st.rdb.ZCard(ctx, st.prefix+":{c}:ready").Val(), "c's other jobs are parked")
+	for _, j := range first {
+		if j.Type == "c" {
+			_, err := st.Apply(ctx, 1003, core.OpComplete, []service.StoreOp{{ID: j.ID, Lease: "A", Type: "c"}})
+			require.NoError(t, err)
+		}
+	}
+	got := lease(1004, "C")
+	require.Len(t, got, 1)
+	require.Equal(t, "c", got[0].Type, "the completion freed c's group")
+	got = lease(2001, "D")
+	require.Len(t, got, 1)
+	require.Equal(t, "r", got[0].Type, "r's group's window moved on")
+}

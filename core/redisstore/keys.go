@@ -148,6 +148,11 @@ func (t typeKeys) schedules() string { return t.base + "schedules" }
 func (t typeKeys) policy() string    { return t.base + "policy" }
 func (t typeKeys) starts() string    { return t.base + "starts" }
 
+// a group's keys (lua/includes/group_limit.lua builds the same)
+func (t typeKeys) groupActive(g string) string { return t.base + "gactive:" + g }
+func (t typeKeys) groupStarts(g string) string { return t.base + "gstarts:" + g }
+func (t typeKeys) parked(g string) string      { return t.base + "parked:" + g }
+
 func (t typeKeys) broadcasts() string { return t.base + "broadcasts" }
 
 func (t typeKeys) schedule(name string) string { return t.base + "schedule:" + name }
