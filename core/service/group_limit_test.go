@@ -3,6 +3,7 @@ package service_test
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,4 +134,45 @@ func TestExplainGivesTheGroupReasons(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, core.ReasonGroupRate, ex.Reason)
 	require.Equal(t, started[0].StartedAt+60_000, ex.Until)
+}
+
+// TestGroupLimitsHoldAcrossTwoCores: two cores on one Redis, 8 leasers
+// (spread over both by NATS) asking for 5 each: with group_concurrency 2
+// and 3 groups, 6 jobs start in all, at most 2 of each group; several
+// types in one lease (lease.lua) hold the limit too.
+func TestGroupLimitsHoldAcrossTwoCores(t *testing.T) {
+	t.Parallel()
+	c := nodetest.NewCore(t, service.Config{})
+	nodetest.AddCore(t, c, service.Config{})
+	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "db", GroupConcurrency: 2})
+	require.NoError(t, err)
+	var specs []core.Spec
+	for i := range 30 {
+		specs = append(specs, core.Spec{Type: "db", Group: fmt.Sprint("g", i%3)}, core.Spec{Type: "other"})
+	}
+	_, err = c.Client.CreateBulk(ctx, specs)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	byGroup := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			types := []string{"db"}
+			if i%2 == 1 {
+				types = []string{"db", "other"}
+			}
+			jobs, err := c.Client.Lease(ctx, core.LeaseRequest{Types: types, Max: 5})
+			require.NoError(t, err)
+			mu.Lock()
+			for _, j := range jobs {
+				if j.Type == "db" {
+					byGroup[j.Group]++
+				}
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.Equal(t, map[string]int{"g0": 2, "g1": 2, "g2": 2}, byGroup)
 }
