@@ -277,8 +277,17 @@ func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
 	// Each limit a type has, at 0 while it holds nothing back, so that a
 	// panel shows the type before its first held job.
 	for typ, l := range st.Limits {
-		for _, reason := range []string{core.ReasonConcurrency, core.ReasonRate} {
-			if reason == core.ReasonConcurrency && l.Concurrency == 0 || reason == core.ReasonRate && l.Rate == nil {
+		for _, limit := range []struct {
+			reason string
+			has    bool
+		}{
+			{core.ReasonConcurrency, l.Concurrency > 0},
+			{core.ReasonRate, l.Rate != nil},
+			{core.ReasonGroupConcurrency, l.GroupConcurrency > 0},
+			{core.ReasonGroupRate, l.GroupRate != nil},
+		} {
+			reason := limit.reason
+			if !limit.has {
 				continue
 			}
 			held := 0.0
