@@ -14,9 +14,9 @@ const (
 	ReasonWaiting          = "waiting"           // its dependencies are not done (DependsOn), DESIGN §10.2
 	ReasonPaused           = "paused"            // its type is paused
 	ReasonConcurrency      = "concurrency"       // its type has Active of Limit active
-	ReasonGroupConcurrency = "group_concurrency" // its group has Active of Limit active (groups: not built yet)
+	ReasonGroupConcurrency = "group_concurrency" // its group has Active of Limit active
 	ReasonRate             = "rate"              // its type's rate allows the next start at Until
-	ReasonGroupRate        = "group_rate"        // its group's rate (groups: not built yet)
+	ReasonGroupRate        = "group_rate"        // its group's rate allows the next start at Until
 	ReasonNoWorker         = "no_worker"         // no live worker asks for its type
 	ReasonQueued           = "queued"            // Ahead jobs of its type run before it
 	ReasonActive           = "active"            // running on Worker, leased until LeaseUntil
@@ -32,10 +32,11 @@ type Explanation struct {
 	State  State  `json:"state"`
 	Reason string `json:"reason"`
 	Detail string `json:"detail"`
-	// Until: delayed, when it is due; rate, when the rate allows the next
-	// start (unix ms).
+	// Until: delayed, when it is due; rate and group_rate, when the rate
+	// allows the next start (unix ms).
 	Until int64 `json:"until,omitempty"`
-	// Active and Limit: concurrency, the type's active jobs and its limit.
+	// Active and Limit: concurrency, the type's active jobs and its limit;
+	// group_concurrency, the job's group's and its type's group_concurrency.
 	Active int64 `json:"active,omitempty"`
 	Limit  int64 `json:"limit,omitempty"`
 	// Ahead: queued, how many ready jobs of the type run before it.

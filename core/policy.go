@@ -62,7 +62,7 @@ type TypePolicy struct {
 	// Rate bounds how many jobs of the type start in any window.
 	Rate *Rate `json:"rate,omitempty"`
 	// GroupConcurrency and GroupRate are Concurrency and Rate for each
-	// group of the type (stored; not yet applied, see docs/policy.md).
+	// group of the type, applied by the lease scripts (docs/policy.md).
 	GroupConcurrency int64 `json:"group_concurrency,omitempty"`
 	GroupRate        *Rate `json:"group_rate,omitempty"`
 	// Aging makes priority a time credit: a ready job ranks as if created
@@ -78,13 +78,18 @@ func (p *TypePolicy) IsZero() bool {
 // TypeLimits is one type's entry in stats' limits: its limits, its starts
 // in the rate's current window, and the inactive jobs a limit holds back
 // now (all of them while the type is at a limit, else none), with the
-// limit that does (HeldBy: ReasonConcurrency or ReasonRate).
+// limit that does (HeldBy: ReasonConcurrency or ReasonRate; or, when no
+// type limit holds, ReasonGroupConcurrency or ReasonGroupRate with the
+// jobs parked by their group's limit: group_concurrency when the type has
+// one, as a job parked may be held by either).
 type TypeLimits struct {
-	Concurrency int64  `json:"concurrency,omitempty"`
-	Rate        *Rate  `json:"rate,omitempty"`
-	Starts      int64  `json:"starts,omitempty"`
-	Held        int64  `json:"held"`
-	HeldBy      string `json:"held_by,omitempty"`
+	Concurrency      int64  `json:"concurrency,omitempty"`
+	Rate             *Rate  `json:"rate,omitempty"`
+	GroupConcurrency int64  `json:"group_concurrency,omitempty"`
+	GroupRate        *Rate  `json:"group_rate,omitempty"`
+	Starts           int64  `json:"starts,omitempty"`
+	Held             int64  `json:"held"`
+	HeldBy           string `json:"held_by,omitempty"`
 }
 
 // TypeRequest is type_get's request.

@@ -408,8 +408,8 @@ var requestRules = map[string]map[string]map[string]any{
 		"defaults":          {},
 		"concurrency":       with(between(0, core.MaxConcurrency), "description", "0 means no limit"),
 		"rate":              {},
-		"group_concurrency": with(between(0, core.MaxConcurrency), "description", "0 means no limit; stored, not yet applied"),
-		"group_rate":        {"description": "stored, not yet applied"},
+		"group_concurrency": with(between(0, core.MaxConcurrency), "description", "0 means no limit; at most this many active jobs of each group of the type"),
+		"group_rate":        {"description": "at most limit starts of each group of the type in any window of per ms"},
 		"aging":             {},
 	},
 	"Rate": {

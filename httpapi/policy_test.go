@@ -1,11 +1,13 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kuebus/kuebus/core"
 	"github.com/kuebus/kuebus/httpapi"
 )
 
@@ -61,4 +63,14 @@ func TestStatsAndMetricsShowWhatALimitHoldsBack(t *testing.T) {
 	got := e.scrape()
 	require.Contains(t, got, `kuebus_type_limited_jobs{reason="concurrency",type="capped"} 2`+"\n")
 	require.Contains(t, got, `kuebus_type_limited_jobs{reason="rate",type="capped"} 0`+"\n")
+
+	// a group limit: the jobs set aside while their group is at it
+	e.ok(http.StatusOK, "PUT", "/types/tenants/policy", `{"group_concurrency":1}`, nil)
+	for range 3 { // over NATS: HTTP's create has no group
+		_, err := e.core.Client.Create(context.Background(), "tenants", nil, &core.CreateOpts{Group: "acme"})
+		require.NoError(t, err)
+	}
+	e.ok(http.StatusOK, "POST", "/pop?type=tenants", nil, nil)
+	e.ok(http.StatusNoContent, "POST", "/pop?type=tenants", nil, nil) // sets the other two aside
+	require.Contains(t, e.scrape(), `kuebus_type_limited_jobs{reason="group_concurrency",type="tenants"} 2`+"\n")
 }

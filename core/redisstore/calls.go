@@ -351,11 +351,22 @@ func (s *Store) runTypeSet(ctx context.Context, tk typeKeys, p *core.TypePolicy)
 	if p.Aging != nil {
 		aging = p.Aging.Per.Milliseconds()
 	}
-	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging).Result()
+	var glimit, gper int64
+	if p.GroupRate != nil {
+		glimit, gper = p.GroupRate.Limit, p.GroupRate.Per.Milliseconds()
+	}
+	res, err := s.eval(ctx, typeSet, []string{tk.stats(), tk.policy(), tk.starts()}, doc, p.Concurrency, limit, per, aging,
+		p.GroupConcurrency, glimit, gper).Result()
 	if err != nil {
 		return false, err
 	}
 	return codeOf(res) == codeDone, nil
+}
+
+// runGroupWake takes back into ready the parked jobs of the type's groups
+// whose wait ended by now (group_wake.lua): how many came back.
+func (s *Store) runGroupWake(ctx context.Context, tk typeKeys, now int64) (int64, error) {
+	return s.eval(ctx, groupWake, tk.fixed(), now).Int64()
 }
 
 // runAgingRerank re-scores up to limit of a type's ready jobs after the

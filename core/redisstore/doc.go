@@ -16,7 +16,8 @@
 //	            is skipped and reported, the others go on
 //	pause.go    pause and resume of a type, and which types are paused
 //	policy.go   a type's policy (DESIGN §10.1): set, read, list; its
-//	            limits act in the lease scripts (lua/includes/lease_limit.lua)
+//	            limits act in the lease scripts (lua/includes/lease_limit.lua,
+//	            group_limit.lua for the group limits)
 //	cancel.go   cancel: a job that has not finished ends in cancelled
 //	deps.go     dependencies: a create's checks and links, the hand-overs
 //	            between slots finished after each step and by the sweep

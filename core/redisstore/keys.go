@@ -56,10 +56,23 @@ import (
 //	                aging: the type's aging (ms per step of priority) while
 //	                it has one, read by every script that puts a job in
 //	                ready (lua/includes/indexes.lua)
+//	                glimited "1" once the type's policy had a group limit
+//	                (type_set.lua); parked: how many of its ready jobs
+//	                their group's limit parks (lua/includes/group_limit.lua)
 //	policy    HASH  the type's policy (lua/type_set.lua): json, the policy
 //	                as type_get answers it; concurrency, rate_limit,
-//	                rate_per, the numbers the lease scripts read, each only
-//	                when set
+//	                rate_per, group_concurrency, group_rate_limit,
+//	                group_rate_per, the numbers the lease scripts read,
+//	                each only when set
+//	gactive:<group> SET   the group's active jobs that hold a slot of its
+//	                group_concurrency (ids)
+//	gstarts:<group> ZSET  the group's log of starts for its group_rate, as
+//	                starts
+//	parked:<group>  ZSET  the group's ready jobs parked while it is at its
+//	                limit: member and score as in ready
+//	gwake     ZSET  the groups with parked jobs: score = when a lease is
+//	                to take them back (+inf: once a job of the group
+//	                leaves active); lua/includes/group_limit.lua says how
 //	starts    ZSET  the log of the type's starts while it has a rate: score
 //	                = when the job was leased (unix ms), member =
 //	                "<lease token>:<id>"; trimmed to the rate's window by
@@ -134,6 +147,11 @@ func (t typeKeys) dependents(id int64) string {
 func (t typeKeys) schedules() string { return t.base + "schedules" }
 func (t typeKeys) policy() string    { return t.base + "policy" }
 func (t typeKeys) starts() string    { return t.base + "starts" }
+
+// a group's keys (lua/includes/group_limit.lua builds the same)
+func (t typeKeys) groupActive(g string) string { return t.base + "gactive:" + g }
+func (t typeKeys) groupStarts(g string) string { return t.base + "gstarts:" + g }
+func (t typeKeys) parked(g string) string      { return t.base + "parked:" + g }
 
 func (t typeKeys) broadcasts() string { return t.base + "broadcasts" }
 

@@ -52,6 +52,7 @@ func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []cor
 	s.multiLease.Lock()
 	defer s.multiLease.Unlock()
 	limited := map[string]bool{} // the types their policy held back
+	woke := false                // the groups of the types with group limits (wakeGroups)
 	for try := 0; try < 3 && len(leased) < max; try++ {
 		var picks []entry
 		// A type its policy held back is read no more in this call: its
@@ -60,9 +61,22 @@ func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []cor
 		if len(limited) > 0 {
 			read = slices.DeleteFunc(slices.Clone(tried), func(t string) bool { return limited[t] })
 		}
-		picks, paused, err = s.readyHeads(ctx, read, max-len(leased), failed)
+		var grouped []string
+		picks, paused, grouped, err = s.readyHeads(ctx, read, max-len(leased), failed)
 		if err != nil {
 			return leased, nil, err
+		}
+		if !woke && len(grouped) > 0 {
+			woke = true
+			back, err := s.wakeGroups(ctx, now, grouped, failed)
+			if err != nil {
+				return leased, nil, err
+			}
+			if back > 0 {
+				if picks, paused, _, err = s.readyHeads(ctx, read, max-len(leased), failed); err != nil {
+					return leased, nil, err
+				}
+			}
 		}
 		if len(picks) == 0 {
 			break
@@ -92,48 +106,78 @@ func (s *Store) Lease(ctx context.Context, p *service.LeaseParams) (leased []cor
 	return leased, paused, failed.result(distinct(types))
 }
 
+// wakeGroups runs group_wake.lua for each of types, those that have had
+// group limits (readyHeads tells), so that the groups whose wait ended
+// have their jobs back in ready: a type whose ready jobs are all parked
+// has no head, and no lease script would run to take them back. It says
+// how many jobs came back. A type whose Redis fails joins failed.
+func (s *Store) wakeGroups(ctx context.Context, now int64, types []string, failed typeErrs) (int64, error) {
+	var back int64
+	for _, t := range types {
+		n, err := s.runGroupWake(ctx, s.keys.ofType(t), now)
+		if err != nil {
+			if ctx.Err() != nil {
+				return back, ctx.Err()
+			}
+			failed[t] = s.fail("lease: wake groups", err)
+			continue
+		}
+		back += n
+	}
+	return back, nil
+}
+
+// groupLimitedField is the flag of a type's stats hash set once its policy
+// had a group limit (lua/type_set.lua).
+const groupLimitedField = "glimited"
+
 // readyHeads reads, in one round trip (one per master on Cluster), whether
 // each type is paused and the first n members of its ready index, and
 // returns the first n of the types not paused, merged in queue order.
 // Paused types are left out here, not only in the script, so that the head
 // of a paused type never stands in the way of another type's ready jobs.
-// It also returns the paused types. Types in failed are not read; a type
+// It also returns the paused types, and the types that have had group
+// limits (for wakeGroups). Types in failed are not read; a type
 // whose read fails is added to failed and left out.
-func (s *Store) readyHeads(ctx context.Context, types []string, n int, failed typeErrs) ([]entry, []string, error) {
+func (s *Store) readyHeads(ctx context.Context, types []string, n int, failed typeErrs) ([]entry, []string, []string, error) {
 	if len(failed) > 0 {
 		types = slices.DeleteFunc(slices.Clone(types), failed.has)
 	}
 	if len(types) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	flags := make([]*redis.SliceCmd, len(types)) // HMGET: a missing field is nil, no error
 	heads := make([]*redis.ZSliceCmd, len(types))
 	for i, t := range types {
 		tk := s.keys.ofType(t)
-		flags[i] = pipe.HMGet(ctx, tk.stats(), pausedField)
+		flags[i] = pipe.HMGet(ctx, tk.stats(), pausedField, groupLimitedField)
 		heads[i] = pipe.ZRangeWithScores(ctx, tk.ready(), 0, int64(n-1))
 	}
 	_, err := pipe.Exec(ctx)
 	if err := s.perType(ctx, "read ready jobs", err, types, func(i int) []redis.Cmder { return []redis.Cmder{flags[i], heads[i]} }, failed); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var all []entry
-	var paused []string
+	var paused, grouped []string
 	for i, t := range types {
 		if failed.has(t) {
 			continue
 		}
-		if isPaused(flags[i].Val()[0]) {
+		f := flags[i].Val()
+		if isPaused(f[0]) {
 			paused = append(paused, t)
 			continue
+		}
+		if f[1] == "1" {
+			grouped = append(grouped, t)
 		}
 		all = toEntries(heads[i].Val(), t, all)
 	}
 	if len(types) > 1 {
 		slices.SortFunc(all, compareEntries)
 	}
-	return all[:min(n, len(all))], paused, nil
+	return all[:min(n, len(all))], paused, grouped, nil
 }
 
 type entryGroup struct {

@@ -77,7 +77,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
 		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
-		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua",
+		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua", "group_wake.lua",
 		"dep_link.lua", "dep_settle.lua", "handover_done.lua"} {
 		require.True(t, ran[name], "the usual calls ran %s as text", name)
 	}
@@ -187,6 +187,16 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mon", "other"}, Max: 1, Worker: "w5", Token: "L6"})
 	must(err)
 	must(st.SetType(ctx, &core.TypePolicy{Type: "mon"}))
+	// group limits: the lease scripts park a group at its limit, a lease
+	// of several types first wakes the parked groups (group_wake.lua)
+	must(st.SetType(ctx, &core.TypePolicy{Type: "mongroup", GroupConcurrency: 1}))
+	_, _, err = st.Create(ctx, now, []core.Spec{{Type: "mongroup", MaxAttempts: 1, TTL: time.Second, Group: "g"},
+		{Type: "mongroup", MaxAttempts: 1, TTL: time.Second, Group: "g"}})
+	must(err)
+	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mongroup"}, Max: 2, Worker: "w5", Token: "L7"})
+	must(err)
+	_, _, err = st.Lease(ctx, &service.LeaseParams{Now: now, Types: []string{"mongroup", "other"}, Max: 1, Worker: "w5", Token: "L8"})
+	must(err)
 	_, err = st.Bulk(ctx, now, &service.BulkQuery{Action: core.BulkRetry, State: core.StateFailed, Type: "mon", Limit: 10})
 	must(err)
 	_, err = st.FailedErrors(ctx, "mon", 10)

@@ -110,10 +110,28 @@ func decodePolicy(jobType string, b []byte) (*core.TypePolicy, error) {
 // of per ms before now (none read when per is 0) and the oldest of them,
 // and how many ready jobs of the type rank before the job. Reads only,
 // in two round trips to the type's slot.
-func (s *Store) Holding(ctx context.Context, job *core.Job, now, per int64) (*service.Holding, error) {
+//
+// For a job of a group, it also reads the group's active jobs that hold a
+// slot, its starts in its group rate's window of groupPer ms before now
+// (none read when groupPer is 0) and the oldest of them, and whether the
+// job is parked (lua/includes/group_limit.lua); for any, the type's
+// parked jobs.
+func (s *Store) Holding(ctx context.Context, job *core.Job, now, per, groupPer int64) (*service.Holding, error) {
 	tk := s.keys.ofType(job.Type)
 	pipe := s.rdb.Pipeline()
 	paused := pipe.HGet(ctx, tk.stats(), pausedField)
+	parked := pipe.HGet(ctx, tk.stats(), parkedField)
+	var gActive, gStarts *redis.IntCmd
+	var gOldest *redis.ZSliceCmd
+	var inPark *redis.FloatCmd
+	if g := job.Group; g != "" {
+		gActive = pipe.SCard(ctx, tk.groupActive(g))
+		if groupPer > 0 {
+			from := "(" + strconv.FormatInt(now-groupPer, 10)
+			gStarts = pipe.ZCount(ctx, tk.groupStarts(g), from, "+inf")
+			gOldest = pipe.ZRangeByScoreWithScores(ctx, tk.groupStarts(g), &redis.ZRangeBy{Min: from, Max: "+inf", Count: 1})
+		}
+	}
 	active := pipe.ZCard(ctx, tk.leases())
 	member := pipe.HGet(ctx, tk.job(job.ID), "rmember")
 	var starts *redis.IntCmd
@@ -126,7 +144,16 @@ func (s *Store) Holding(ctx context.Context, job *core.Job, now, per int64) (*se
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.fail("explain", err)
 	}
-	h := &service.Holding{Paused: isPaused(paused.Val()), Active: active.Val(), Ahead: -1}
+	h := &service.Holding{Paused: isPaused(paused.Val()), Active: active.Val(), Ahead: -1, Parked: parkedOf(parked.Val())}
+	if gActive != nil {
+		h.GroupActive = gActive.Val()
+	}
+	if gStarts != nil {
+		h.GroupStarts = gStarts.Val()
+		if z := gOldest.Val(); len(z) > 0 {
+			h.GroupOldestStart = int64(z[0].Score)
+		}
+	}
 	if starts != nil {
 		h.Starts = starts.Val()
 		if z := oldest.Val(); len(z) > 0 {
@@ -138,6 +165,12 @@ func (s *Store) Holding(ctx context.Context, job *core.Job, now, per int64) (*se
 		switch {
 		case err == nil:
 			h.Ahead = rank
+		case errors.Is(err, redis.Nil) && job.Group != "":
+			inPark = s.rdb.ZScore(ctx, tk.parked(job.Group), m)
+			if err := inPark.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, s.fail("explain", err)
+			}
+			h.GroupParked = inPark.Err() == nil
 		case !errors.Is(err, redis.Nil):
 			return nil, s.fail("explain", err)
 		}

@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -179,7 +180,7 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 	list, err := st.TypePolicies(ctx)
 	require.NoError(t, err)
 	require.Len(t, list, 2)
-	h, err := st.Holding(ctx, &core.Job{ID: jobs[0].ID + 1, Type: "cl-b"}, 2002, 60_000)
+	h, err := st.Holding(ctx, &core.Job{ID: jobs[0].ID + 1, Type: "cl-b"}, 2002, 60_000, 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), h.Starts)
 	require.Equal(t, int64(2001), h.OldestStart)
@@ -193,6 +194,25 @@ func TestPolicyOnRedisCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "g", got[0].Group)
+
+	// group limits: the groups' slots, logs and parked sets, in the
+	// type's slot; a completion frees the group's slot
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "cl-d", GroupConcurrency: 1, GroupRate: &core.Rate{Limit: 5, Per: time.Minute}}))
+	specs := clusterSpecs("cl-d", 4)
+	for i := range specs {
+		specs[i].Group = fmt.Sprint("g", i%2)
+	}
+	_, _, err = st.Create(ctx, 4000, specs)
+	require.NoError(t, err)
+	got, _, err = st.Lease(ctx, &service.LeaseParams{Now: 4001, Types: []string{"cl-d"}, Max: 4, Worker: "w", Token: "D"})
+	require.NoError(t, err)
+	require.Len(t, got, 2, "one per group")
+	_, err = st.Apply(ctx, 4002, core.OpComplete, []service.StoreOp{{ID: got[0].ID, Lease: "D", Type: "cl-d"}})
+	require.NoError(t, err)
+	more, _, err := st.Lease(ctx, &service.LeaseParams{Now: 4003, Types: []string{"cl-d", "cl-a"}, Max: 4, Worker: "w", Token: "E"})
+	require.NoError(t, err)
+	require.Len(t, more, 1, "the completed job's group starts its next; cl-a is full")
+	require.Equal(t, got[0].Group, more[0].Group)
 }
 
 // readyScores reads a type's ready index: member → score.

@@ -302,7 +302,19 @@ func (s *Store) Count(ctx context.Context, state core.State, jobType string) (in
 	return n, nil
 }
 
-// Stats counts every state per type, adds up the work time, and lists the
+// parkedField is the field of a type's stats hash that counts its inactive
+// jobs parked by their group's limit (lua/includes/group_limit.lua).
+const parkedField = "parked"
+
+// parkedOf reads parkedField from an HMGET: 0 when absent.
+func parkedOf(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// Stats counts every state per type (the inactive ones parked by their
+// group's limit too), adds up the work time, and lists the
 // paused types. A type whose Redis fails (on Cluster: its master is down)
 // is left out of the counts and the totals, and the error is a
 // *service.TypesError that names it, beside the stats of the other types;
@@ -325,7 +337,7 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 		for _, state := range core.States {
 			counts[i] = append(counts[i], pipe.ZCard(ctx, indexOf(tk, state)))
 		}
-		fields[i] = pipe.HMGet(ctx, tk.stats(), "work_time", pausedField)
+		fields[i] = pipe.HMGet(ctx, tk.stats(), "work_time", pausedField, parkedField)
 		heads[i] = pipe.ZRange(ctx, tk.ready(), 0, 0)
 	}
 	failed := typeErrs{}
@@ -347,13 +359,17 @@ func (s *Store) Stats(ctx context.Context) (*core.Stats, error) {
 		if failed.has(t) {
 			continue
 		}
+		f := fields[i].Val()
 		var tc core.StateCounts
 		for j, state := range core.States {
-			tc.Add(state, counts[i][j].Val())
-			st.Add(state, counts[i][j].Val())
+			n := counts[i][j].Val()
+			if state == core.StateInactive {
+				n += parkedOf(f[2]) // inactive, out of ready while their group is at its limit
+			}
+			tc.Add(state, n)
+			st.Add(state, n)
 		}
 		st.Types[t] = tc
-		f := fields[i].Val()
 		w, _ := f[0].(string)
 		n, _ := strconv.ParseInt(w, 10, 64)
 		st.WorkTime += n

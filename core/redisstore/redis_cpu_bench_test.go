@@ -99,10 +99,15 @@ func BenchmarkRedisCPUPerLease(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
 		policy *core.TypePolicy
+		groups int // jobs spread over this many groups; 0: none
 	}{
-		{"policy=none", nil},
-		{"policy=concurrency", &core.TypePolicy{Concurrency: core.MaxConcurrency}},
-		{"policy=rate", &core.TypePolicy{Rate: &core.Rate{Limit: 64, Per: time.Millisecond}}},
+		{"policy=none", nil, 0},
+		{"policy=concurrency", &core.TypePolicy{Concurrency: core.MaxConcurrency}, 0},
+		{"policy=rate", &core.TypePolicy{Rate: &core.Rate{Limit: 64, Per: time.Millisecond}}, 0},
+		// 1000 groups, with no group limit and with a group_concurrency
+		// that never binds (a slot taken and counted per job)
+		{"policy=none/groups=1000", nil, 1000},
+		{"policy=group_concurrency/groups=1000", &core.TypePolicy{GroupConcurrency: core.MaxConcurrency}, 1000},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			st, rdb := nodetest.NewStore(b)
@@ -116,7 +121,11 @@ func BenchmarkRedisCPUPerLease(b *testing.B) {
 			n := max(b.N/64*64, 64)
 			specs := make([]core.Spec, 0, 1000)
 			for i := range n {
-				specs = append(specs, core.Spec{Type: "c", MaxAttempts: 1, TTL: time.Minute, Data: []byte(`{"i":1}`)})
+				sp := core.Spec{Type: "c", MaxAttempts: 1, TTL: time.Minute, Data: []byte(`{"i":1}`)}
+				if tc.groups > 0 {
+					sp.Group = "g" + strconv.Itoa(i%tc.groups)
+				}
+				specs = append(specs, sp)
 				if len(specs) == cap(specs) || i == n-1 {
 					if _, _, err := st.Create(ctx, 1, specs); err != nil {
 						b.Fatal(err)

@@ -78,6 +78,7 @@ var (
 	pauseType     = loadScript("pause.lua")
 	typeSet       = loadScript("type_set.lua")
 	agingRerank   = loadScript("aging_rerank.lua")
+	groupWake     = loadScript("group_wake.lua")
 	cancelJob     = loadScript("cancel.lua")
 	bulkJobs      = loadScript("bulk.lua")
 	failedErrors  = loadScript("failed_errors.lua")

@@ -14,7 +14,8 @@ import (
 
 // explain (DESIGN §10.1): why a job is not running. Its reasons are read,
 // not kept: the job, then what may hold an inactive job back, in the
-// order a lease meets them (paused, concurrency, rate), then whether any
+// order a lease meets them (paused, concurrency, rate, the job's group's
+// concurrency and rate), then whether any
 // worker asks for the type, then its place in the queue. A reason is true
 // when read; the next lease may change it.
 
@@ -68,7 +69,11 @@ func (s *Service) explainInactive(ctx context.Context, job *core.Job, ex *core.E
 	if p != nil && p.Rate != nil {
 		rate = *p.Rate
 	}
-	h, err := s.store.Holding(ctx, job, now, rate.Per.Milliseconds())
+	var groupRate core.Rate
+	if p != nil && p.GroupRate != nil {
+		groupRate = *p.GroupRate
+	}
+	h, err := s.store.Holding(ctx, job, now, rate.Per.Milliseconds(), groupRate.Per.Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -82,6 +87,13 @@ func (s *Service) explainInactive(ctx context.Context, job *core.Job, ex *core.E
 		ex.Reason, ex.Until = core.ReasonRate, h.OldestStart+rate.Per.Milliseconds()
 		ex.Detail = fmt.Sprintf("its type started %d jobs in the last %s, its rate; the next may start at %s",
 			h.Starts, rate.Per, stamp(ex.Until))
+	case job.Group != "" && p != nil && p.GroupConcurrency > 0 && h.GroupActive >= p.GroupConcurrency:
+		ex.Reason, ex.Active, ex.Limit = core.ReasonGroupConcurrency, h.GroupActive, p.GroupConcurrency
+		ex.Detail = fmt.Sprintf("its group %q has %d of %d jobs active, its type's group_concurrency", job.Group, h.GroupActive, p.GroupConcurrency)
+	case job.Group != "" && groupRate.Limit > 0 && h.GroupStarts >= groupRate.Limit:
+		ex.Reason, ex.Until = core.ReasonGroupRate, h.GroupOldestStart+groupRate.Per.Milliseconds()
+		ex.Detail = fmt.Sprintf("its group %q started %d jobs in the last %s, its type's group_rate; the next may start at %s",
+			job.Group, h.GroupStarts, groupRate.Per, stamp(ex.Until))
 	default:
 		asked, err := s.asked(ctx, job.Type)
 		if err != nil {

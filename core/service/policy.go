@@ -138,7 +138,8 @@ func (c *policyCache) forget(jobType string) {
 	c.mu.Unlock()
 }
 
-// addLimits fills st.Limits: each type with a concurrency or a rate, and
+// addLimits fills st.Limits: each type with a concurrency, a rate or a
+// group limit, and
 // the inactive jobs a limit holds back now. A type stats could not read
 // (st.TypeErrors) is left out.
 func (s *Service) addLimits(ctx context.Context, st *core.Stats) error {
@@ -149,22 +150,32 @@ func (s *Service) addLimits(ctx context.Context, st *core.Stats) error {
 	now := s.dueNow()
 	for _, p := range list {
 		counts, read := st.Types[p.Type]
-		if !read || (p.Concurrency == 0 && p.Rate == nil) {
+		grouped := p.GroupConcurrency > 0 || p.GroupRate != nil
+		if !read || (p.Concurrency == 0 && p.Rate == nil && !grouped) {
 			continue
 		}
-		l := core.TypeLimits{Concurrency: p.Concurrency, Rate: p.Rate}
+		l := core.TypeLimits{Concurrency: p.Concurrency, Rate: p.Rate, GroupConcurrency: p.GroupConcurrency, GroupRate: p.GroupRate}
+		var per int64
 		if p.Rate != nil {
-			h, err := s.store.Holding(ctx, &core.Job{Type: p.Type}, now, p.Rate.Per.Milliseconds())
-			if err != nil {
-				return err
-			}
-			l.Starts = h.Starts
+			per = p.Rate.Per.Milliseconds()
 		}
+		h, err := s.store.Holding(ctx, &core.Job{Type: p.Type}, now, per, 0)
+		if err != nil {
+			return err
+		}
+		l.Starts = h.Starts
 		switch {
 		case p.Concurrency > 0 && counts.Active >= p.Concurrency:
 			l.Held, l.HeldBy = counts.Inactive, core.ReasonConcurrency
 		case p.Rate != nil && l.Starts >= p.Rate.Limit:
 			l.Held, l.HeldBy = counts.Inactive, core.ReasonRate
+		case h.Parked > 0:
+			// the jobs parked by their group's limit; which limit holds
+			// each is explain's to say, per job
+			l.Held, l.HeldBy = h.Parked, core.ReasonGroupConcurrency
+			if p.GroupConcurrency == 0 {
+				l.HeldBy = core.ReasonGroupRate
+			}
 		}
 		if st.Limits == nil {
 			st.Limits = map[string]core.TypeLimits{}

@@ -96,9 +96,10 @@ type Store interface {
 	// by type.
 	TypePolicies(ctx context.Context) ([]core.TypePolicy, error)
 	// Holding reads what may hold an inactive job back at now, its type's
-	// rate window being per ms (0: no rate): for explain. A job of ID 0
-	// asks for the type's numbers alone (Ahead -1).
-	Holding(ctx context.Context, job *core.Job, now, per int64) (*Holding, error)
+	// rate window being per ms (0: no rate) and its group rate's
+	// groupPer ms (0: none): for explain. A job of ID 0 asks for the
+	// type's numbers alone (Ahead -1).
+	Holding(ctx context.Context, job *core.Job, now, per, groupPer int64) (*Holding, error)
 	// Cancel moves a delayed, inactive or active job to cancelled and drops
 	// its lease; changed is false, and the job as it is, when it had
 	// finished already.
@@ -173,6 +174,15 @@ type Holding struct {
 	Starts      int64 // the type's starts in its rate's window
 	OldestStart int64 // the oldest of them (unix ms), 0 when none
 	Ahead       int64 // ready jobs of the type ranked before it; -1: not in ready
+	Parked      int64 // the type's inactive jobs parked by their group's limit
+	// For a job of a group: the group's active jobs that hold a slot of
+	// its group_concurrency, its starts in its group_rate's window and
+	// the oldest of them (unix ms, 0 when none), and whether the job is
+	// parked: out of ready while its group is at its limit.
+	GroupActive      int64
+	GroupStarts      int64
+	GroupOldestStart int64
+	GroupParked      bool
 }
 
 // SearchParams are a Search's arguments: it looks at no more than Budget

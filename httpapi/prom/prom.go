@@ -219,7 +219,7 @@ var (
 	upDesc      = prometheus.NewDesc("kuebus_core_up", "1 if this scrape's core.stats call was answered, even partially (see kuebus_type_up), else 0.", nil, nil)
 	typeUpDesc  = prometheus.NewDesc("kuebus_type_up", "1 if this scrape's core.stats read the type's counts, 0 if core could not (the type's Redis shard failed: stats type_errors).", []string{"type"}, nil)
 	oldestDesc  = prometheus.NewDesc("kuebus_queue_oldest_job_age_seconds", "How long the job next in line of each type has been ready (now − its promote_at; 0 when none waits); read from core.stats at scrape time.", []string{"type"}, nil)
-	limitedDesc = prometheus.NewDesc("kuebus_type_limited_jobs", "Inactive jobs of a type with a concurrency or a rate that the limit (reason: concurrency, rate) holds back now; read from core.stats at scrape time.", []string{"type", "reason"}, nil)
+	limitedDesc = prometheus.NewDesc("kuebus_type_limited_jobs", "Inactive jobs of a type with a concurrency, a rate or a group limit that the limit (reason: concurrency, rate, group_concurrency, group_rate) holds back now; read from core.stats at scrape time.", []string{"type", "reason"}, nil)
 	pausedDesc  = prometheus.NewDesc("kuebus_queue_paused", "1 while a type is paused (no leases), else 0; read from core.stats at scrape time.", []string{"type"}, nil)
 )
 
@@ -277,8 +277,17 @@ func (d depthCollector) Collect(ch chan<- prometheus.Metric) {
 	// Each limit a type has, at 0 while it holds nothing back, so that a
 	// panel shows the type before its first held job.
 	for typ, l := range st.Limits {
-		for _, reason := range []string{core.ReasonConcurrency, core.ReasonRate} {
-			if reason == core.ReasonConcurrency && l.Concurrency == 0 || reason == core.ReasonRate && l.Rate == nil {
+		for _, limit := range []struct {
+			reason string
+			has    bool
+		}{
+			{core.ReasonConcurrency, l.Concurrency > 0},
+			{core.ReasonRate, l.Rate != nil},
+			{core.ReasonGroupConcurrency, l.GroupConcurrency > 0},
+			{core.ReasonGroupRate, l.GroupRate != nil},
+		} {
+			reason := limit.reason
+			if !limit.has {
 				continue
 			}
 			held := 0.0

@@ -28,7 +28,7 @@
 --@include lease_job.lua
 --@include lease_limit.lua
 
-local paused, limited = lease_flags()
+local paused, limited, grouped_ = lease_flags()
 if paused then return {PAUSED} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
@@ -39,14 +39,22 @@ if limited then
   room, until_, rate = lease_room(KEYS[11], KEYS[12], now, room)
   if room < #ARGV - 4 then out = {LIMITED, until_} end
 end
+local by_group = grouped_ and group_lease(now)
+local got = 0
 for i = 5, #ARGV do
   if room == 0 then break end
-  if redis.call('ZREM', K_READY, ARGV[i]) == 1 then
+  -- with group limits, a candidate of a group at its limit is parked
+  -- (includes/group_limit.lua) with the score it had in ready
+  local score = by_group and redis.call('ZSCORE', K_READY, ARGV[i])
+  if redis.call('ZREM', K_READY, ARGV[i]) == 1 and
+    (not by_group or take_grouped(KEYS[8 + i], string.match(ARGV[i], ':(%d+)$'), ARGV[i], score, now, lease)) then
     local id = string.match(ARGV[i], ':(%d+)$')
     out[#out + 1] = lease_job(KEYS[8 + i], id, now, worker, lease, lease_ttl, new_leases)
     room = room - 1
+    got = got + 1
   end
 end
 add_leases(new_leases)
 if rate then note_starts(KEYS[12], now, lease, new_leases) end
+if grouped_ and got < #ARGV - 4 then out = group_held(out, now) end
 return out

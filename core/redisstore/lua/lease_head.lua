@@ -38,7 +38,7 @@
 --@include lease_job.lua
 --@include lease_limit.lua
 
-local paused, limited = lease_flags()
+local paused, limited, grouped_ = lease_flags()
 if paused then return {PAUSED} end
 
 local now, worker, lease = tonumber(ARGV[1]), ARGV[2], ARGV[3]
@@ -50,6 +50,29 @@ if limited then
   room, until_, rate = lease_room(KEYS[12], KEYS[13], now, max)
   if room < max then out = {LIMITED, until_} end
   if room == 0 then return out end
+end
+if grouped_ and group_lease(now) then
+  -- group limits: each job of the head is leased or parked
+  -- (includes/group_limit.lua), and the head read again for what was
+  -- parked, until room jobs are leased or ready is empty
+  local got = 0
+  while got < room do
+    local head = redis.call('ZRANGE', K_READY, 0, room - got - 1, 'WITHSCORES')
+    if #head == 0 then break end
+    redis.call('ZREMRANGEBYRANK', K_READY, 0, #head / 2 - 1)
+    for i = 1, #head, 2 do
+      local member = head[i]
+      local id = string.match(member, ':(%d+)$')
+      if take_grouped(base .. id, id, member, head[i + 1], now, lease) then
+        out[#out + 1] = lease_job(base .. id, id, now, worker, lease, lease_ttl, new_leases)
+        got = got + 1
+      end
+    end
+  end
+  add_leases(new_leases)
+  if rate then note_starts(KEYS[13], now, lease, new_leases) end
+  if got < max then out = group_held(out, now) end
+  return out
 end
 -- the head leaves ready in one call: the members just read are its first
 local head = redis.call('ZRANGE', K_READY, 0, room - 1)

@@ -42,6 +42,7 @@ for i = 4, #ARGV do
   if until_ and tonumber(until_) <= now then
     local jobkey, errkey = KEYS[3 + 2 * i], KEYS[4 + 2 * i] -- KEYS[9+2j], j = i-3
     redis.call('ZREM', K_LEASES, id)
+    group_left(jobkey, id)
     local row = snapshot(jobkey)
     if row[ROW_ID] then
       local limit = tonumber(row[ROW_STALL_LIMIT]) or node_limit

@@ -13,7 +13,14 @@
 -- ARGV[1] json         the policy as type_get answers it; "" for none
 -- ARGV[2] concurrency  ARGV[3] rate_limit  ARGV[4] rate_per (ms)
 -- ARGV[5] aging        ms of credit per step of priority
+-- ARGV[6] group_concurrency  ARGV[7] group_rate_limit
+-- ARGV[8] group_rate_per (ms)
 --                      each "0" when not set
+--
+-- Group limits (includes/group_limit.lua) set the stats flag glimited,
+-- which stays once set, and every group that has parked jobs is due in
+-- gwake (a sibling of policy), so that the next lease takes back what the
+-- new limits allow.
 --
 -- The type's aging goes into its stats hash too (aging), where every
 -- script that puts a job in ready reads it (includes/indexes.lua).
@@ -33,6 +40,13 @@ if rate_limit > 0 then
 else
   redis.call('DEL', KEYS[3])
 end
+local gconcurrency, grate_limit = tonumber(ARGV[6]), tonumber(ARGV[7])
+if gconcurrency > 0 then redis.call('HSET', KEYS[2], 'group_concurrency', gconcurrency) end
+if grate_limit > 0 then redis.call('HSET', KEYS[2], 'group_rate_limit', grate_limit, 'group_rate_per', ARGV[8]) end
+if gconcurrency > 0 or grate_limit > 0 then redis.call('HSET', KEYS[1], 'glimited', '1') end
+local k_gwake = string.sub(KEYS[2], 1, -7) .. 'gwake' -- "policy" -> "gwake"
+local parked = redis.call('ZRANGE', k_gwake, 0, -1)
+for _, g in ipairs(parked) do redis.call('ZADD', k_gwake, 0, g) end
 if concurrency > 0 or rate_limit > 0 then
   redis.call('HSET', KEYS[1], 'limited', '1')
 else

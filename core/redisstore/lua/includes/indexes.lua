@@ -1,6 +1,7 @@
 -- The state indexes of a type: how a job enters ready or due, and leaves
 -- the index of the state it is in.
 --@include type_keys.lua
+--@include group_limit.lua
 
 -- a job's member in ready: "<seq, 16 digits>:<id>", seq a number of the
 -- type's seq counter, so that jobs of one priority sort in the order they
@@ -110,11 +111,14 @@ end
 -- take a job out of the index of the state it is in
 local function leave(jobkey, id, state)
   if state == 'inactive' then
-    redis.call('ZREM', K_READY, redis.call('HGET', jobkey, 'rmember'))
+    local member = redis.call('HGET', jobkey, 'rmember')
+    -- not in ready: parked by its group's limit (group_limit.lua)
+    if redis.call('ZREM', K_READY, member) == 0 then unpark_job(jobkey, member) end
   elseif state == 'delayed' then
     redis.call('ZREM', K_DUE, due_member(id))
   elseif state == 'active' then
     redis.call('ZREM', K_LEASES, id)
+    group_left(jobkey, id)
   elseif state == 'complete' then
     redis.call('ZREM', K_COMPLETE, id)
   elseif state == 'failed' then

@@ -68,6 +68,7 @@ end
 -- (unlease_all) instead of a call of its own.
 local function unlease(id, row, unleased)
   if unleased then unleased[#unleased + 1] = id else redis.call('ZREM', K_LEASES, id) end
+  group_left(job_key(id), id)
   row[ROW_LEASE], row[ROW_LEASE_UNTIL], row[ROW_UPDATED_AT], row[ROW_LAST_LEASE] = '', '', now, mark
 end
 

@@ -4,12 +4,14 @@
 -- reads in the same HMGET as paused (lease_flags).
 --@include type_keys.lua
 --@include many.lua
+--@include group_limit.lua
 
--- lease_flags reads whether the type is paused and whether it is limited,
--- in one call.
+-- lease_flags reads whether the type is paused, whether it is limited, and
+-- whether it has had group limits (then group_lease), in one call.
 local function lease_flags()
-  local f = redis.call('HMGET', K_STATS, 'paused', 'limited')
-  return f[1] == '1', f[2] == '1'
+  local f = redis.call('HMGET', K_STATS, 'paused', 'limited', 'glimited')
+  glimited = f[3] == '1'
+  return f[1] == '1', f[2] == '1', glimited
 end
 
 -- lease_room says how many of max jobs a lease of a limited type may start
@@ -51,4 +53,51 @@ local function note_starts(k_starts, now, lease, new_leases)
     log[#log + 1], log[#log + 2] = now, lease .. ':' .. new_leases[i]
   end
   call_many('ZADD', k_starts, log)
+end
+
+-- group_lease starts a lease of a type that has had group limits: parked
+-- groups whose wait ended come back to ready (wake_groups), and it says
+-- whether the type's policy limits groups now (then each job goes through
+-- take_grouped).
+local group_room_of, group_until_of, parked_now = {}, {}, false
+local function group_lease(now)
+  wake_groups(now)
+  return group_limits()
+end
+
+-- take_grouped decides on a job that just left ready (member, of score):
+-- a job of a group at its limit is parked (false), any other may be
+-- leased (true, and its start is counted for its group).
+local function take_grouped(jobkey, id, member, score, now, lease)
+  local g = redis.call('HGET', jobkey, 'group')
+  if not g or g == '' then return true end
+  local room = group_room_of[g]
+  if room == nil then room, group_until_of[g] = group_room(g, now) end
+  if room == 0 then
+    group_room_of[g] = 0
+    park(g, member, score, group_until_of[g])
+    parked_now = true
+    return false
+  end
+  group_started(g, id, now, lease)
+  -- the group's last slot: read again for its next job, to learn when
+  -- its rate lets it start again (this start now in its log)
+  if room > 1 then group_room_of[g] = room - 1 else group_room_of[g] = nil end
+  return true
+end
+
+-- group_held turns out, the reply of a lease that leased fewer than max
+-- jobs, into LIMITED when groups at their limit hold jobs back, with the
+-- earliest time one's rate lets it start (or the type's until, when
+-- earlier).
+local function group_held(out, now)
+  local at, any = group_wait(now)
+  if not any and not parked_now then return out end
+  if out[1] ~= LIMITED then
+    table.insert(out, 1, LIMITED)
+    table.insert(out, 2, at)
+  elseif at > 0 and (out[2] == 0 or at < out[2]) then
+    out[2] = at
+  end
+  return out
 end
