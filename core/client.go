@@ -108,6 +108,9 @@ func (c *Client) sendCall(ctx context.Context, method string, req, reply any) er
 
 // sendNow sends one request over NATS, timed for OnCall.
 func (c *Client) sendNow(ctx context.Context, method string, req, reply any) error {
+	if r, ok := req.(BulkRequest); ok {
+		req = r.wire() // one value to encode (units.go); the middleware saw the request
+	}
 	start := time.Now()
 	err := c.rpc.Call(ctx, c.subj.Core(method), req, reply)
 	if err != nil {
@@ -191,8 +194,7 @@ func (c *Client) CreateSpec(ctx context.Context, sp Spec) (*Job, error) {
 // CreateBulk creates many jobs in one call, all or none.
 func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
 	reply := BulkReply{Jobs: make([]Job, 0, len(specs))} // filled, not grown (Lease)
-	req := BulkRequest{Jobs: specs}
-	return reply.Jobs, c.call(ctx, bus.MethodCreateBulk, req.wire(), &reply)
+	return reply.Jobs, c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs}, &reply)
 }
 
 // CreateBulkIDs creates jobs as CreateBulk does, all or none per type, and
@@ -203,8 +205,7 @@ func (c *Client) CreateBulk(ctx context.Context, specs []Spec) ([]Job, error) {
 // issue 12 step 6).
 func (c *Client) CreateBulkIDs(ctx context.Context, specs []Spec) ([]int64, error) {
 	var reply BulkReply
-	req := BulkRequest{Jobs: specs, IDsOnly: true}
-	if err := c.call(ctx, bus.MethodCreateBulk, req.wire(), &reply); err != nil {
+	if err := c.call(ctx, bus.MethodCreateBulk, BulkRequest{Jobs: specs, IDsOnly: true}, &reply); err != nil {
 		return nil, err
 	}
 	if len(reply.IDs) != len(specs) {

@@ -156,7 +156,7 @@ type bulkRequestJSON struct {
 	IDsOnly bool       `json:"ids_only,omitempty"`
 }
 
-// wire is the request as its twin, which the client sends
+// wire is the request as its twin, which the client sends (sendNow)
 // (TestWireTwins keeps the two alike).
 func (r *BulkRequest) wire() bulkRequestJSON {
 	w := bulkRequestJSON{Jobs: make([]specJSON, len(r.Jobs)), IDsOnly: r.IDsOnly}
