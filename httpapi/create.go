@@ -17,8 +17,9 @@ import (
 //     "max_attempts","backoff","ttl","remove_on_complete","remove_on_fail"}
 //     (each retention true, false or {"age","count"}).
 //
-// unique_key, stall_limit and broadcast (kuebus's own, Kue has none of
-// them) sit at the top in both forms.
+// unique_key, stall_limit, broadcast, group, depends_on and
+// on_dependency_failure (kuebus's own, Kue has none of them) sit at the
+// top in both forms.
 // Options in both places at once are refused: one of them would be ignored.
 type jobBody struct {
 	Type      string          `json:"type"`
@@ -39,6 +40,11 @@ type jobBody struct {
 	// Broadcast too (kuebus's own): the job goes to every listener when
 	// due, never to a worker.
 	Broadcast bool `json:"broadcast,omitempty"`
+	// Group, DependsOn and OnDependencyFailure too: the job's group within
+	// its type (docs/policy.md) and the jobs it waits for (protocol §3.42).
+	Group               string         `json:"group,omitempty"`
+	DependsOn           []int64        `json:"depends_on,omitempty"`
+	OnDependencyFailure core.DepPolicy `json:"on_dependency_failure,omitempty"`
 }
 
 // kueOptions are Kue's job options, with Kue's names on the wire.
@@ -56,7 +62,8 @@ type kueOptions struct {
 // spec turns the body into core.create's spec. Values are checked by core,
 // which names the field.
 func (b *jobBody) spec() (core.Spec, error) {
-	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit, Broadcast: b.Broadcast}
+	sp := core.Spec{Type: b.Type, Data: b.Data, UniqueKey: b.UniqueKey, StallLimit: b.StallLimit, Broadcast: b.Broadcast,
+		Group: b.Group, DependsOn: b.DependsOn, OnDependencyFailure: b.OnDependencyFailure}
 	flat := b.Priority != nil || b.Delay != nil || b.MaxAttempts != nil || b.Backoff != nil || b.TTL != nil || b.RemoveOnComplete != nil || b.RemoveOnFail != nil
 	if b.Options == nil {
 		sp.Priority, sp.Delay, sp.MaxAttempts = deref(b.Priority), core.MsDuration(deref(b.Delay)), deref(b.MaxAttempts)

@@ -86,6 +86,18 @@ func TestCreate(t *testing.T) {
 			e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"radio","broadcast":"yes"}`))
 	})
 
+	t.Run("group and dependencies sit at the top in both forms", func(t *testing.T) {
+		first := e.create(`{"type":"tenant","group":"shop-1","options":{"attempts":2}}`)
+		require.Equal(t, "shop-1", first.Group, "Kue's form")
+		job := e.create(fmt.Sprintf(`{"type":"tenant","group":"shop-2","depends_on":[%d],"on_dependency_failure":"cancel","priority":"high"}`, first.ID))
+		require.Equal(t, "shop-2", job.Group, "the flat spec")
+		require.Equal(t, core.StateWaiting, job.State)
+		require.Equal(t, []int64{first.ID}, job.DependsOn)
+		require.Equal(t, core.DepCancel, job.OnDependencyFailure)
+		require.Contains(t, e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"tenant","group":"a b"}`), "group")
+		require.Contains(t, e.fails(http.StatusBadRequest, "invalid", "POST", "/job", `{"type":"tenant","depends_on":[999999999]}`), "depends_on")
+	})
+
 	t.Run("an array creates all its jobs and answers an array", func(t *testing.T) {
 		var out []struct {
 			Message string
