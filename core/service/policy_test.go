@@ -253,8 +253,9 @@ func decodeJob(t *testing.T, body string) core.Job {
 	return j
 }
 
-// TestAScheduledJobTakesItsTypesDefaults: a schedule's tick makes a job
-// that takes its type's defaults for what the schedule's spec left out.
+// TestAScheduledJobTakesItsTypesDefaults: a schedule's tick, and a run of
+// it by hand, make a job that takes its type's defaults for what the
+// schedule's spec left out.
 func TestAScheduledJobTakesItsTypesDefaults(t *testing.T) {
 	c, clock := newCore(t)
 	_, err := c.Client.SetType(ctx, &core.TypePolicy{Type: "report", Defaults: &core.TypeDefaults{
@@ -271,6 +272,14 @@ func TestAScheduledJobTakesItsTypesDefaults(t *testing.T) {
 	require.Len(t, jobs, 1)
 	require.Equal(t, core.PriorityHigh, jobs[0].Priority)
 	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 100 * time.Millisecond}, jobs[0].Backoff)
+
+	// A run by hand (schedule_run) takes them as a tick does (a moment
+	// later: a run and a tick never take the same one).
+	clock.Advance(time.Millisecond)
+	run, err := c.Client.RunSchedule(ctx, "s")
+	require.NoError(t, err)
+	require.Equal(t, core.PriorityHigh, run.Priority)
+	require.Equal(t, &core.Backoff{Type: core.BackoffFixed, Delay: 100 * time.Millisecond}, run.Backoff)
 }
 
 // TestALimitedLeaseWakesOnAnotherCoresComplete: a lease held back by its

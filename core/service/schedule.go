@@ -176,15 +176,7 @@ func (s *Service) scheduleFire(ctx context.Context, req *core.LimitRequest) (*co
 // fire fires the latest tick of sc at or before now, and returns the tick
 // after now (0 when the schedule has none, or is broken).
 func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int64, bool, error) {
-	var every *int64
-	if sc.Every > 0 {
-		every = new(sc.Every.Milliseconds())
-	}
-	tm, err := parseTiming(sc.Cron, every, sc.TZ, sc.NextAt)
-	sp := sc.Spec
-	if err == nil {
-		err = sp.Normalize(s.cfg.MaxDataBytes)
-	}
+	tm, sp, err := s.storedTiming(sc)
 	if err != nil {
 		// Checked when it was set; only a store written by hand or by
 		// another version gets here. Log it and leave it be.
@@ -196,12 +188,9 @@ func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int6
 		// index and of the schedule: its next tick is still to come.
 		return sc.NextAt, false, nil
 	}
-	// The type's defaults fill what the spec left out (its max_attempts
-	// and ttl were filled in when it was set).
-	if err := s.withTypeDefaults(ctx, &sp); err != nil {
+	if err := s.tickDefaults(ctx, &sp); err != nil {
 		return 0, false, err
 	}
-	s.withNodeDefaults(&sp)
 	tick := latestTick(tm, sc.NextAt, now)
 	next := tm.after(now)
 	job, fired, err := s.store.FireSchedule(ctx, &FireParams{Now: s.now(), Schedule: sc, Tick: tick, Next: next, Spec: sp})
@@ -212,6 +201,34 @@ func (s *Service) fire(ctx context.Context, now int64, sc *StoredSchedule) (int6
 		s.announceCreated([]core.Job{*job}, []bool{false})
 	}
 	return next, fired, nil
+}
+
+// storedTiming reads a stored schedule's timing and checks its spec as
+// schedule_set checked them: an error only for a store written by hand or
+// by another version.
+func (s *Service) storedTiming(sc *StoredSchedule) (timing, core.Spec, error) {
+	var every *int64
+	if sc.Every > 0 {
+		every = new(sc.Every.Milliseconds())
+	}
+	tm, err := parseTiming(sc.Cron, every, sc.TZ, sc.NextAt)
+	sp := sc.Spec
+	if err == nil {
+		err = sp.Normalize(s.cfg.MaxDataBytes)
+	}
+	return tm, sp, err
+}
+
+// tickDefaults fills what a schedule's spec left out, as a create of its
+// type is filled: the type's defaults, then the node's (its max_attempts
+// and ttl were filled in when it was set). A tick and a run by hand both
+// take them.
+func (s *Service) tickDefaults(ctx context.Context, sp *core.Spec) error {
+	if err := s.withTypeDefaults(ctx, sp); err != nil {
+		return err
+	}
+	s.withNodeDefaults(sp)
+	return nil
 }
 
 // scheduleRun runs one schedule now, by hand: the store fires the tick
@@ -235,16 +252,8 @@ func (s *Service) scheduleRun(ctx context.Context, req *core.NameRequest) (*core
 	if sc.Paused {
 		return nil, bus.Errorf(bus.CodeConflict, "schedule %q is paused: resume it to run it", req.Name)
 	}
-	var every *int64
-	if sc.Every > 0 {
-		every = new(sc.Every.Milliseconds())
-	}
 	now := s.now()
-	tm, err := parseTiming(sc.Cron, every, sc.TZ, sc.NextAt)
-	sp := sc.Spec
-	if err == nil {
-		err = sp.Normalize(s.cfg.MaxDataBytes)
-	}
+	tm, sp, err := s.storedTiming(sc)
 	if err != nil {
 		return nil, fmt.Errorf("core: schedule_run %s: the stored schedule is invalid: %w", req.Name, err)
 	}
@@ -252,7 +261,9 @@ func (s *Service) scheduleRun(ctx context.Context, req *core.NameRequest) (*core
 	if next <= now {
 		next = tm.after(now)
 	}
-	s.withNodeDefaults(&sp)
+	if err := s.tickDefaults(ctx, &sp); err != nil {
+		return nil, err
+	}
 	job, fired, err := s.store.FireSchedule(ctx, &FireParams{Now: now, Schedule: sc, Tick: now, Next: next, Spec: sp})
 	switch {
 	case err != nil:
