@@ -118,6 +118,13 @@ func role(ctx context.Context, addr string) string {
 	return m[1]
 }
 
+// replicaOnline tells whether the master at addr has a replica whose link
+// is up (INFO replication: "slave0:...,state=online,...").
+func replicaOnline(ctx context.Context, addr string) bool {
+	info, err := redisproc.Command(ctx, addr, "", "INFO", "replication")
+	return err == nil && regexp.MustCompile(`slave\d+:[^\r\n]*state=online`).MatchString(info)
+}
+
 // Finding 6, the setting: with WaitReplicas 1 every change waits for the
 // master's replica, which then has it; asking more replicas than a master
 // has answers unavailable, the change made but not safe.
