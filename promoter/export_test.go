@@ -23,6 +23,10 @@ var LeaderOf = leaderOf
 // goroutines are gone.
 func MemberlistOf(n *Node) *memberlist.Memberlist { return n.ml }
 
+// MemberlistLines is how many lines the node's memberlist has logged so
+// far, written or counted by its log bridge.
+func MemberlistLines(n *Node) int { return n.mlog.taken() }
+
 // NewLogBridge is the writer memberlist logs to, for its test: write
 // takes one line, and flushEvery runs until ctx ends.
 func NewLogBridge(log *slog.Logger, every time.Duration) (write func(line string), flushEvery func(ctx context.Context)) {

@@ -33,6 +33,9 @@ type logBridge struct {
 	mu     sync.Mutex
 	start  time.Time // of the current interval
 	counts map[logKind]*logCount
+	// lines is how many lines Write took since the bridge began, written
+	// or counted: what its output must account for.
+	lines int
 }
 
 // logKind is a kind of line: its level and leading words.
@@ -54,6 +57,7 @@ func newLogBridge(log *slog.Logger, every time.Duration, now func() time.Time) *
 func (b *logBridge) Write(p []byte) (int, error) {
 	level, msg := parseMemberlistLine(p)
 	b.mu.Lock()
+	b.lines++
 	due := b.rollLocked()
 	kind := logKind{level, leadingWords(msg)}
 	c, seen := b.counts[kind]
@@ -74,6 +78,13 @@ func (b *logBridge) Write(p []byte) (int, error) {
 		b.log.Log(context.Background(), level, msg)
 	}
 	return len(p), nil
+}
+
+// taken is how many lines Write took since the bridge began.
+func (b *logBridge) taken() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lines
 }
 
 // flush ends the interval if it is over, writing its counts.
