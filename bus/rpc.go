@@ -220,8 +220,8 @@ func (s *Server) serve(e *endpoint, m *nats.Msg, start time.Time, fn func(contex
 	s.reply(e, m, start, data, err)
 }
 
-// reply answers m with data, or with err as the error headers, and counts
-// the request in its endpoint's stats.
+// reply counts the request in its endpoint's stats, then answers m with
+// data, or with err as the error headers.
 func (s *Server) reply(e *endpoint, m *nats.Msg, start time.Time, data []byte, err error) {
 	msg := &nats.Msg{Subject: m.Reply, Data: data}
 	errMsg := ""
@@ -232,12 +232,15 @@ func (s *Server) reply(e *endpoint, m *nats.Msg, start time.Time, data []byte, e
 		msg.Header = errorHeaders(code, message)
 		errMsg = string(code) + ": " + message
 	}
+	// Counted before it is sent: a caller that asks $SRV.STATS once it has
+	// its reply must find this request counted (counted after, STATS,
+	// served on another goroutine, could answer first).
+	e.record(time.Since(start), errMsg)
 	if msg.Subject != "" { // else a publish, not a request: nobody waits for the answer
 		if perr := s.nc.PublishMsg(msg); perr != nil {
 			s.logger.Warn("rpc reply not sent", "subject", m.Subject, "err", perr)
 		}
 	}
-	e.record(time.Since(start), errMsg)
 }
 
 // errorHeaders are the headers of a failed call's reply: the code as a
