@@ -21,7 +21,11 @@ import (
 // Redis is back the same core serves again, jobs stored before intact.
 func TestRedisDownIsUnavailableAndCoreRecovers(t *testing.T) {
 	t.Parallel()
-	srv, err := redisproc.Start(ctx, redisproc.Options{Dir: t.TempDir(), AppendOnly: true})
+	// appendfsync always: with everysec, Redis may answer a write before
+	// it has written it to the file while an fsync is slow (a loaded CI
+	// disk), and the kill -9 below would lose the job the test reads back.
+	srv, err := redisproc.Start(ctx, redisproc.Options{Dir: t.TempDir(), AppendOnly: true,
+		ExtraArgs: []string{"--appendfsync", "always"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Stop() })
 
