@@ -20,6 +20,11 @@ const MinEvery = time.Second
 // fields, each a list of ranges with steps, fits with room to spare.
 const MaxCronLen = 256
 
+// MaxTZLen bounds a schedule's tz, in bytes: the longest IANA zone name
+// is 32 ("America/Argentina/ComodRivadavia"); a longer tz is refused by
+// its length before a file is looked for by that name.
+const MaxTZLen = 64
+
 // ScheduleSetRequest is schedule_set's request: exactly one of Cron and
 // Every. Setting a schedule that exists replaces it; when its timing (cron,
 // every, tz) and pause are unchanged it keeps its next tick.
@@ -34,7 +39,8 @@ type ScheduleSetRequest struct {
 	// whole ms on the wire (units.go); ticks fall at the time the schedule
 	// was set plus whole intervals.
 	Every *time.Duration `json:"every,omitempty"`
-	// TZ is the IANA zone the cron expression is read in. Default UTC.
+	// TZ is the IANA zone the cron expression is read in, at most
+	// MaxTZLen bytes. Default UTC.
 	TZ string `json:"tz,omitempty"`
 	// Spec is the job each tick creates, checked as create checks a spec.
 	Spec Spec `json:"spec"`

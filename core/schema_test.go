@@ -515,7 +515,7 @@ var requestRules = map[string]map[string]map[string]any{
 		"name":   with(tokenRule(), "x-required", true),
 		"cron":   with(maxBytes(core.MaxCronLen), "description", "5 fields, 6 with seconds first, or a descriptor (@hourly); the zone in tz"),
 		"every":  ms(core.MinEvery.Milliseconds(), core.MaxDelay),
-		"tz":     {"description": "an IANA time zone, for cron only; default UTC"},
+		"tz":     with(maxBytes(core.MaxTZLen), "description", "an IANA time zone, for cron only; default UTC"),
 		"spec":   required,
 		"paused": {},
 	},

@@ -176,7 +176,7 @@ func TestBadScheduleIsInvalidAndStoresNothing(t *testing.T) {
 // TestACronIsBoundedAndQuotedSafely: a cron over MaxCronLen is refused by
 // its length, before it is parsed; a NUL or a newline in one comes back
 // escaped in the error header (robfig's own message quotes the field raw),
-// and nothing is stored.
+// and nothing is stored. A tz over MaxTZLen is refused by its length.
 func TestACronIsBoundedAndQuotedSafely(t *testing.T) {
 	c, _ := newCore(t)
 	set := func(cron string) string {
@@ -207,6 +207,14 @@ func TestACronIsBoundedAndQuotedSafely(t *testing.T) {
 		require.NotContains(t, got, "\r")
 	}
 	require.Contains(t, set("1\x00 * * * *"), `\x00`, "the NUL, escaped")
+
+	// tz is bounded too, before a zone file is looked for by its name
+	body, err := json.Marshal(core.ScheduleSetRequest{Name: "s", Cron: "@daily", TZ: strings.Repeat("Europe/", 10), Spec: core.Spec{Type: "t"}})
+	require.NoError(t, err)
+	msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodScheduleSet), body, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "invalid", msg.Header.Get(bus.HeaderKuebusCode))
+	require.Equal(t, "tz: 70 bytes is longer than 64", msg.Header.Get(bus.HeaderError))
 
 	list, err := c.Client.Schedules(ctx)
 	require.NoError(t, err)

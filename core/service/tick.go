@@ -75,6 +75,9 @@ func parseTiming(cronExpr string, every *int64, tz string, anchor int64) (timing
 		return nil, core.Invalidf("cron", "%q: use every (ms) for a fixed interval", cronExpr)
 	}
 	loc := time.UTC
+	if len(tz) > core.MaxTZLen {
+		return nil, core.Invalidf("tz", "%d bytes is longer than %d", len(tz), core.MaxTZLen)
+	}
 	if tz != "" {
 		l, err := time.LoadLocation(tz)
 		if err != nil || tz == "Local" {
