@@ -19,6 +19,11 @@ func ReplyCode(lua string) int64 {
 	panic("redisstore: no reply code " + lua)
 }
 
+// MarkSilent runs mark_silent.lua: workers (id → seen score) found silent.
+func MarkSilent(ctx context.Context, s *Store, workers map[string]float64) error {
+	return s.markSilent(ctx, workers)
+}
+
 // RunAgingRerank runs aging_rerank.lua once over a type's jobs after the
 // id after, looking at limit of them.
 func RunAgingRerank(ctx context.Context, s *Store, jobType string, after int64, limit int) (int64, error) {

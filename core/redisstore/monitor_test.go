@@ -75,7 +75,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 	for _, name := range []string{"create_jobs.lua", "lease_head.lua", "lease.lua", "complete.lua", "fail.lua",
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
-		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua",
+		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua", "mark_silent.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
 		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua", "group_wake.lua",
 		"dep_link.lua", "dep_settle.lua", "handover_done.lua"} {

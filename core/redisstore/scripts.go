@@ -91,6 +91,7 @@ var (
 	addHistory    = loadScript("history_add.lua")
 	heartbeat     = loadScript("heartbeat.lua")
 	expireLeases  = loadScript("expire_leases.lua")
+	markSilent    = loadScript("mark_silent.lua")
 	broadcastTake = loadScript("broadcast_take.lua")
 	broadcastSent = loadScript("broadcast_sent.lua")
 	depSettle     = loadScript("dep_settle.lua")

@@ -153,16 +153,23 @@ func (s *Store) ExpireSilent(ctx context.Context, now int64) (ended int, next in
 			}
 		}
 	}
-	if len(seen) > 0 {
-		fields := make([]any, 0, 2*len(seen))
-		for w, score := range seen {
-			fields = append(fields, w, strconv.FormatFloat(score, 'f', -1, 64))
-		}
-		if err := s.rdb.HSet(ctx, silentKey, fields...).Err(); err != nil {
-			errs = append(errs, s.fail("mark silent workers", err))
-		}
+	if err := s.markSilent(ctx, seen); err != nil {
+		errs = append(errs, s.fail("mark silent workers", err))
 	}
 	return ended, next, errors.Join(errs...)
+}
+
+// markSilent records that the rescue found workers (id → the seen score
+// of their last heartbeat) silent at that heartbeat (lua/mark_silent.lua).
+func (s *Store) markSilent(ctx context.Context, workers map[string]float64) error {
+	if len(workers) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 2*len(workers))
+	for w, score := range workers {
+		args = append(args, w, strconv.FormatFloat(score, 'f', -1, 64))
+	}
+	return s.eval(ctx, markSilent, []string{s.keys.global("workers_seen"), s.keys.global("workers_silent")}, args...).Err()
 }
 
 // expireLeasesOf runs expire_leases.lua over every active job of one type,

@@ -66,3 +66,20 @@ func TestExpireSilentEndsTheLeasesOfASilentWorker(t *testing.T) {
 	require.Len(t, moved, 2, "the rescue takes back the ended lease and the one past its ttl")
 	require.Equal(t, 1, moved[0].Stalls)
 }
+
+// TestMarkSilentMarksOnlyTheHeartbeatFoundSilent (mark_silent.lua): a
+// worker is marked at the seen score it was found silent at; one heard
+// from again since, and one gone meanwhile (heartbeat.lua forgot it), are
+// not, so no mark outlives its worker.
+func TestMarkSilentMarksOnlyTheHeartbeatFoundSilent(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	before := keyspace{
+		"{_}:workers_seen": map[string]float64{"quiet": 7000, "back": 9500},
+	}
+	st.seed(before)
+	require.NoError(t, redisstore.MarkSilent(ctx, st.Store, map[string]float64{"quiet": 7000, "back": 7000, "gone": 6000}))
+	st.requireKeys(before.with(keyspace{
+		"{_}:workers_silent": map[string]string{"quiet": "7000"},
+	}), "only the worker still at the heartbeat found silent is marked")
+}
