@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"github.com/kuebus/kuebus/bus"
 )
@@ -53,13 +54,13 @@ func (c *Client) Fail(ctx context.Context, op LeaseOp) (*Job, error) {
 }
 
 // Touch extends a job's lease by its ttl (or by the ttl its lease was
-// asked with) from now, and returns when the lease now runs out (unix ms).
-func (c *Client) Touch(ctx context.Context, op LeaseOp) (leaseUntil int64, err error) {
+// asked with) from now, and returns when the lease now runs out.
+func (c *Client) Touch(ctx context.Context, op LeaseOp) (leaseUntil time.Time, err error) {
 	var reply TouchReply
 	if err := c.call(ctx, bus.MethodTouch, op, &reply); err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
-	return reply.LeaseUntil, nil
+	return unixMs(reply.LeaseUntil), nil
 }
 
 // Release gives a leased job back to inactive, using no attempt.

@@ -124,7 +124,10 @@ func (s *Server) fail(ctx context.Context, op core.LeaseOp) (any, error) {
 
 func (s *Server) touch(ctx context.Context, op core.LeaseOp) (any, error) {
 	until, err := s.core.Touch(ctx, op)
-	return core.TouchReply{LeaseUntil: until}, err
+	if err != nil {
+		return nil, err
+	}
+	return core.TouchReply{LeaseUntil: until.UnixMilli()}, nil
 }
 
 func (s *Server) release(ctx context.Context, op core.LeaseOp) (any, error) {

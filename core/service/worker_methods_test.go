@@ -40,7 +40,7 @@ func op(t *testing.T, c *nodetest.Core, method string, o core.LeaseOp, reply any
 	case bus.MethodTouch:
 		until, err := c.Client.Touch(ctx, o)
 		if r, ok := reply.(*core.TouchReply); ok {
-			r.LeaseUntil = until
+			r.LeaseUntil = until.UnixMilli()
 		}
 		return err
 	case bus.MethodRelease:
