@@ -166,8 +166,9 @@ func TestAThousandGroupsKeepWorking(t *testing.T) {
 	require.Len(t, countGroups(second), 1000)
 }
 
-// TestAParkedJobLeavesAndRanks: a job its group's limit parked can be
-// cancelled (it leaves the parked set and the count of parked), and a
+// TestAParkedJobLeavesAndRanks: a job its group's limit parked counts as
+// inactive; it can be cancelled (it leaves the parked set, the count of
+// parked and of inactive), and a
 // change of its priority applies once it is back; dropping the group
 // limit brings every parked job back at the next lease.
 func TestAParkedJobLeavesAndRanks(t *testing.T) {
@@ -183,9 +184,16 @@ func TestAParkedJobLeavesAndRanks(t *testing.T) {
 		return st.rdb.HGet(ctx, st.prefix+":{t}:stats", "parked").Val()
 	}
 	require.Equal(t, "3", parked())
+	inactive := func() int64 {
+		n, err := st.Count(ctx, core.StateInactive, "t")
+		require.NoError(t, err)
+		return n
+	}
+	require.Equal(t, int64(3), inactive(), "a parked job counts as inactive")
 	_, _, err = st.Cancel(ctx, 1002, jobs[1].ID)
 	require.NoError(t, err)
 	require.Equal(t, "2", parked())
+	require.Equal(t, int64(2), inactive())
 	_, err = st.SetPriority(ctx, 1002, jobs[3].ID, core.PriorityHigh)
 	require.NoError(t, err)
 

@@ -270,10 +270,11 @@ func (s *Store) sizes(ctx context.Context, types []string, state core.State) ([]
 	return sizes, nil
 }
 
-// Count counts the jobs of a state (or all) and a type (or all). A type
-// whose Redis fails (on Cluster: its master is down) fails the count,
-// with an error that names it: a count that left it out would read as a
-// true total.
+// Count counts the jobs of a state (or all) and a type (or all); the
+// inactive jobs parked by their group's limit count as inactive, as in
+// Stats. A type whose Redis fails (on Cluster: its master is down) fails
+// the count, with an error that names it: a count that left it out would
+// read as a true total.
 func (s *Store) Count(ctx context.Context, state core.State, jobType string) (int64, error) {
 	types, err := s.typesFor(ctx, jobType)
 	if err != nil {
@@ -284,20 +285,34 @@ func (s *Store) Count(ctx context.Context, state core.State, jobType string) (in
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.IntCmd, len(types))
+	parked := make([]*redis.StringCmd, len(types))
 	for i, t := range types {
-		cmds[i] = pipe.ZCard(ctx, indexOf(s.keys.ofType(t), state))
+		tk := s.keys.ofType(t)
+		cmds[i] = pipe.ZCard(ctx, indexOf(tk, state))
+		if state == core.StateInactive {
+			parked[i] = pipe.HGet(ctx, tk.stats(), parkedField)
+		}
 	}
 	failed := typeErrs{}
-	_, err = pipe.Exec(ctx)
-	if err := s.perType(ctx, "count", err, types, func(i int) []redis.Cmder { return []redis.Cmder{cmds[i]} }, failed); err != nil {
+	_, err = pipe.Exec(ctx) // redis.Nil: a type that never parked a job (perType)
+	cmdsOf := func(i int) []redis.Cmder {
+		if parked[i] == nil {
+			return []redis.Cmder{cmds[i]}
+		}
+		return []redis.Cmder{cmds[i], parked[i]}
+	}
+	if err := s.perType(ctx, "count", err, types, cmdsOf, failed); err != nil {
 		return 0, err
 	}
 	if err := failed.whole(); err != nil {
 		return 0, err
 	}
 	var n int64
-	for _, c := range cmds {
+	for i, c := range cmds {
 		n += c.Val()
+		if parked[i] != nil {
+			n += parkedOf(parked[i].Val())
+		}
 	}
 	return n, nil
 }
