@@ -188,7 +188,7 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 		for n, i := range g {
 			group[n], gids[n], gmore[n] = &stored[i], ids[i], more[i]
 		}
-		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gmore)
+		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gmore, g)
 		if err != nil {
 			s.rollback(ctx, done)
 			return nil, nil, s.fail("create jobs", err)

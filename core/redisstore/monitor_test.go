@@ -201,7 +201,7 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.FailedErrors(ctx, "mon", 10)
 	must(err)
-	_, _, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", From: core.IDsCursor{}, Limit: 10, Budget: 100})
+	_, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", Limit: 10, Budget: 100})
 	must(err)
 	_, err = st.Range(ctx, &service.RangeParams{Limit: 5, After: &core.RangeCursor{Score: 1, Member: "1"}})
 	must(err)

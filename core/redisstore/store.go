@@ -243,7 +243,7 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 	for n, i := range idx {
 		group[n] = &specs[i]
 	}
-	res, err := s.runCreateJobs(ctx, now, jobType, ids, group, nil)
+	res, err := s.runCreateJobs(ctx, now, jobType, ids, group, nil, idx)
 	if err != nil {
 		return nil, s.fail("create jobs", err)
 	}

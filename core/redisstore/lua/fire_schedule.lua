@@ -25,6 +25,7 @@
 -- Events: the service publishes job.enqueue.<id>.<type> for a stored job
 -- (and queue.due when it is delayed).
 --@include new_job.lua
+--@include jobs_order.lua
 
 local name, tick = ARGV[1], tonumber(ARGV[3])
 -- A tick read as due may be one another leader has fired since: its
@@ -35,7 +36,9 @@ if s[1] ~= ARGV[2] or s[2] == '1' or tonumber(s[3] or '0') >= tick then
   return SKIPPED
 end
 local id = ARGV[5 + SHARED_COUNT + OWN_ID]
-local b = new_jobs({id, id})
+-- the tick's job is alone in its call: place 0; created_at is the
+-- second SHARED value (new_job_gen.lua's list)
+local b = new_jobs({jobs_score(ARGV[5 + 2], 0), id})
 local code = new_job(b, 1, KEYS[13], 5, 5 + SHARED_COUNT)
 store_new_jobs(b)
 if code == REPEATED then

@@ -1,0 +1,24 @@
+-- The order of a type's jobs index (keys.go: jobs): creation order. A
+-- job's score there is created_at × 1000 + k, where k (0..999) is its
+-- place in the create call that made it (0 for a schedule's tick): the
+-- jobs of one call share created_at, and keep the call's order across
+-- types. A call holds at most 1000 jobs (core's MaxBulk, a flow's
+-- MaxFlowJobs); a place past 999 gives k = 999, so that the jobs of a
+-- larger call (a core configured with a MaxBulk over 1000) never pass a
+-- later ms's: they tie. created_at × 1000 + 999 stays below 2^53, so a
+-- double holds it exactly, until created_at reaches 2^53/1000 ms, in the
+-- year 2255. Jobs of one score (two cores' calls in the same ms, each its
+-- k-th job) fall back to Redis's order of equal scores: their members
+-- (ids) as bytes.
+--
+-- Earlier versions scored a job by its id (score = member = id), always
+-- below JOBS_ORDER_OLD, while created_at × 1000 of any real clock is above
+-- it (created_at past 2001-09-09): jobs_rescore.lua moves those.
+local JOBS_ORDER_OLD = 1e15
+
+-- jobs_score is the score in jobs of a job created at created_at (unix ms,
+-- a string or a number) with place k in its call, as Redis takes it: an
+-- integer's digits, exact.
+local function jobs_score(created_at, k)
+  return string.format('%.0f', tonumber(created_at) * 1000 + math.min(k, 999))
+end
