@@ -95,6 +95,6 @@ func TestSearchLooksAtNoMoreThanItsBudget(t *testing.T) {
 	}
 	require.Equal(t, []page{{[]int64{2}, "t:2:2"}, {[]int64{3, 4}, "t:4:4"}, {[]int64{12}, ""}}, walk(10, 2),
 		"two jobs looked at per call; an empty read costs none")
-	require.Equal(t, []page{{[]int64{2}, "t:2:2"}, {[]int64{3}, "t:3:3"}, {[]int64{4}, "t:4:4"}, {[]int64{12}, "u:12:12"}, {[]int64{}, ""}}, walk(1, 100),
-		"one match per call")
+	require.Equal(t, []page{{[]int64{2}, "t:2:2"}, {[]int64{3}, "t:3:3"}, {[]int64{4}, "u:0:0"}, {[]int64{12}, ""}}, walk(1, 100),
+		"one match per call; a call that looked at the last job of a type goes on at the next type's start")
 }
