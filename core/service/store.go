@@ -109,6 +109,11 @@ type Store interface {
 	// Clean removes finished jobs as p says: how many it removed, and more
 	// when it stopped short having removed some.
 	Clean(ctx context.Context, p *CleanParams) (removed int, more bool, err error)
+	// RescoreJobs gives a bounded batch of jobs of jobType that an
+	// earlier version indexed by id their place in creation order (the
+	// order of range over every state): how many moved, and more when a
+	// call at once may move more.
+	RescoreJobs(ctx context.Context, jobType string) (moved int, more bool, err error)
 	// FailedErrors groups the error of the newest limit failed jobs of
 	// jobType (core.FailedErrorsRequest), the groups in the order their
 	// newest job failed.

@@ -14,7 +14,7 @@
 -- Earlier versions scored a job by its id (score = member = id), always
 -- below JOBS_ORDER_OLD, while created_at × 1000 of any real clock is above
 -- it (created_at past 2001-09-09): jobs_rescore.lua moves those.
-local JOBS_ORDER_OLD = 1e15
+local JOBS_ORDER_OLD = '1000000000000000' -- 1e15, as Redis reads a score
 
 -- jobs_score is the score in jobs of a job created at created_at (unix ms,
 -- a string or a number) with place k in its call, as Redis takes it: an
