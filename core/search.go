@@ -53,7 +53,8 @@ const (
 
 // SearchCursor is where a search goes on: a job type, and the place of
 // the last job looked at in that type's jobs index, its score (creation
-// order: the job's created_at × 1000 and its place in its create call)
+// order: the job's created_at × 1000 and its place among the jobs its
+// core created in that ms)
 // and its member (the job's id), as core.RangeCursor holds a place. A
 // place, not an id: many jobs may share a score, and a search must
 // neither skip nor repeat one at a page's end.

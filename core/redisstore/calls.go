@@ -33,10 +33,11 @@ type createJobsOutcome struct {
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
 // deps, nil when no job waits, are each job's dependencies as its script
-// checks them (lua/includes/deps.lua). places are the jobs' places in
-// the create call (indexes of its specs, ascending), which order them in
-// the type's jobs index (lua/includes/jobs_order.lua).
-func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, deps []newJobDeps, places []int) ([]createJobsOutcome, error) {
+// checks them (lua/includes/deps.lua). The jobs' places, which order them
+// in the type's jobs index (lua/includes/jobs_order.lua), are first +
+// idx: idx their indexes in the create call's specs, ascending, first the
+// place of the call's first job (createOrder).
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, deps []newJobDeps, first int, idx []int) ([]createJobsOutcome, error) {
 	tk := s.keys.ofType(jobType)
 	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
@@ -45,7 +46,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	// ARGV: the shared fields' values once, then each job's own
 	// (create_jobs.lua's header).
 	args := make([]any, 0, 1+len(newJobShared)+(len(newJobOwn)+1)*len(ids))
-	args = append(args, createPlaces(places))
+	args = append(args, createPlaces(first, idx))
 	for _, enc := range newJobShared {
 		args = append(args, enc(&out[0].job))
 	}
@@ -85,23 +86,24 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	return out, nil
 }
 
-// createPlaces is create_jobs.lua's ARGV[1]: the place of the first job
-// when the places follow one another (a call of one type: one number,
-// whatever the count), else every place, comma-separated.
-func createPlaces(places []int) string {
-	for n, p := range places {
-		if p != places[0]+n {
-			parts := make([]string, len(places))
-			for i, p := range places {
-				parts[i] = strconv.Itoa(p)
+// createPlaces is create_jobs.lua's ARGV[1], the places first + idx: the
+// place of the first job when they follow one another (a call of one
+// type: one number, whatever the count), else every place,
+// comma-separated.
+func createPlaces(first int, idx []int) string {
+	for n, i := range idx {
+		if i != idx[0]+n {
+			parts := make([]string, len(idx))
+			for k, i := range idx {
+				parts[k] = strconv.Itoa(first + i)
 			}
 			return strings.Join(parts, ",")
 		}
 	}
-	if len(places) == 0 {
-		return "0"
+	if len(idx) == 0 {
+		return strconv.Itoa(first)
 	}
-	return strconv.Itoa(places[0])
+	return strconv.Itoa(first + idx[0])
 }
 
 // runPromoteDue moves the due jobs among ids to ready: the next due time

@@ -15,7 +15,8 @@ import (
 )
 
 // The jobs index of a type orders by creation (lua/includes/jobs_order.lua):
-// score created_at × 1000 + the job's place in its create call.
+// score created_at × 1000 + the job's place among those its core created in
+// that ms.
 
 // t0 is a time of a real clock (2025-11-27), whose created_at × 1000 is
 // above the scores of ids (1e15).
@@ -301,4 +302,26 @@ func TestJobsRescoreGoesInBatches(t *testing.T) {
 	n, err := st.rdb.ZCount(ctx, st.prefix+":{t}:jobs", "-inf", "(1e15").Result()
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// TestOneCoreKeepsItsOrderWithinAMs: the creates one core stores in one
+// ms, of two types, list in the order it stored them: each call's jobs
+// take the places after the previous call's, where ids (two blocks)
+// compared as bytes would mix them.
+func TestOneCoreKeepsItsOrderWithinAMs(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	var created []int64
+	for _, typ := range []string{"x", "y", "x", "y"} {
+		jobs, _, err := st.Create(ctx, jobsT0, []core.Spec{{Type: typ, MaxAttempts: 1, TTL: time.Second}})
+		require.NoError(t, err)
+		created = append(created, jobs[0].ID)
+	}
+	require.Equal(t, []int64{1, 1001, 2, 1002}, created)
+	require.Equal(t, []int64{1002, 2, 1001, 1}, everyJob(t, st.Store, 3, true), "newest first, within one ms")
+	jobs, _, err := st.Create(ctx, jobsT0+1, []core.Spec{{Type: "x", MaxAttempts: 1, TTL: time.Second}})
+	require.NoError(t, err)
+	score, err := st.rdb.ZScore(ctx, st.prefix+":{x}:jobs", itoa(jobs[0].ID)).Result()
+	require.NoError(t, err)
+	require.Equal(t, float64((jobsT0+1)*1000), score, "a new ms starts at place 0")
 }

@@ -370,8 +370,8 @@ function renderList(r, list) {
     ["all", ...types].map((t) => h("option", { value: t, selected: t === r.type }, t === "all" ? "all types" : t)));
   // The list of every state is in creation order, across types and cores
   // (protocol §3.8: each type's jobs index is scored by created_at and
-  // the job's place in its create call), not in id order: ids come in
-  // blocks per type and per core.
+  // the job's place among those its core created in that ms), not in id
+  // order: ids come in blocks per type and per core.
   const byCreation = r.state === "all";
   const orderSelect = h("select", { id: "order", onchange: (e) => go({ order: e.target.value, page: 0 }),
     title: byCreation ? "By when each job was created, across types (the jobs of one call in the call's order)" : null },

@@ -17,12 +17,13 @@
 -- KEYS[12]        errors:0, the template of a job's error history
 --                 (includes/errors.lua), built from the same way
 --
--- ARGV[1]            the jobs' places in their create call, which order
---                    them in the jobs index (includes/jobs_order.lua):
---                    "p", the place of the first job, the others' following
---                    it one by one (a call of one type); or "p1,p2,...",
---                    each job's (a call of several types, whose places
---                    interleave)
+-- ARGV[1]            the jobs' places among the jobs their core created in
+--                    that ms (their call's first, then the call's order),
+--                    which order them in the jobs index
+--                    (includes/jobs_order.lua): "p", the place of the
+--                    first job, the others' following it one by one (a
+--                    call of one type); or "p1,p2,...", each job's (a call
+--                    of several types, whose places interleave)
 -- ARGV[2..SHARED_COUNT+1]  the values of the SHARED fields
 --                    (includes/new_job_gen.lua): the same for every job
 --                    of the call

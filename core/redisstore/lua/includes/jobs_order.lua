@@ -1,15 +1,16 @@
 -- The order of a type's jobs index (keys.go: jobs): creation order. A
 -- job's score there is created_at × 1000 + k, where k (0..999) is its
--- place in the create call that made it (0 for a schedule's tick): the
--- jobs of one call share created_at, and keep the call's order across
--- types. A call holds at most 1000 jobs (core's MaxBulk, a flow's
--- MaxFlowJobs); a place past 999 gives k = 999, so that the jobs of a
--- larger call (a core configured with a MaxBulk over 1000) never pass a
--- later ms's: they tie. created_at × 1000 + 999 stays below 2^53, so a
--- double holds it exactly, until created_at reaches 2^53/1000 ms, in the
--- year 2255. Jobs of one score (two cores' calls in the same ms, each its
--- k-th job) fall back to Redis's order of equal scores: their members
--- (ids) as bytes.
+-- place among the jobs its core (its Store) created in that ms: the jobs
+-- of one create call take places one after another, in the call's order
+-- (they share created_at), across types, and the calls one core makes in
+-- one ms follow one another (Store.Create, createOrder in store.go); a
+-- schedule's tick takes one place too. Past 999 jobs of one core in one ms
+-- k stays 999, so that they never pass a later ms's jobs: they tie.
+-- created_at × 1000 + 999 stays below 2^53, so a double holds it exactly,
+-- until created_at reaches 2^53/1000 ms, in the year 2255. Jobs of one
+-- score (two cores' jobs in the same ms and place, or past place 999)
+-- fall back to Redis's order of equal scores: their members (ids) as
+-- bytes.
 --
 -- Earlier versions scored a job by its id (score = member = id), always
 -- below JOBS_ORDER_OLD, while created_at × 1000 of any real clock is above
