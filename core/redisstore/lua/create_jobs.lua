@@ -51,7 +51,7 @@
 --@include new_job.lua
 --@include jobs_order.lua
 
--- place(n) is the place in its call of the n-th job of ARGV
+-- place(n) is the place of the n-th job of ARGV
 local place
 if string.find(ARGV[1], ',', 1, true) then
   local places = {}
@@ -61,8 +61,9 @@ else
   local first = tonumber(ARGV[1]) - 1
   place = function(n) return first + n end
 end
--- created_at is the second SHARED value (new_job_gen.lua's list)
-local members, owns, own, created = {}, {}, 1 + SHARED_COUNT, ARGV[3]
+-- created_at is the second SHARED value (new_job_gen.lua's list), after
+-- ARGV[1]
+local members, owns, own, created = {}, {}, 1 + SHARED_COUNT, ARGV[1 + 2]
 while own < #ARGV do
   local id = ARGV[own + OWN_ID]
   owns[#owns + 1] = own
