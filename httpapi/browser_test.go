@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -240,6 +241,46 @@ func TestDashboardPagesEveryTypeByCursor(t *testing.T) {
 	step("prev again: the first page",
 		chromedp.Click(chromedp.CSS(`#prev`)),
 		shows(whole[:20]))
+	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
+}
+
+// TestDashboardListsEveryStateNewestFirst: the list of every state is in
+// creation order across types, newest first by default, and says so; its
+// other order is oldest first. Ids would order it otherwise: each type's
+// come in a block of their own.
+func TestDashboardListsEveryStateNewestFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED: the browser test (headless Chromium) does not run with -short")
+	}
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	var ids []int64 // in creation order
+	for _, typ := range []string{"x", "y", "x", "y"} {
+		ids = append(ids, e.create(map[string]any{"type": typ}).ID)
+	}
+	require.False(t, slices.IsSorted(ids), "ids (a block per type) are not in creation order: %v", ids)
+	created := make([]string, len(ids))
+	for i, id := range ids {
+		created[i] = fmt.Sprint(id)
+	}
+	newest := slices.Clone(created)
+	slices.Reverse(newest)
+	browser, exceptions := newBrowser(t)
+	step, shot := stepper(t, browser, artifacts(t))
+	rows := func(ids []string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(
+			`Array.from(document.querySelectorAll("#list tbody tr")).map((tr) => tr.dataset.id).join(",") === %q`,
+			strings.Join(ids, ",")))
+	}
+	step("every state: newest first, and labelled so",
+		chromedp.Navigate(e.url+"/#/jobs/all/all"),
+		rows(newest),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#order").selectedOptions[0].textContent === "newest first"`))
+	shot("newest-first.png")
+	step("the other order: oldest first",
+		chromedp.Navigate(e.url+"/#/jobs/all/all?order=asc"),
+		rows(created),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#order").selectedOptions[0].textContent === "oldest first"`))
 	require.Empty(t, exceptions(), "JavaScript exceptions in the page")
 }
 

@@ -81,7 +81,7 @@ func TestReadRoutes(t *testing.T) {
 		}
 		return out
 	}
-	t.Run("GET /jobs/FROM..TO pages through every job by id", func(t *testing.T) {
+	t.Run("GET /jobs/FROM..TO pages through every job by creation", func(t *testing.T) {
 		require.Equal(t, []int64{a.ID, b.ID, c.ID, d.ID}, ids("/jobs/0..9"))
 		require.Equal(t, []int64{d.ID, c.ID}, ids("/jobs/0..1/desc"))
 		require.Equal(t, []int64{b.ID}, ids("/jobs/1..1/asc"))

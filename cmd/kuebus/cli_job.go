@@ -226,7 +226,7 @@ func runJobList(ctx context.Context, e *env, args []string) error {
 	jobType := fs.String("type", "", "only jobs of this `TYPE`")
 	from := fs.Int64("from", 0, "first `POSITION` to list, 0-based")
 	to := fs.Int64("to", 19, "last `POSITION` to list, inclusive")
-	order := fs.String("order", "asc", "`ORDER` of the list: asc or desc")
+	order := fs.String("order", "asc", "`ORDER` of the list: asc, the state's order (queue order; finish time; without --state, creation time, oldest first), or desc")
 	limit := fs.Int("limit", 0, fmt.Sprintf("page by cursor: list `N` jobs (1..%d, default %d with --cursor)", core.MaxRangeSize, core.RangeLimitDefault))
 	cursor := fs.String("cursor", "", "page by cursor: list the jobs after the `CURSOR` a previous list printed")
 	if _, err := e.parse(fs, args, 0, 0); err != nil {

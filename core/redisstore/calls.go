@@ -33,8 +33,11 @@ type createJobsOutcome struct {
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
 // deps, nil when no job waits, are each job's dependencies as its script
-// checks them (lua/includes/deps.lua).
-func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, deps []newJobDeps) ([]createJobsOutcome, error) {
+// checks them (lua/includes/deps.lua). The jobs' places, which order them
+// in the type's jobs index (lua/includes/jobs_order.lua), are first +
+// idx: idx their indexes in the create call's specs, ascending, first the
+// place of the call's first job (createOrder).
+func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, ids []int64, specs []*core.Spec, deps []newJobDeps, first int, idx []int) ([]createJobsOutcome, error) {
 	tk := s.keys.ofType(jobType)
 	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
@@ -42,7 +45,8 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	}
 	// ARGV: the shared fields' values once, then each job's own
 	// (create_jobs.lua's header).
-	args := make([]any, 0, len(newJobShared)+(len(newJobOwn)+1)*len(ids))
+	args := make([]any, 0, 1+len(newJobShared)+(len(newJobOwn)+1)*len(ids))
+	args = append(args, createPlaces(first, idx))
 	for _, enc := range newJobShared {
 		args = append(args, enc(&out[0].job))
 	}
@@ -80,6 +84,26 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 		}
 	}
 	return out, nil
+}
+
+// createPlaces is create_jobs.lua's ARGV[1], the places first + idx: the
+// place of the first job when they follow one another (a call of one
+// type: one number, whatever the count), else every place,
+// comma-separated.
+func createPlaces(first int, idx []int) string {
+	for n, i := range idx {
+		if i != idx[0]+n {
+			parts := make([]string, len(idx))
+			for k, i := range idx {
+				parts[k] = strconv.Itoa(first + i)
+			}
+			return strings.Join(parts, ",")
+		}
+	}
+	if len(idx) == 0 {
+		return strconv.Itoa(first)
+	}
+	return strconv.Itoa(first + idx[0])
 }
 
 // runPromoteDue moves the due jobs among ids to ready: the next due time
@@ -369,10 +393,29 @@ func (s *Store) runGroupWake(ctx context.Context, tk typeKeys, now int64) (int64
 	return s.eval(ctx, groupWake, tk.fixed(), now).Int64()
 }
 
+// jobsPlace is a place in a type's jobs index: a score, as Redis wrote it
+// in a reply (so given back exactly), and a member, a job id.
+type jobsPlace struct{ score, member string }
+
+// placeArgs are a place as the scripts that walk jobs take it: "" for
+// the start.
+func placeArgs(p *jobsPlace) (score, member string) {
+	if p == nil {
+		return "", ""
+	}
+	return p.score, p.member
+}
+
 // runAgingRerank re-scores up to limit of a type's ready jobs after the
-// id after (aging_rerank.lua): the id to go on after, 0 when done.
-func (s *Store) runAgingRerank(ctx context.Context, tk typeKeys, after int64, limit int) (int64, error) {
-	return s.eval(ctx, agingRerank, append(tk.fixed(), tk.job(0)), after, limit).Int64()
+// place after (nil: from the first) in its jobs index (aging_rerank.lua):
+// the place to go on after, nil when done.
+func (s *Store) runAgingRerank(ctx context.Context, tk typeKeys, after *jobsPlace, limit int) (*jobsPlace, error) {
+	score, member := placeArgs(after)
+	res, err := s.eval(ctx, agingRerank, append(tk.fixed(), tk.job(0)), score, member, limit).StringSlice()
+	if err != nil || len(res) < 2 {
+		return nil, err
+	}
+	return &jobsPlace{score: res[0], member: res[1]}, nil
 }
 
 // runPause pauses (paused) or resumes a type: whether it changed.

@@ -87,3 +87,24 @@ func (s *Store) clean(ctx context.Context, now int64, jobType string, state core
 	}
 	return len(gone), !atEnd && len(gone) > 0, nil
 }
+
+// rescoreBatch is how many jobs one lua/jobs_rescore.lua call looks at: a
+// few ms of Redis, and within what Lua's unpack takes.
+const rescoreBatch = 1000
+
+// RescoreJobs gives up to rescoreBatch jobs of one type that an earlier
+// version entered in its jobs index by id their place in creation order
+// (lua/jobs_rescore.lua): how many moved, and more when a call at once may
+// move more. The leader's cleaner runs it for every type with each clean:
+// once every old job has moved, it costs a ZRANGEBYSCORE that finds none.
+func (s *Store) RescoreJobs(ctx context.Context, jobType string) (moved int, more bool, err error) {
+	tk := s.keys.ofType(jobType)
+	res, err := s.eval(ctx, jobsRescore, append(tk.fixed(), tk.job(0)), rescoreBatch).Int64Slice()
+	if err != nil {
+		return 0, false, s.fail("rescore jobs", err)
+	}
+	if len(res) != 2 {
+		return 0, false, fmt.Errorf("redisstore: jobs_rescore: reply %v", res)
+	}
+	return int(res[0]), res[0] > 0 && res[1] == rescoreBatch, nil
+}

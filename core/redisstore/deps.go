@@ -182,13 +182,14 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 	existing := make([]bool, len(specs))
 	var done []int64 // for the rollback
 	var types []string
+	first := s.order.take(now, len(specs))
 	for _, g := range groups {
 		jobType := specs[g[0]].Type
 		group, gids, gmore := make([]*core.Spec, len(g)), make([]int64, len(g)), make([]newJobDeps, len(g))
 		for n, i := range g {
 			group[n], gids[n], gmore[n] = &stored[i], ids[i], more[i]
 		}
-		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gmore)
+		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gmore, first, g)
 		if err != nil {
 			s.rollback(ctx, done)
 			return nil, nil, s.fail("create jobs", err)

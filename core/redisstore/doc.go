@@ -25,10 +25,13 @@
 //	            failed_errors: a type's failed jobs grouped by error
 //	schedule.go schedules beside their job type's keys: set, list, remove,
 //	            the due ones, and firing one tick
-//	clean.go    the cleaner's removal of finished jobs past their retention
+//	clean.go    the cleaner's removal of finished jobs past their
+//	            retention, and its re-score of jobs an earlier version
+//	            indexed by id (lua/jobs_rescore.lua)
 //	broadcast.go broadcast jobs promoted and not yet published: take them
 //	            to publish, and say they were
-//	search.go   search: the type-by-type walk within a budget, and its script
+//	search.go   search: the type-by-type walk within a budget, each type
+//	            in creation order from a place (lua/search.lua)
 //	history.go  the per-minute history: add a core's counts, read minutes summed
 //	workers.go  workers' heartbeats (lua/heartbeat.lua) and the list of live ones
 //	keys.go     the key schema: every key, its type and what it holds

@@ -24,10 +24,23 @@ func MarkSilent(ctx context.Context, s *Store, workers map[string]float64) error
 	return s.markSilent(ctx, workers)
 }
 
+// JobsPlace is a place in a type's jobs index, as aging_rerank.lua says
+// where to go on: a score and a member ("" "": the start).
+type JobsPlace struct{ Score, Member string }
+
 // RunAgingRerank runs aging_rerank.lua once over a type's jobs after the
-// id after, looking at limit of them.
-func RunAgingRerank(ctx context.Context, s *Store, jobType string, after int64, limit int) (int64, error) {
-	return s.runAgingRerank(ctx, s.keys.ofType(jobType), after, limit)
+// place after (nil: from the first), looking at limit of them: the place
+// to go on after, nil at the end.
+func RunAgingRerank(ctx context.Context, s *Store, jobType string, after *JobsPlace, limit int) (*JobsPlace, error) {
+	var from *jobsPlace
+	if after != nil {
+		from = &jobsPlace{score: after.Score, member: after.Member}
+	}
+	next, err := s.runAgingRerank(ctx, s.keys.ofType(jobType), from, limit)
+	if next == nil {
+		return nil, err
+	}
+	return &JobsPlace{Score: next.score, Member: next.member}, err
 }
 
 // CompleteStepOne runs the complete script alone for a job leased under

@@ -33,7 +33,12 @@ import (
 //	                id zero-padded to 19 digits, so that jobs due at the same
 //	                millisecond promote in id (creation) order
 //	leases    ZSET  active jobs; score = lease_until (unix ms), member = id
-//	jobs      ZSET  every job of the type; score = member = id
+//	jobs      ZSET  every job of the type in creation order; member = id,
+//	                score = created_at × 1000 + its place (0..999)
+//	                among the jobs its core created in that ms
+//	                (lua/includes/jobs_order.lua); a job
+//	                an earlier version stored has score = id until the
+//	                cleaner moves it (lua/jobs_rescore.lua)
 //	complete  ZSET  complete jobs; score = when they finished, member = id
 //	failed    ZSET  failed jobs; score = when they failed, member = id
 //	cancelled ZSET  cancelled jobs; score = when they were cancelled, member = id

@@ -75,7 +75,7 @@ func TestRedisRunsOnlyTheLinesOfTheFiles(t *testing.T) {
 	for _, name := range []string{"create_jobs.lua", "lease_head.lua", "lease.lua", "complete.lua", "fail.lua",
 		"touch.lua", "progress.lua", "release.lua", "rejoin.lua", "rescue_expired.lua", "promote_due.lua",
 		"set_state.lua", "set_priority.lua", "add_log.lua", "cancel.lua", "pause.lua", "bulk.lua",
-		"remove_job.lua", "clean.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua", "mark_silent.lua",
+		"remove_job.lua", "clean.lua", "jobs_rescore.lua", "search.lua", "failed_errors.lua", "heartbeat.lua", "history_add.lua", "reserve_ids.lua", "expire_leases.lua", "mark_silent.lua",
 		"schedule_set.lua", "fire_schedule.lua", "schedule_remove.lua", "range_after.lua",
 		"broadcast_take.lua", "broadcast_sent.lua", "type_set.lua", "aging_rerank.lua", "group_wake.lua",
 		"dep_link.lua", "dep_settle.lua", "handover_done.lua"} {
@@ -201,9 +201,11 @@ func runUsualCalls(t *testing.T, st *redisstore.Store, now int64) {
 	must(err)
 	_, err = st.FailedErrors(ctx, "mon", 10)
 	must(err)
-	_, _, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", From: core.IDsCursor{}, Limit: 10, Budget: 100})
+	_, err = st.Search(ctx, &service.SearchParams{Query: "n", Type: "mon", State: "", Limit: 10, Budget: 100})
 	must(err)
 	_, err = st.Range(ctx, &service.RangeParams{Limit: 5, After: &core.RangeCursor{Score: 1, Member: "1"}})
+	must(err)
+	_, _, err = st.RescoreJobs(ctx, "mon") // the leader's cleaner, beside clean.lua
 	must(err)
 	_, _, err = st.Clean(ctx, &service.CleanParams{Now: now + time.Hour.Milliseconds(), Type: "mon", State: core.StateComplete, Rule: core.Retention{Age: time.Millisecond}, Limit: 100})
 	must(err)

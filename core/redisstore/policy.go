@@ -36,11 +36,11 @@ func (s *Store) SetType(ctx context.Context, p *core.TypePolicy) error {
 	// The type's ready jobs take the new aging's scores, rerankBatch at a
 	// time. Cut short (Redis failed), the rest keep the old scores until
 	// the next type_set of the type, which walks them all again.
-	for after := int64(0); ; {
+	for after := (*jobsPlace)(nil); ; {
 		if after, err = s.runAgingRerank(ctx, tk, after, rerankBatch); err != nil {
 			return s.fail("type_set: re-rank for the new aging", err)
 		}
-		if after == 0 {
+		if after == nil {
 			return nil
 		}
 	}

@@ -270,16 +270,17 @@ func TestAgingScoresReadyJobsAndReranksThem(t *testing.T) {
 }
 
 // TestAgingRerankWalksInSteps: aging_rerank.lua looks at limit jobs a
-// call and says where to go on, 0 at the end; finished jobs are passed
+// call and says where to go on, nil at the end; finished jobs are passed
 // over.
 func TestAgingRerankWalksInSteps(t *testing.T) {
 	t.Parallel()
 	st := newScriptStore(t, redisstore.Config{})
 	jobs := createN(t, st, 1000, "t", 5)
 	st.seed(keyspace{"{t}:stats": map[string]string{"aging": "10"}})
-	after, err := redisstore.RunAgingRerank(ctx, st.Store, "t", 0, 2)
+	after, err := redisstore.RunAgingRerank(ctx, st.Store, "t", nil, 2)
 	require.NoError(t, err)
-	require.Equal(t, jobs[1].ID, after)
+	require.Equal(t, &redisstore.JobsPlace{Score: "1000001", Member: itoa(jobs[1].ID)}, after,
+		"the second job's place: created at 1000, second in its call")
 	scores := readyScores(t, st, "t")
 	require.Len(t, scores, 5)
 	rescored := 0
@@ -289,7 +290,7 @@ func TestAgingRerankWalksInSteps(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, rescored, "two looked at: created at 1000, priority 0")
-	for after != 0 {
+	for after != nil {
 		after, err = redisstore.RunAgingRerank(ctx, st.Store, "t", after, 2)
 		require.NoError(t, err)
 	}

@@ -16,7 +16,8 @@ import (
 // The reads of ranges, counts, ids and stats. Each state has its own index
 // per type (see keys.go), ordered the way that state is naturally looked at:
 // inactive by queue position, delayed by due time, active by lease expiry,
-// complete, failed and cancelled by finish time; no state means every job, by id.
+// complete, failed and cancelled by finish time; no state means every job,
+// by creation time (lua/includes/jobs_order.lua).
 // Reads over several types merge the per-type indexes in that order.
 
 // indexOf is the key of the index of a state ("" for every job).

@@ -297,8 +297,8 @@ func (s *Store) FireSchedule(ctx context.Context, p *service.FireParams) (*core.
 	job.Schedule, job.ScheduleAt = sc.Name, tick
 	tk := s.keys.ofType(sp.Type)
 	keys := append(tk.fixed(), tk.schedules(), tk.schedule(sc.Name), tk.job(id))
-	args := make([]any, 0, 6+len(newJobShared)+len(newJobOwn))
-	args = append(args, sc.Name, sc.Rev, tick, next, now)
+	args := make([]any, 0, 7+len(newJobShared)+len(newJobOwn))
+	args = append(args, sc.Name, sc.Rev, tick, next, now, s.order.take(now, 1))
 	for _, enc := range newJobShared {
 		args = append(args, enc(&job))
 	}

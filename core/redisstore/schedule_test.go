@@ -145,7 +145,7 @@ func TestFireScheduleFiresATickOnce(t *testing.T) {
 		"{t}:schedule_rev": "1",
 		"{_}:blocks":       map[string]string{"0": "t"},
 		"{_}:types":        []string{"t"},
-		"{t}:jobs":         map[string]float64{"1": 1},
+		"{t}:jobs":         map[string]float64{"1": 2500_000}, // created at 2500, alone in its call
 		"{t}:ready":        map[string]float64{"0000000000000001:1": 0},
 		"{t}:seq":          "1",
 		"{t}:job:1":        jobHash(map[string]string{"created_at": "2500", "updated_at": "2500", "promote_at": "2500", "schedule": "s", "schedule_at": "2000"}),

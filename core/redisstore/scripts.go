@@ -86,6 +86,7 @@ var (
 	removeSched   = loadScript("schedule_remove.lua")
 	fireSchedule  = loadScript("fire_schedule.lua")
 	cleanJobs     = loadScript("clean.lua")
+	jobsRescore   = loadScript("jobs_rescore.lua")
 	searchJobs    = loadScript("search.lua")
 	rangeAfter    = loadScript("range_after.lua")
 	addHistory    = loadScript("history_add.lua")

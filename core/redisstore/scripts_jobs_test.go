@@ -40,7 +40,7 @@ func TestCreateJobsStoreWhatTheyReply(t *testing.T) {
 		"{_}:ids":    "1000",                      // the type's block of ids
 		"{_}:blocks": map[string]string{"0": "t"}, // ids 1..1000 are t's
 		"{_}:types":  []string{"t"},
-		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
+		"{t}:jobs":   map[string]float64{"1": 1000_000, "2": 1000_001}, // created at 1000, first and second of the call
 		"{t}:ready":  map[string]float64{"0000000000000001:1": -10},
 		"{t}:seq":    "2", // one number per job of the call, the delayed one's unused
 		"{t}:due":    map[string]float64{"0000000000000000002": 1500},

@@ -54,9 +54,10 @@ func TestSearchMatchesIDKeyAndDataWithoutCase(t *testing.T) {
 		{"a text in no job", "zebra", "", "", []int64{}},
 		{"a type with no jobs", "acme", "v", "", []int64{}},
 	} {
-		jobs, next, err := st.Search(ctx, &service.SearchParams{Query: tc.q, Type: tc.jobType, State: tc.state, From: core.IDsCursor{}, Limit: 10, Budget: 100})
+		page, err := st.Search(ctx, &service.SearchParams{Query: tc.q, Type: tc.jobType, State: tc.state, Limit: 10, Budget: 100})
 		require.NoError(t, err, tc.name)
-		require.Nil(t, next, tc.name)
+		jobs := page.Jobs
+		require.Nil(t, page.Next, tc.name)
 		require.Equal(t, tc.want, ids(jobs), tc.name)
 		for _, j := range jobs {
 			require.Nil(t, j.Data, tc.name)
@@ -78,10 +79,11 @@ func TestSearchLooksAtNoMoreThanItsBudget(t *testing.T) {
 	}
 	walk := func(limit, budget int) []page {
 		var pages []page
-		var from core.IDsCursor
+		var from core.SearchCursor
 		for range 20 {
-			jobs, next, err := st.Search(ctx, &service.SearchParams{Query: "acme", Type: "", State: "", From: from, Limit: limit, Budget: budget})
+			p, err := st.Search(ctx, &service.SearchParams{Query: "acme", Type: "", State: "", From: from, Limit: limit, Budget: budget})
 			require.NoError(t, err)
+			jobs, next := p.Jobs, p.Next
 			if next == nil {
 				return append(pages, page{ids(jobs), ""})
 			}
@@ -91,8 +93,8 @@ func TestSearchLooksAtNoMoreThanItsBudget(t *testing.T) {
 		t.Fatal("the cursor never ended")
 		return nil
 	}
-	require.Equal(t, []page{{[]int64{2}, "t:2"}, {[]int64{3, 4}, "t:4"}, {[]int64{12}, ""}}, walk(10, 2),
+	require.Equal(t, []page{{[]int64{2}, "t:2:2"}, {[]int64{3, 4}, "t:4:4"}, {[]int64{12}, ""}}, walk(10, 2),
 		"two jobs looked at per call; an empty read costs none")
-	require.Equal(t, []page{{[]int64{2}, "t:2"}, {[]int64{3}, "t:3"}, {[]int64{4}, "t:4"}, {[]int64{12}, "u:12"}, {[]int64{}, ""}}, walk(1, 100),
-		"one match per call")
+	require.Equal(t, []page{{[]int64{2}, "t:2:2"}, {[]int64{3}, "t:3:3"}, {[]int64{4}, "u:0:0"}, {[]int64{12}, ""}}, walk(1, 100),
+		"one match per call; a call that looked at the last job of a type goes on at the next type's start")
 }

@@ -51,8 +51,9 @@ type Store struct {
 	waitTimeout  time.Duration
 	topo         *topology // a Cluster's, from Redis.Store; nil otherwise
 
-	ids  idSpace   // ids.go
-	down downTypes // shards.go
+	ids   idSpace     // ids.go
+	down  downTypes   // shards.go
+	order createOrder // the places of the jobs created in one ms
 
 	// multiLease runs the leases of several types one at a time: each
 	// reads the heads of its types, then leases them, and two at once
@@ -209,6 +210,31 @@ func decodeErrors(entries []string) []core.AttemptError {
 	return out
 }
 
+// createOrder numbers the jobs a Store creates within one ms: a job's
+// place, with its created_at, orders it in its type's jobs index
+// (lua/includes/jobs_order.lua), so that the jobs one core creates list
+// in the order it created them, also within one ms and across types, at
+// no cost to Redis.
+type createOrder struct {
+	mu   sync.Mutex
+	ms   int64 // the ms of the places taken last
+	next int   // the first place of ms not taken
+}
+
+// take returns the first of n places in ms now: the next after those
+// taken in now before, or 0 in a new ms (a clock that went back starts
+// again too).
+func (o *createOrder) take(now int64, n int) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if now != o.ms {
+		o.ms, o.next = now, 0
+	}
+	first := o.next
+	o.next += n
+	return first
+}
+
 // Create stores jobs, grouped by type: one id allocation and one create
 // script per type. A bulk of one type is atomic; a bulk over several types
 // is atomic per type, and when a later type fails, the jobs already stored
@@ -222,8 +248,9 @@ func (s *Store) Create(ctx context.Context, now int64, specs []core.Spec) ([]cor
 	jobs := make([]core.Job, len(specs))
 	existing := make([]bool, len(specs))
 	var stored []int64 // for the rollback
+	first := s.order.take(now, len(specs))
 	for _, group := range groupByType(specs) {
-		ids, err := s.createGroup(ctx, now, specs, group, jobs, existing)
+		ids, err := s.createGroup(ctx, now, first, specs, group, jobs, existing)
 		if err != nil {
 			s.rollback(ctx, stored)
 			return nil, nil, err
@@ -233,7 +260,9 @@ func (s *Store) Create(ctx context.Context, now int64, specs []core.Spec) ([]cor
 	return jobs, existing, nil
 }
 
-func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, idx []int, jobs []core.Job, existing []bool) ([]int64, error) {
+// createGroup stores the jobs of specs at idx, of one type; the call's
+// jobs take the places first + their index in specs.
+func (s *Store) createGroup(ctx context.Context, now int64, first int, specs []core.Spec, idx []int, jobs []core.Job, existing []bool) ([]int64, error) {
 	jobType := specs[idx[0]].Type
 	ids, err := s.reserveIDs(ctx, jobType, len(idx))
 	if err != nil {
@@ -243,7 +272,7 @@ func (s *Store) createGroup(ctx context.Context, now int64, specs []core.Spec, i
 	for n, i := range idx {
 		group[n] = &specs[i]
 	}
-	res, err := s.runCreateJobs(ctx, now, jobType, ids, group, nil)
+	res, err := s.runCreateJobs(ctx, now, jobType, ids, group, nil, first, idx)
 	if err != nil {
 		return nil, s.fail("create jobs", err)
 	}

@@ -31,7 +31,7 @@ func TestCreateJobsKeepsATraceAndLeaseHandsItOut(t *testing.T) {
 		"{_}:ids":    "1000",
 		"{_}:blocks": map[string]string{"0": "t"},
 		"{_}:types":  []string{"t"},
-		"{t}:jobs":   map[string]float64{"1": 1, "2": 2},
+		"{t}:jobs":   map[string]float64{"1": 1000_000, "2": 1000_001},
 		"{t}:ready":  map[string]float64{"0000000000000001:1": 0, "0000000000000002:2": 0},
 		"{t}:seq":    "2",
 		"{t}:job:1":  jobHash(map[string]string{"trace": traceparent}),

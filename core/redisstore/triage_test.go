@@ -100,9 +100,10 @@ func TestSearchByErrorFindsTheJobsOfAGroupOrWithAText(t *testing.T) {
 	ids := func(p service.SearchParams) []int64 {
 		t.Helper()
 		p.Type, p.Limit, p.Budget = "t", 10, 100
-		jobs, next, err := st.Search(ctx, &p)
+		page, err := st.Search(ctx, &p)
 		require.NoError(t, err)
-		require.Nil(t, next)
+		require.Nil(t, page.Next)
+		jobs := page.Jobs
 		out := []int64{}
 		for _, j := range jobs {
 			out = append(out, j.ID)

@@ -60,7 +60,8 @@ func checkRetention(defaults map[string]core.TypeRetention) error {
 }
 
 // clean runs the store's clean over every type, complete, failed then
-// cancelled, each at most limit jobs; reply.More asks the leader to call
+// cancelled, each at most limit jobs, after a batch of the type's
+// re-scoring (Store.RescoreJobs); reply.More asks the leader to call
 // again at once. A type whose Redis fails (a Cluster master down) is
 // skipped, named in reply.TypeErrors and on queue.error, and the others
 // are cleaned; only a call that cleaned no type fails.
@@ -78,6 +79,21 @@ func (s *Service) clean(ctx context.Context, req *core.LimitRequest) (*core.Clea
 	reply := &core.CleanReply{}
 	failed := map[string]error{}
 	for _, t := range types {
+		// Jobs an earlier version indexed by id take their place in
+		// creation order (the order of a range over every state), a
+		// batch per type and call, beside the cleaning.
+		moved, more, err := s.store.RescoreJobs(ctx, t)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("core: clean: re-score the jobs of %s: %w", t, err)
+			}
+			failed[t] = fmt.Errorf("core: clean: re-score the jobs of %s: %w", t, err)
+			continue
+		}
+		if moved > 0 {
+			s.log.Info("jobs of an earlier version took their place in creation order", "type", t, "count", moved)
+		}
+		reply.More = reply.More || more
 		defaults := s.retentionOf(t)
 		for _, state := range core.FinishedStates {
 			n, more, err := s.store.Clean(ctx, &CleanParams{Now: now, Type: t, State: state, Rule: defaults.For(state), Limit: limit})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kuebus/kuebus/bus"
@@ -239,4 +240,40 @@ func rawStats(t *testing.T, c *nodetest.Core) (map[string]json.RawMessage, strin
 	var fields map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(reply), &fields), reply)
 	return fields, code
+}
+
+// TestCleanRescoresJobsIndexedByID: jobs an earlier version indexed by id
+// (score = id in their type's jobs) list by id over every state; a clean
+// gives them their place in creation order, and they list newest first.
+func TestCleanRescoresJobsIndexedByID(t *testing.T) {
+	t.Parallel()
+	clock := nodetest.NewClock(t0)
+	c := nodetest.NewCore(t, service.Config{Now: clock.Now})
+	var ids []int64 // in creation order
+	for _, typ := range []string{"a", "b", "a"} {
+		j, err := c.Client.Create(ctx, typ, nil, nil)
+		require.NoError(t, err)
+		ids = append(ids, j.ID)
+		clock.Advance(time.Millisecond)
+	}
+	newest := []int64{ids[2], ids[1], ids[0]}
+	every := func() []int64 {
+		t.Helper()
+		jobs, err := c.Client.Range(ctx, core.RangeRequest{From: 0, To: 9, Order: core.OrderDesc})
+		require.NoError(t, err)
+		var out []int64
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	require.Equal(t, newest, every(), "created by this version: newest first")
+	for _, id := range ids { // as an earlier version indexed them
+		typ := map[bool]string{true: "b", false: "a"}[id == ids[1]]
+		require.NoError(t, c.Redis.ZAdd(ctx, c.RedisKey("{"+typ+"}:jobs"), redis.Z{Score: float64(id), Member: id}).Err())
+	}
+	require.Equal(t, []int64{ids[1], ids[2], ids[0]}, every(), "by id: b's block after a's")
+	_, err := c.Client.Clean(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, newest, every(), "re-scored by the clean: newest first again")
 }

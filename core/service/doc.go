@@ -37,7 +37,9 @@
 //	tick.go            a schedule's timing (cron via robfig/cron, or every)
 //	                   and its latest tick at or before now
 //	clean.go           the leader's clean: finished jobs past their
-//	                   retention, per type defaults (Config.Retention)
+//	                   retention, per type defaults (Config.Retention),
+//	                   and the re-score of jobs an earlier version indexed
+//	                   by id into creation order
 //	deps.go            dependencies and flows: create_flow's checks and
 //	                   order, dependencies, dependents, the events of jobs
 //	                   a dependency released or ended, the hand-over sweep

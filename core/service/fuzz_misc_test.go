@@ -36,7 +36,7 @@ func FuzzSearch(f *testing.F) {
 			require(t, err == nil, "%v", err)
 			require(t, req.Q != "" && len(req.Q) <= core.MaxSearchQuery, "q of %d bytes", len(req.Q))
 			require(t, limit >= 1 && limit <= core.MaxSearchLimit, "limit %d", limit)
-			require(t, from.Position >= 0, "cursor position %d", from.Position)
+			require(t, from.Type == "" || (bus.ValidToken(from.Type) == nil && from.Member != ""), "cursor %+v", from)
 			require(t, req.Type == "" || from.Type == "" || from.Type == req.Type, "cursor %q of type %q", req.Cursor, req.Type)
 		})
 }

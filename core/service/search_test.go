@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,17 @@ func TestSearchFindsJobsPageByPage(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 
-	page, err := c.Client.Search(ctx, core.SearchRequest{Q: "ACME", Type: "invoice", State: core.StateInactive})
+	// a cursor of an earlier version, "<type>:<id>", still reads: among
+	// jobs scored by creation time it goes on from its type's start
+	page, err := c.Client.Search(ctx, core.SearchRequest{Q: "acme", Limit: 10, Cursor: "order:" + strconv.FormatInt(want[3], 10)})
+	require.NoError(t, err)
+	var again []int64
+	for _, j := range page.Jobs {
+		again = append(again, j.ID)
+	}
+	require.Equal(t, want[1:], again, "repeats, never skips")
+
+	page, err = c.Client.Search(ctx, core.SearchRequest{Q: "ACME", Type: "invoice", State: core.StateInactive})
 	require.NoError(t, err)
 	require.Equal(t, keyed.ID, page.Jobs[0].ID)
 	require.Empty(t, page.Cursor)
@@ -66,7 +77,12 @@ func TestSearchRefusesBadInput(t *testing.T) {
 		{`{"q":"a","limit":1001}`, "limit: 1001 is outside 0..1000"},
 		{`{"q":"a","type":"a.b"}`, `type: "a.b" is not a job type`},
 		{`{"q":"a","state":"done"}`, `state: "done" is not a state`},
-		{`{"q":"a","cursor":"nope"}`, `cursor: "nope" is not a cursor from a search reply`},
+		{`{"q":"a","cursor":"nope"}`, `cursor: "nope" is not a cursor from a search reply: expected <type>:<score>:<member>`},
+		{`{"q":"a","cursor":"t:1:2:3"}`, `cursor: "t:1:2:3" is not a cursor from a search reply: expected <type>:<score>:<member>`},
+		{`{"q":"a","cursor":"a.b:1:1"}`, `cursor: "a.b:1:1" is not a cursor from a search reply: the type`},
+		{`{"q":"a","cursor":"t:inf:1"}`, `cursor: "t:inf:1" is not a cursor from a search reply: the score is not a finite number`},
+		{`{"q":"a","cursor":"t:5:x"}`, `cursor: "t:5:x" is not a cursor from a search reply: the member is not a job id`},
+		{`{"q":"a","cursor":"t:-1"}`, `cursor: "t:-1" is not a cursor from a search reply: the member is not a job id`},
 		{`{"q":"a","type":"t","cursor":"u:5"}`, `cursor: "u:5" is a cursor of type u, not of t`},
 		{`{"q":"a","bogus":1}`, "bogus: unknown field"},
 	} {

@@ -336,9 +336,10 @@ func TestRangeCountTypesStats(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, types)
 
-	// Ids come in blocks of one type each: a's before b's here.
-	require.Equal(t, []int64{a1, a2, a3, b1, b2}, rangeIDs(t, c, core.RangeRequest{To: 99}), "all jobs by id")
-	require.Equal(t, []int64{a2, a1}, rangeIDs(t, c, core.RangeRequest{From: 3, To: 4, Order: core.OrderDesc}))
+	// Ids come in blocks of one type each (a's before b's here), but every
+	// state lists by creation time.
+	require.Equal(t, []int64{a1, b1, a2, a3, b2}, rangeIDs(t, c, core.RangeRequest{To: 99}), "all jobs by creation, not by id")
+	require.Equal(t, []int64{b1, a1}, rangeIDs(t, c, core.RangeRequest{From: 3, To: 4, Order: core.OrderDesc}))
 	require.Equal(t, []int64{a2, b1}, rangeIDs(t, c, core.RangeRequest{State: core.StateFailed, To: 9}), "failed by finish time")
 	require.Equal(t, []int64{b1}, rangeIDs(t, c, core.RangeRequest{State: core.StateFailed, Type: "b", To: 9}))
 	require.Equal(t, []int64{a3}, rangeIDs(t, c, core.RangeRequest{State: core.StateDelayed, To: 9}))

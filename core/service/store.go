@@ -63,9 +63,8 @@ type Store interface {
 	// Stats counts the jobs of every state, in all and per type, with each
 	// type's work time.
 	Stats(ctx context.Context) (*core.Stats, error)
-	// Search looks for jobs as p says; next is where to go on, nil when
-	// all was looked at. Jobs come without data.
-	Search(ctx context.Context, p *SearchParams) (jobs []core.Job, next *core.IDsCursor, err error)
+	// Search looks for jobs as p says. Jobs come without data.
+	Search(ctx context.Context, p *SearchParams) (*SearchPage, error)
 	// SetState moves a job by hand; changed is false when it was already there.
 	SetState(ctx context.Context, now, id int64, state core.State) (job *core.Job, changed bool, err error)
 	// SetPriority changes a job's priority (an inactive job moves in
@@ -110,6 +109,11 @@ type Store interface {
 	// Clean removes finished jobs as p says: how many it removed, and more
 	// when it stopped short having removed some.
 	Clean(ctx context.Context, p *CleanParams) (removed int, more bool, err error)
+	// RescoreJobs gives a bounded batch of jobs of jobType that an
+	// earlier version indexed by id their place in creation order (the
+	// order of range over every state): how many moved, and more when a
+	// call at once may move more.
+	RescoreJobs(ctx context.Context, jobType string) (moved int, more bool, err error)
 	// FailedErrors groups the error of the newest limit failed jobs of
 	// jobType (core.FailedErrorsRequest), the groups in the order their
 	// newest job failed.
@@ -186,9 +190,10 @@ type Holding struct {
 }
 
 // SearchParams are a Search's arguments: it looks at no more than Budget
-// jobs, type by type (sorted) and in id order within a type, from From
-// on, for jobs of Type and State (each "" for any) whose id, unique key
-// or data contains Query, and stops at Limit matches.
+// jobs, type by type (sorted) and in creation order within a type, after
+// From (the start when zero), for jobs of Type and State (each "" for
+// any) whose id, unique key or data contains Query, and stops at Limit
+// matches.
 type SearchParams struct {
 	Query string // "" for any
 	// Error and ErrorGroup: "" for any; as BulkQuery's.
@@ -196,9 +201,18 @@ type SearchParams struct {
 	ErrorGroup string
 	Type       string
 	State      core.State
-	From       core.IDsCursor
+	From       core.SearchCursor
 	Limit      int
 	Budget     int
+}
+
+// SearchPage is what a Search found: the jobs, each job's place (Places[i]
+// is Jobs[i]'s, where a search cut after it goes on), and Next, where to
+// go on after the last job looked at, nil when all was looked at.
+type SearchPage struct {
+	Jobs   []core.Job
+	Places []core.SearchCursor
+	Next   *core.SearchCursor
 }
 
 // RangeParams are a Range's arguments: the jobs of State and Type (each

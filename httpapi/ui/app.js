@@ -368,14 +368,15 @@ function renderList(r, list) {
   const types = Object.keys((stats && stats.types) || {}).sort();
   const typeSelect = h("select", { id: "type-filter", onchange: (e) => go({ type: e.target.value, page: 0 }) },
     ["all", ...types].map((t) => h("option", { value: t, selected: t === r.type }, t === "all" ? "all types" : t)));
-  // The list of every state is in id order. Ids are handed out in blocks
-  // per type, so across types id order is not creation order: the labels
-  // say "by id" rather than promise what the order is not.
-  const byId = r.state === "all";
+  // The list of every state is in creation order, across types and cores
+  // (protocol §3.8: each type's jobs index is scored by created_at and
+  // the job's place among those its core created in that ms), not in id
+  // order: ids come in blocks per type and per core.
+  const byCreation = r.state === "all";
   const orderSelect = h("select", { id: "order", onchange: (e) => go({ order: e.target.value, page: 0 }),
-    title: byId ? "Ids come in blocks per type: across types, a higher id is not always a newer job (see a job's created time)" : null },
-    h("option", { value: "asc", selected: r.order === "asc" }, byId ? "lowest id first" : "queue order"),
-    h("option", { value: "desc", selected: r.order === "desc" }, byId ? "highest id first" : "reversed"));
+    title: byCreation ? "By when each job was created, across types (the jobs of one call in the call's order)" : null },
+    h("option", { value: "asc", selected: r.order === "asc" }, byCreation ? "oldest first" : "queue order"),
+    h("option", { value: "desc", selected: r.order === "desc" }, byCreation ? "newest first" : "reversed"));
   const title = `${r.state === "all" ? "All" : r.state[0].toUpperCase() + r.state.slice(1)} jobs${r.type === "all" ? "" : " · " + r.type}`;
 
   const table = jobTable("list", jobs, { state: r.state, type: r.type }, "No jobs here yet.", r.state === "failed");
@@ -446,7 +447,8 @@ function filterParams(r) {
 }
 
 // loadFiltered reads the failed jobs whose error passes the list's filter:
-// core's search with bulk's filters (protocol §3.35), in id order.
+// core's search with bulk's filters (protocol §3.35), each type's in
+// creation order, oldest first.
 async function loadFiltered(r, cursor) {
   const { jobs, cursor: next } = await scan(filterParams(r), cursor, PAGE_SIZE);
   return { jobs, cursor: next, filtered: true };

@@ -161,6 +161,10 @@ type Core struct {
 	prefix string
 }
 
+// RedisKey is the key name of c's store ("{t}:jobs") under its prefix,
+// for a test to seed or read with c.Redis.
+func (c *Core) RedisKey(name string) string { return c.prefix + ":" + name }
+
 // NewCore starts a node with embedded NATS and a core on a store under a
 // key prefix of its own, and returns a client connected to it over TCP.
 // cfg may set the clock, limits and hooks and the subject prefix; Store

@@ -1,8 +1,10 @@
 -- aging_rerank: give the ready jobs of one type the score the type's
 -- aging gives them now (includes/indexes.lua), after type_set changed it:
--- at most limit jobs a call, walking the type's jobs index by id from a
--- cursor, which re-scoring does not move (ready would: its ranks change as
--- its scores do). A job that enters ready meanwhile is scored by the new
+-- at most limit jobs a call, walking the type's jobs index (creation
+-- order, includes/jobs_order.lua) from a place (a score and a member:
+-- includes/place.lua), which re-scoring ready does not move (ready would:
+-- its ranks change as its scores do), and which many jobs of one score
+-- do not blur. A job that enters ready meanwhile is scored by the new
 -- aging already; running it twice changes nothing.
 --
 -- KEYS[1] ready  KEYS[2] due  KEYS[3] leases  KEYS[4] jobs  KEYS[5] complete
@@ -11,22 +13,31 @@
 --                 the type's keys (includes/type_keys.lua)
 -- KEYS[11]        job:0, the template of each job's key (key_base)
 --
--- ARGV[1]  after  the id to go on after (0: from the first)
--- ARGV[2]  limit  how many jobs to look at, >= 1
+-- ARGV[1]  score   the place to go on after: its score in jobs ("": from
+--                  the first job)
+-- ARGV[2]  member  the place's member (a job id)
+-- ARGV[3]  limit   how many jobs to look at, >= 1
 --
--- Reply: the last id looked at, to go on after; 0 when the walk is done.
+-- Reply: the place of the last job looked at, {score, member}, to go on
+-- after; {} when the walk is done.
 -- Events: none.
 --@include type_keys.lua
 --@include indexes.lua
+--@include place.lua
 
-local base = key_base(KEYS[11])
-local ids = redis.call('ZRANGEBYSCORE', K_JOBS, '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
-for _, id in ipairs(ids) do
-  local jobkey = base .. id
+local base, limit = key_base(KEYS[11]), tonumber(ARGV[3])
+local start = 0
+if ARGV[1] ~= '' then
+  local lt, at = place_in(K_JOBS, ARGV[1], ARGV[2])
+  start = lt + at
+end
+local got = redis.call('ZRANGE', K_JOBS, start, start + limit - 1, 'WITHSCORES')
+for i = 1, #got, 2 do
+  local jobkey = base .. got[i]
   local f = redis.call('HMGET', jobkey, 'state', 'priority', 'created_at', 'rmember')
   if f[1] == 'inactive' and f[4] then
     redis.call('ZADD', K_READY, 'XX', ready_score(f[2], f[3]), f[4])
   end
 end
-if #ids < tonumber(ARGV[2]) then return 0 end
-return tonumber(ids[#ids])
+if #got < 2 * limit then return {} end
+return {got[#got], got[#got - 1]}

@@ -17,7 +17,14 @@
 -- KEYS[12]        errors:0, the template of a job's error history
 --                 (includes/errors.lua), built from the same way
 --
--- ARGV[1..SHARED_COUNT]  the values of the SHARED fields
+-- ARGV[1]            the jobs' places among the jobs their core created in
+--                    that ms (their call's first, then the call's order),
+--                    which order them in the jobs index
+--                    (includes/jobs_order.lua): "p", the place of the
+--                    first job, the others' following it one by one (a
+--                    call of one type); or "p1,p2,...", each job's (a call
+--                    of several types, whose places interleave)
+-- ARGV[2..SHARED_COUNT+1]  the values of the SHARED fields
 --                    (includes/new_job_gen.lua): the same for every job
 --                    of the call
 -- then per job: its OWN_COUNT values of the OWN fields, in that order; k,
@@ -42,19 +49,32 @@
 -- Events: the service publishes job.enqueue.<id>.<type> for each job
 -- stored (job.waiting for a waiting one), and queue.due with the earliest due time of the delayed ones.
 --@include new_job.lua
+--@include jobs_order.lua
 
-local members, owns, own = {}, {}, SHARED_COUNT
+-- place(n) is the place of the n-th job of ARGV
+local place
+if string.find(ARGV[1], ',', 1, true) then
+  local places = {}
+  for p in string.gmatch(ARGV[1], '%d+') do places[#places + 1] = tonumber(p) end
+  place = function(n) return places[n] end
+else
+  local first = tonumber(ARGV[1]) - 1
+  place = function(n) return first + n end
+end
+-- created_at is the second SHARED value (new_job_gen.lua's list), after
+-- ARGV[1]
+local members, owns, own, created = {}, {}, 1 + SHARED_COUNT, ARGV[1 + 2]
 while own < #ARGV do
   local id = ARGV[own + OWN_ID]
-  members[#members + 1], members[#members + 2] = id, id
   owns[#owns + 1] = own
+  members[#members + 1], members[#members + 2] = jobs_score(created, place(#owns)), id
   own = next_own(own)
 end
 local base, errors_base = key_base(KEYS[11]), key_base(KEYS[12])
 local b, out, existing = new_jobs(members), {}, {}
 for n = 1, b.n do
   local id = ARGV[owns[n] + OWN_ID]
-  local code, owner = new_job(b, n, base .. id, 0, owns[n])
+  local code, owner = new_job(b, n, base .. id, 1, owns[n])
   out[n] = code
   if code ~= DONE and code ~= WAITING then existing[#existing + 1] = owner or id end
 end

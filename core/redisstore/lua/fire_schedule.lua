@@ -15,7 +15,9 @@
 --
 -- ARGV[1] name  ARGV[2] rev  ARGV[3] tick (unix ms)
 -- ARGV[4] next_at: the first tick after now  ARGV[5] now (unix ms)
--- ARGV[6..] the new job: the SHARED values, then its OWN and SPARSE
+-- ARGV[6] the job's place among the jobs its core created in that ms,
+--         which orders it in jobs (includes/jobs_order.lua)
+-- ARGV[7..] the new job: the SHARED values, then its OWN and SPARSE
 --           values (includes/new_job_gen.lua), as create_jobs takes them
 --
 -- Reply (codes: includes/codes_gen.lua): SKIPPED when the tick did not
@@ -25,6 +27,7 @@
 -- Events: the service publishes job.enqueue.<id>.<type> for a stored job
 -- (and queue.due when it is delayed).
 --@include new_job.lua
+--@include jobs_order.lua
 
 local name, tick = ARGV[1], tonumber(ARGV[3])
 -- A tick read as due may be one another leader has fired since: its
@@ -34,9 +37,10 @@ local s = redis.call('HMGET', KEYS[12], 'rev', 'paused', 'last_at')
 if s[1] ~= ARGV[2] or s[2] == '1' or tonumber(s[3] or '0') >= tick then
   return SKIPPED
 end
-local id = ARGV[5 + SHARED_COUNT + OWN_ID]
-local b = new_jobs({id, id})
-local code = new_job(b, 1, KEYS[13], 5, 5 + SHARED_COUNT)
+local id = ARGV[6 + SHARED_COUNT + OWN_ID]
+-- created_at is the second SHARED value (new_job_gen.lua's list)
+local b = new_jobs({jobs_score(ARGV[6 + 2], tonumber(ARGV[6])), id})
+local code = new_job(b, 1, KEYS[13], 6, 6 + SHARED_COUNT)
 store_new_jobs(b)
 if code == REPEATED then
   return redis.error_reply('fire_schedule: job ' .. id .. ' exists already')

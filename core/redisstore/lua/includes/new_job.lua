@@ -33,8 +33,9 @@ end
 -- atomic.
 --
 -- new_jobs(members) starts a script's gathering for the jobs whose ids
--- members lists twice each, {id_1, id_1, id_2, id_2, ...}, as ZADD takes
--- them (ids distinct, in the order new_job is called for them). It enters
+-- members lists each after its score in jobs, {score_1, id_1, score_2,
+-- id_2, ...}, as ZADD takes them (ids distinct, in the order new_job is
+-- called for them; scores by jobs_score, includes/jobs_order.lua). It enters
 -- them all into the type's jobs index in one call, whose count is the
 -- idempotence check: ids are reserved for one call, and a script stores
 -- all its jobs or none, so when every id is new none of its jobs exists
