@@ -48,23 +48,28 @@ func (r Retention) Limited() bool { return !r.AtOnce && (r.Age > 0 || r.Count > 
 // MarshalJSON writes false, true or {"age":ms,"count":n} (a zero limit
 // left out).
 func (r Retention) MarshalJSON() ([]byte, error) {
+	return r.appendJSON(nil), nil
+}
+
+// appendJSON appends the retention as MarshalJSON writes it.
+func (r Retention) appendJSON(b []byte) []byte {
 	switch {
 	case r.AtOnce:
-		return []byte("true"), nil
+		return append(b, "true"...)
 	case r.IsZero():
-		return []byte("false"), nil
+		return append(b, "false"...)
 	}
-	b := []byte{'{'}
+	b = append(b, '{')
 	if r.Age != 0 {
-		b = append(append(b, `"age":`...), strconv.FormatInt(r.Age.Milliseconds(), 10)...)
+		b = strconv.AppendInt(append(b, `"age":`...), r.Age.Milliseconds(), 10)
 	}
 	if r.Count != 0 {
 		if r.Age != 0 {
 			b = append(b, ',')
 		}
-		b = append(append(b, `"count":`...), strconv.FormatInt(r.Count, 10)...)
+		b = strconv.AppendInt(append(b, `"count":`...), r.Count, 10)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // UnmarshalJSON reads false, true, null (as false) or an object with only
