@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,7 +96,10 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 		return bus.FieldError("", fmt.Sprintf("not a JSON object: %v", err))
 	}
 	var out Retention
-	for key, v := range obj {
+	// In the keys' order, not the map's: of two bad keys, every decoder
+	// names the same one (bus.Decode's two decoders call this both).
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[key]
 		if key != "age" && key != "count" {
 			return bus.FieldError(key, "unknown key (age, count)")
 		}

@@ -119,7 +119,7 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	if err := bus.DecodeField(b, &w); err != nil {
 		return err
 	}
-	sp, err := w.spec("")
+	sp, err := w.spec()
 	if err != nil {
 		return err
 	}
@@ -127,14 +127,13 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// spec is the spec the twin holds; path leads the name of a field at
-// fault ("jobs[3]." in a bulk).
-func (w *specJSON) spec(path string) (Spec, error) {
-	delay, err := msDuration(path+"delay", w.Delay)
+// spec is the spec the twin holds.
+func (w *specJSON) spec() (Spec, error) {
+	delay, err := msDuration("delay", w.Delay)
 	if err != nil {
 		return Spec{}, err
 	}
-	ttl, err := msDuration(path+"ttl", w.TTL)
+	ttl, err := msDuration("ttl", w.TTL)
 	if err != nil {
 		return Spec{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,8 +18,8 @@ import (
 // specs rather than in them: per spec, two values made to ask Retention's
 // IsZero on encode; on decode, the spec's bytes scanned and copied to be
 // handed to Spec.UnmarshalJSON, decoded again into the twin, copied back,
-// and the slice of specs grown one spec at a time
-// (BenchmarkBulkRequestWire, docs/benchmarks-log.md). So a spec and a bulk
+// and the slice of specs grown as it filled (BenchmarkBulkRequestWire,
+// docs/benchmarks-log.md). So a spec and a bulk
 // have JSON code of their own here, for the usual case only, with the
 // reflective codec as the reference for everything else:
 //
@@ -33,7 +34,7 @@ import (
 //
 // TestSpecAppendJSON and FuzzDecodeAgreesWithEncodingJSON hold both to the
 // reflective codec; a field added to specJSON fails TestSpecAppendJSON
-// until it is written here and read in decodeSpec.
+// until it is written by appendJSON and read by fastDecoder.spec.
 
 // appendJSON appends the spec's JSON, the bytes bus.Encode writes for its
 // twin (s.wire()).
@@ -402,11 +403,11 @@ func (d *fastDecoder) spec() (Spec, bool) {
 	var w specJSON
 	var seen uint32 // a bit per field: a key twice is the usual way's to read
 	ok := d.object(func(key []byte) bool {
-		bit, ok := specFieldBits[string(key)]
-		if !ok || seen&bit != 0 {
+		i := slices.Index(specKeys, string(key))
+		if i < 0 || seen&(1<<i) != 0 {
 			return false
 		}
-		seen |= bit
+		seen |= 1 << i
 		switch string(key) {
 		case "type":
 			raw, ok := d.plainString()
@@ -472,7 +473,7 @@ func (d *fastDecoder) spec() (Spec, bool) {
 	if !ok {
 		return Spec{}, false
 	}
-	sp, err := w.spec("")
+	sp, err := w.spec()
 	return sp, err == nil
 }
 
@@ -482,17 +483,19 @@ func (d *fastDecoder) int64(v *int64) bool {
 	return ok
 }
 
-// specFieldBits gives each JSON name of specJSON a bit, to see a key
-// twice.
-var specFieldBits = func() map[string]uint32 {
+// specKeys are the JSON names of specJSON's fields: a key's index is its
+// bit in fastDecoder.spec's record of the keys it read. Looked up in
+// order, as a spec is usually written, they are found faster than in a
+// map.
+var specKeys = func() []string {
 	t := reflect.TypeFor[specJSON]()
-	bits := make(map[string]uint32, t.NumField())
+	var keys []string
 	for i := range t.NumField() {
 		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" {
-			bits[name] = 1 << i
+			keys = append(keys, name)
 		}
 	}
-	return bits
+	return keys
 }()
 
 // maxSkipDepth bounds the nesting skipValue follows; deeper data goes the
