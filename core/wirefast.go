@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kuebus/kuebus/bus"
@@ -183,8 +184,8 @@ func appendEncoded(b []byte, v any, field string) ([]byte, error) {
 // (bus.FastDecoder), decodes the body its usual way.
 func (s *Spec) DecodeFast(data []byte) bool {
 	d := fastDecoder{b: data}
-	sp, ok := d.spec()
-	if !ok || !d.end() {
+	var sp Spec
+	if !d.spec(&sp) || !d.end() {
 		return false
 	}
 	*s = sp
@@ -208,9 +209,8 @@ func (r *BulkRequest) DecodeFast(data []byte) bool {
 			// and none reserves more than a few times its own size.
 			req.Jobs = make([]Spec, 0, min(len(data)/48+1, 1000))
 			return d.array(func() bool {
-				sp, ok := d.spec()
-				req.Jobs = append(req.Jobs, sp)
-				return ok
+				req.Jobs = append(req.Jobs, Spec{})
+				return d.spec(&req.Jobs[len(req.Jobs)-1])
 			})
 		case "ids_only":
 			return d.bool(&req.IDsOnly)
@@ -397,12 +397,13 @@ func (d *fastDecoder) data() (json.RawMessage, bool) {
 	return d.own[start:end:end], true
 }
 
-// spec reads a spec object: its twin's fields, exactly named, each once,
-// turned into the Spec as Spec.UnmarshalJSON turns them.
-func (d *fastDecoder) spec() (Spec, bool) {
-	var w specJSON
+// spec reads a spec object into *sp, a zero Spec: its twin's fields,
+// exactly named, each once, read as Spec.UnmarshalJSON reads them (delay
+// and ttl in ms). Read in place, not through the twin: a bulk's thousand
+// specs are not copied twice.
+func (d *fastDecoder) spec(sp *Spec) bool {
 	var seen uint32 // a bit per field: a key twice is the usual way's to read
-	ok := d.object(func(key []byte) bool {
+	return d.object(func(key []byte) bool {
 		i := slices.Index(specKeys, string(key))
 		if i < 0 || seen&(1<<i) != 0 {
 			return false
@@ -414,73 +415,70 @@ func (d *fastDecoder) spec() (Spec, bool) {
 			if string(raw) != d.lastType {
 				d.lastType = string(raw)
 			}
-			w.Type = d.lastType
+			sp.Type = d.lastType
 			return ok
 		case "data":
 			var ok bool
-			w.Data, ok = d.data()
+			sp.Data, ok = d.data()
 			return ok
 		case "priority":
 			// Priority's own method, as the reflective decoders call it:
 			// a name or an integer.
 			raw, ok := d.raw()
-			return ok && w.Priority.UnmarshalJSON(raw) == nil
+			return ok && sp.Priority.UnmarshalJSON(raw) == nil
 		case "delay":
-			return d.int64(&w.Delay)
+			return d.duration(&sp.Delay)
 		case "max_attempts":
 			n, ok := d.int()
-			w.MaxAttempts = int(n)
+			sp.MaxAttempts = int(n)
 			return ok
 		case "backoff":
 			raw, ok := d.raw()
-			w.Backoff = new(Backoff)
-			return ok && w.Backoff.UnmarshalJSON(raw) == nil
+			sp.Backoff = new(Backoff)
+			return ok && sp.Backoff.UnmarshalJSON(raw) == nil
 		case "ttl":
-			return d.int64(&w.TTL)
+			return d.duration(&sp.TTL)
 		case "remove_on_complete":
 			raw, ok := d.raw()
-			return ok && w.RemoveOnComplete.UnmarshalJSON(raw) == nil
+			return ok && sp.RemoveOnComplete.UnmarshalJSON(raw) == nil
 		case "unique_key":
-			return d.string(&w.UniqueKey)
+			return d.string(&sp.UniqueKey)
 		case "stall_limit":
 			n, ok := d.int()
-			w.StallLimit = new(int(n))
+			sp.StallLimit = new(int(n))
 			return ok
 		case "remove_on_fail":
 			raw, ok := d.raw()
-			return ok && w.RemoveOnFail.UnmarshalJSON(raw) == nil
+			return ok && sp.RemoveOnFail.UnmarshalJSON(raw) == nil
 		case "trace":
-			return d.string(&w.Trace)
+			return d.string(&sp.Trace)
 		case "broadcast":
-			return d.bool(&w.Broadcast)
+			return d.bool(&sp.Broadcast)
 		case "group":
-			return d.string(&w.Group)
+			return d.string(&sp.Group)
 		case "depends_on":
-			w.DependsOn = []int64{}
+			sp.DependsOn = []int64{}
 			return d.array(func() bool {
 				id, ok := d.int()
-				w.DependsOn = append(w.DependsOn, id)
+				sp.DependsOn = append(sp.DependsOn, id)
 				return ok
 			})
 		case "on_dependency_failure":
 			var p string
 			ok := d.string(&p)
-			w.OnDependencyFailure = DepPolicy(p)
+			sp.OnDependencyFailure = DepPolicy(p)
 			return ok
 		}
 		return false // a field of specJSON this switch forgot: TestSpecAppendJSON
 	})
-	if !ok {
-		return Spec{}, false
-	}
-	sp, err := w.spec()
-	return sp, err == nil
 }
 
-func (d *fastDecoder) int64(v *int64) bool {
-	n, ok := d.int()
-	*v = n
-	return ok
+// duration reads ms into *v, as specJSON.spec turns them.
+func (d *fastDecoder) duration(v *time.Duration) bool {
+	ms, ok := d.int()
+	var err error
+	*v, err = msDuration("", ms)
+	return ok && err == nil
 }
 
 // specKeys are the JSON names of specJSON's fields: a key's index is its
