@@ -88,7 +88,9 @@ func decodeFast(data []byte, v any) bool {
 		return false
 	}
 	off := dec.InputOffset()
-	return off >= 0 && off <= int64(len(data)) && len(bytes.TrimSpace(data[off:])) == 0
+	// JSON's whitespace only: bytes.TrimSpace would take "\v" too, which
+	// encoding/json refuses.
+	return off >= 0 && off <= int64(len(data)) && len(bytes.TrimLeft(data[off:], " \t\r\n")) == 0
 }
 
 // DecodeStrict is Decode by encoding/json alone: the reference the fast

@@ -213,7 +213,7 @@ func (r *BulkRequest) DecodeFast(data []byte) bool {
 				return d.spec(&req.Jobs[len(req.Jobs)-1])
 			})
 		case "ids_only":
-			return d.bool(&req.IDsOnly)
+			return d.boolean(&req.IDsOnly)
 		}
 		return false
 	}) || !d.end() {
@@ -322,16 +322,16 @@ func (d *fastDecoder) plainString() ([]byte, bool) {
 	return nil, false
 }
 
-// string reads a plain string into *s.
-func (d *fastDecoder) string(s *string) bool {
+// str reads a plain string into *s.
+func (d *fastDecoder) str(s *string) bool {
 	raw, ok := d.plainString()
 	*s = string(raw)
 	return ok
 }
 
-// int reads an integer written plainly, of at most 18 digits (within an
+// integer reads an integer written plainly, of at most 18 digits (within an
 // int64; a larger one the usual way refuses, or reads as an int64).
-func (d *fastDecoder) int() (int64, bool) {
+func (d *fastDecoder) integer() (int64, bool) {
 	d.ws()
 	start := d.i
 	if d.i < len(d.b) && d.b[d.i] == '-' {
@@ -352,8 +352,8 @@ func (d *fastDecoder) int() (int64, bool) {
 	return v, err == nil
 }
 
-// bool reads true or false into *v.
-func (d *fastDecoder) bool(v *bool) bool {
+// boolean reads true or false into *v.
+func (d *fastDecoder) boolean(v *bool) bool {
 	d.ws()
 	switch {
 	case bytes.HasPrefix(d.b[d.i:], []byte("true")):
@@ -429,7 +429,7 @@ func (d *fastDecoder) spec(sp *Spec) bool {
 		case "delay":
 			return d.duration(&sp.Delay)
 		case "max_attempts":
-			n, ok := d.int()
+			n, ok := d.integer()
 			sp.MaxAttempts = int(n)
 			return ok
 		case "backoff":
@@ -442,30 +442,30 @@ func (d *fastDecoder) spec(sp *Spec) bool {
 			raw, ok := d.raw()
 			return ok && sp.RemoveOnComplete.UnmarshalJSON(raw) == nil
 		case "unique_key":
-			return d.string(&sp.UniqueKey)
+			return d.str(&sp.UniqueKey)
 		case "stall_limit":
-			n, ok := d.int()
+			n, ok := d.integer()
 			sp.StallLimit = new(int(n))
 			return ok
 		case "remove_on_fail":
 			raw, ok := d.raw()
 			return ok && sp.RemoveOnFail.UnmarshalJSON(raw) == nil
 		case "trace":
-			return d.string(&sp.Trace)
+			return d.str(&sp.Trace)
 		case "broadcast":
-			return d.bool(&sp.Broadcast)
+			return d.boolean(&sp.Broadcast)
 		case "group":
-			return d.string(&sp.Group)
+			return d.str(&sp.Group)
 		case "depends_on":
 			sp.DependsOn = []int64{}
 			return d.array(func() bool {
-				id, ok := d.int()
+				id, ok := d.integer()
 				sp.DependsOn = append(sp.DependsOn, id)
 				return ok
 			})
 		case "on_dependency_failure":
 			var p string
-			ok := d.string(&p)
+			ok := d.str(&p)
 			sp.OnDependencyFailure = DepPolicy(p)
 			return ok
 		}
@@ -475,7 +475,7 @@ func (d *fastDecoder) spec(sp *Spec) bool {
 
 // duration reads ms into *v, as specJSON.spec turns them.
 func (d *fastDecoder) duration(v *time.Duration) bool {
-	ms, ok := d.int()
+	ms, ok := d.integer()
 	var err error
 	*v, err = msDuration("", ms)
 	return ok && err == nil
