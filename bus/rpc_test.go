@@ -84,6 +84,8 @@ func TestRPCBadBodiesAreInvalidAndNameTheField(t *testing.T) {
 		{"a wrong field type", `{"n":"seven"}`, "n: expected int, got JSON string"},
 		{"an unknown field", `{"nn":1}`, "nn: unknown field"},
 		{"trailing data", `{"n":1} {}`, "unexpected data after"},
+		// \v and \f are space to bytes.TrimSpace, not to JSON.
+		{"trailing non-JSON space", "{\"n\":1}\v\f", "unexpected data after"},
 		{"a body over the limit", `{"word":"` + strings.Repeat("x", 100) + `"}`, "over the limit of 64"},
 	}
 	for _, c := range cases {

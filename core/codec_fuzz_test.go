@@ -56,6 +56,9 @@ func FuzzDecodeAgreesWithEncodingJSON(f *testing.F) {
 		`{"priority":-10}`, `{"priority":"critical"}`, `{"priority":"nope"}`, `{"state":"failed","type":"t","limit":10,"cursor":"c"}`,
 		`{"action":"retry","state":"failed","before":1}`, `{"name":"n","cron":"* * * * *","spec":{"type":"t"}}`,
 		`{"from":0,"to":10,"order":"desc"}`, `{"query":"x","limit":3}`, `{"partial":true}`, `{"id":1,"reason":"r"}`,
+		`{"jobs":[{"type":"bulk","data":{"i":1},"max_attempts":1},{"type":"bulk","priority":"high","delay":5,"ttl":9,"unique_key":"u","stall_limit":0,"trace":"t","broadcast":false,"group":"g","depends_on":[1,2],"on_dependency_failure":"ignore","remove_on_complete":{"age":1},"remove_on_fail":true,"backoff":{"type":"fixed","delay":1}}],"ids_only":true}`,
+		`{"jobs":[{"type":"a","type":"b"}]}`, `{"jobs":[{"TYPE":"a"}]}`, `{"jobs":[{"type":"a\u0062","data":null}]}`, `{"jobs":[],"jobs":[]}`,
+		` { "jobs" : [ { "type" : "a" , "data" : [ 1 , 2.5e-3 ] } ] } `, `{"jobs":[{"delay":9223372036855}]}`, `{"jobs":[{"depends_on":[]}]}`,
 		`{"id":1,"line":"l"}`, `{"id":1,"state":"inactive"}`, `{"id":1,"priority":"low"}`, `{"stall_limit":2,"limit":100}`,
 	} {
 		for which := range requestTypes {

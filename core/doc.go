@@ -15,6 +15,8 @@
 //	units.go          time.Duration and time.Time in Go, ms on the wire: the
 //	                  JSON methods of Spec, Backoff and schedules, and the
 //	                  time accessors of Job and Schedule
+//	wirefast.go       the JSON of a spec and a bulk by code of their own: the
+//	                  client's encoding, core's fast path of decoding
 //	retention.go      Retention: remove_on_complete and remove_on_fail
 //	jsoncheck.go      CheckJSON: the checks of job data and results as JSON
 //	wire.go           request and reply bodies, the event body, wire limits

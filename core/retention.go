@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -48,23 +50,28 @@ func (r Retention) Limited() bool { return !r.AtOnce && (r.Age > 0 || r.Count > 
 // MarshalJSON writes false, true or {"age":ms,"count":n} (a zero limit
 // left out).
 func (r Retention) MarshalJSON() ([]byte, error) {
+	return r.appendJSON(nil), nil
+}
+
+// appendJSON appends the retention as MarshalJSON writes it.
+func (r Retention) appendJSON(b []byte) []byte {
 	switch {
 	case r.AtOnce:
-		return []byte("true"), nil
+		return append(b, "true"...)
 	case r.IsZero():
-		return []byte("false"), nil
+		return append(b, "false"...)
 	}
-	b := []byte{'{'}
+	b = append(b, '{')
 	if r.Age != 0 {
-		b = append(append(b, `"age":`...), strconv.FormatInt(r.Age.Milliseconds(), 10)...)
+		b = strconv.AppendInt(append(b, `"age":`...), r.Age.Milliseconds(), 10)
 	}
 	if r.Count != 0 {
 		if r.Age != 0 {
 			b = append(b, ',')
 		}
-		b = append(append(b, `"count":`...), strconv.FormatInt(r.Count, 10)...)
+		b = strconv.AppendInt(append(b, `"count":`...), r.Count, 10)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // UnmarshalJSON reads false, true, null (as false) or an object with only
@@ -89,7 +96,10 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 		return bus.FieldError("", fmt.Sprintf("not a JSON object: %v", err))
 	}
 	var out Retention
-	for key, v := range obj {
+	// In the keys' order, not the map's: of two bad keys, every decoder
+	// names the same one (bus.Decode's two decoders call this both).
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[key]
 		if key != "age" && key != "count" {
 			return bus.FieldError(key, "unknown key (age, count)")
 		}

@@ -59,6 +59,13 @@ func TestRetentionRefusesBadShapesNamingTheField(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrInvalid, tc.body)
 		require.ErrorContains(t, err, tc.want, tc.body)
 	}
+	// Of several bad keys, always the same one (the first by name): the
+	// map's order of them named one at random.
+	for range 20 {
+		var sp core.Spec
+		err := bus.Decode([]byte(`{"type":"t","remove_on_complete":{"zz":1,"keep":2,"age":-1}}`), &sp)
+		require.ErrorContains(t, err, "remove_on_complete.age: -1 is negative")
+	}
 	for name, sp := range map[string]core.Spec{
 		"remove_on_complete.age: -1 is negative":    {Type: "t", RemoveOnComplete: core.Retention{Age: -time.Millisecond}},
 		"remove_on_fail.count: -2 is negative":      {Type: "t", RemoveOnFail: core.Retention{Count: -2}},
