@@ -418,13 +418,15 @@ type newJobDeps struct {
 	dependents int
 }
 
+// pairs are d's name-value pairs, deps_check last: new_job.lua stores
+// the job's pairs but that one, which it finds there without a search.
 func (d newJobDeps) pairs() []any {
 	var out []any
-	if d.check != "" {
-		out = append(out, "deps_check", d.check)
-	}
 	if d.dependents > 0 {
 		out = append(out, "dependents", d.dependents)
+	}
+	if d.check != "" {
+		out = append(out, "deps_check", d.check)
 	}
 	return out
 }

@@ -383,17 +383,23 @@ func (s *Store) finishBatch(ctx context.Context, now int64, t string, entries []
 }
 
 // Pending lists the dependencies job id still waits for (none unless it
-// is waiting); not_found when there is no such job.
+// is waiting); not_found when there is no such job. A waiting job of one
+// dependency has no pending set: that one is pending (lua/includes/deps.lua).
 func (s *Store) Pending(ctx context.Context, id int64) ([]int64, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	members, err := s.rdb.SMembers(ctx, tk.pending(id)).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	members := pipe.SMembers(ctx, tk.pending(id))
+	v := pipe.HMGet(ctx, tk.job(id), "state", "depends_on")
+	if err := execReads(ctx, pipe); err != nil {
 		return nil, s.fail("read pending dependencies", err)
 	}
-	return parseIDs(members), nil
+	if ids := decodeIDs(str(v.Val()[1])); len(members.Val()) == 0 && len(ids) == 1 && core.State(str(v.Val()[0])) == core.StateWaiting {
+		return ids, nil
+	}
+	return parseIDs(members.Val()), nil
 }
 
 // Dependencies lists the jobs job id depends on, in the order it named

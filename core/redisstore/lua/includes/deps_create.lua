@@ -15,13 +15,19 @@ local function new_seen() return {state = {}, linked = {}, counted = {}, handove
 -- A dependency of this type that failed, was cancelled or is gone is
 -- pending, and settled as failed by a hand-over.
 --
+-- The dependencies pending go in the job's pending set, but for a job of
+-- one dependency alone (one_dep: its depends_on holds one id, as each job
+-- of a fan-out): its pending count and depends_on say all a set would,
+-- and settle (deps.lua) takes them so; a fan-out's create spares an SADD
+-- and a key per job.
+--
 -- seen caches, over one create call, each dependency's state (a fan-out
 -- reads its root once) and gathers each one's new dependents, and the
 -- hand-overs the call records (score and member pairs, as ZADD takes
 -- them), which count_dependents enters at the call's end (the script is
 -- atomic: no one sees the jobs before): one ZADD for a flow's links, not
 -- one per edge across types (docs/benchmarks-log.md).
-local function wait_for(id, own_type, deps, now, seen)
+local function wait_for(id, own_type, deps, now, seen, one_dep)
   local pending = {}
   for tok in string.gmatch(deps, '[^,]+') do
     local dep, t = string.match(tok, '^(%d+):?(.*)$')
@@ -52,7 +58,7 @@ local function wait_for(id, own_type, deps, now, seen)
       h[#h + 1], h[#h + 2] = now, 'l:' .. t .. ':' .. dep .. ':' .. id
     end
   end
-  if #pending > 0 then call_many('SADD', pending_key(id), pending) end
+  if #pending > 1 or (#pending == 1 and not one_dep) then call_many('SADD', pending_key(id), pending) end
   return #pending
 end
 
