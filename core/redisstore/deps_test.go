@@ -430,3 +430,90 @@ func TestAJobOfOneDependencyWaitsWithoutAPendingSet(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{q}, pending)
 }
+
+// TestACreateLinksEachTypeInOneHandOver: a create's links to the jobs of
+// another type are one hand-over per type, in the dependents' slot, which
+// the sweep finishes (a crash right after the create) in one dep_link per
+// type: a fan-out's root enters all its dependents of the other type at
+// once and counts them, each dependency of a fan-in its one. Run again, the
+// links change nothing.
+func TestACreateLinksEachTypeInOneHandOver(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	ctx := context.Background()
+	// a root of type a, three jobs of type b that wait for it, a sink of
+	// type a that waits for those three
+	specs := []core.Spec{{Type: "a", MaxAttempts: 1, TTL: time.Second}}
+	sink := core.Spec{Type: "a", MaxAttempts: 1, TTL: time.Second}
+	for i := 1; i <= 3; i++ {
+		specs = append(specs, core.Spec{Type: "b", MaxAttempts: 1, TTL: time.Second, DependsOnRefs: []int{0}})
+		sink.DependsOnRefs = append(sink.DependsOnRefs, i)
+	}
+	jobs, err := redisstore.CreateStepOne(ctx, d.Store, 1000, append(specs, sink))
+	require.NoError(t, err)
+	root, b1, b2, b3, last := itoa(jobs[0].ID), itoa(jobs[1].ID), itoa(jobs[2].ID), itoa(jobs[3].ID), itoa(jobs[4].ID)
+	ks := d.dump()
+	require.Equal(t, map[string]float64{"l:a:" + root + ":" + b1 + "," + root + ":" + b2 + "," + root + ":" + b3: 1000},
+		ks["{b}:handover"], "the three jobs of b wait for the root: one record")
+	require.Equal(t, map[string]float64{"l:b:" + b1 + ":" + last + "," + b2 + ":" + last + "," + b3 + ":" + last: 1000},
+		ks["{a}:handover"], "the sink waits for the three: one record")
+
+	n, err := d.HandOver(ctx, 1001, 1001)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "two hand-overs")
+	linked := d.dump()
+	require.Equal(t, []string{"b:" + b1, "b:" + b2, "b:" + b3}, linked["{a}:dependents:"+root])
+	require.Equal(t, "3", linked["{a}:job:"+root].(map[string]string)["dependents"])
+	for _, b := range []string{b1, b2, b3} {
+		require.Equal(t, []string{"a:" + last}, linked["{b}:dependents:"+b])
+		require.Equal(t, "1", linked["{b}:job:"+b].(map[string]string)["dependents"])
+		require.Equal(t, "waiting", linked["{b}:job:"+b].(map[string]string)["state"])
+	}
+	require.Equal(t, map[string]string{"dependents": "1"}, linked["{b}:stats"], "complete reads dependents")
+	require.NotContains(t, linked, "{a}:handover")
+	require.NotContains(t, linked, "{b}:handover")
+
+	// the same records again, as a sweep that died before forgetting them
+	// leaves them
+	for typ, m := range map[string]map[string]float64{"a": ks["{a}:handover"].(map[string]float64), "b": ks["{b}:handover"].(map[string]float64)} {
+		for member, score := range m {
+			require.NoError(t, d.rdb.ZAdd(ctx, d.prefix+":{"+typ+"}:handover", redisZ(score, member)).Err())
+		}
+	}
+	n, err = d.HandOver(ctx, 1002, 1002)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	d.requireKeys(linked, "linked again: nothing changes")
+
+	// the flow runs: the root releases the three, the three the sink
+	d.leaseAndComplete(t, 1003, "a", jobs[0].ID, `1`)
+	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: 1004, Types: []string{"b"}, Max: 10, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 3, "the three released by the root")
+	ops := make([]service.StoreOp, len(leased))
+	for i, j := range leased {
+		ops[i] = service.StoreOp{ID: j.ID, Lease: "tok", Type: "b", Result: json.RawMessage(`1`)}
+	}
+	_, err = d.Apply(ctx, 1005, core.OpComplete, ops)
+	require.NoError(t, err)
+	d.leaseAndComplete(t, 1006, "a", jobs[4].ID, `1`)
+}
+
+// TestDepLinkEntersManyDependentsOfOneDependency: more dependents of one
+// dependency than one SADD of dep_link takes from ARGV (Lua's unpack) are
+// entered in parts, and counted once each.
+func TestDepLinkEntersManyDependentsOfOneDependency(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	st.seed(keyspace{"{u}:job:5": fields(jobHash(nil), map[string]string{"id": "5", "type": "u"})})
+	members := make([]string, 9000)
+	for i := range members {
+		members[i] = "t:" + strconv.Itoa(10+i)
+	}
+	state, err := redisstore.DepLink(ctx, st.Store, "u", 5, members...)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, state)
+	require.Equal(t, int64(9000), st.rdb.SCard(ctx, st.prefix+":{u}:dependents:5").Val())
+	require.Equal(t, "9000", st.rdb.HGet(ctx, st.prefix+":{u}:job:5", "dependents").Val())
+}
