@@ -7,7 +7,7 @@
 --@include row_gen.lua
 --@include new_job_gen.lua
 --@include codes_gen.lua
---@include indexes.lua
+--@include ready_order.lua
 --@include many.lua
 --@include deps_create.lua
 
