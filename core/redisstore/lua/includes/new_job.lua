@@ -111,7 +111,7 @@ local function new_job(b, n, jobkey, shared, own)
   if pending > 0 then
     -- one HSET, in state waiting, with its SPARSE pairs; a fan-out's
     -- count as a string, which Redis takes as it is (a number it formats
-    -- with printf: about 1.5% of a fan-out's create)
+    -- with printf: about 2.5% of a flow's create)
     write_new_job(jobkey, shared, own, 'waiting', 'pending', pending == 1 and '1' or pending, unpack(ARGV, first, last))
     first = last -- written
     local waiting = b.waiting
