@@ -461,13 +461,15 @@ type newJobDeps struct {
 	dependents int
 }
 
+// pairs are d's name-value pairs, deps_check last: new_job.lua stores
+// the job's pairs but that one, which it finds there without a search.
 func (d newJobDeps) pairs() []any {
 	var out []any
-	if d.check != "" {
-		out = append(out, "deps_check", d.check)
-	}
 	if d.dependents > 0 {
 		out = append(out, "dependents", d.dependents)
+	}
+	if d.check != "" {
+		out = append(out, "deps_check", d.check)
 	}
 	return out
 }
@@ -501,21 +503,51 @@ type linkItem struct {
 	member string
 }
 
+// linkChunk bounds the dependents of one dependency dep_link.lua enters
+// in one SADD (it unpacks them from ARGV, which takes about 8000 at most);
+// more come as another group of the same dependency.
+const linkChunk = 4000
+
 // runDepLink enters each item's member among the dependents of its
 // dependency, of tk's type: each dependency's state ("" when it is gone);
-// one that has finished was not entered.
+// one that has finished was not entered. The items go by dependency, in
+// the order each first comes, so that a fan-out's root is read and
+// written once (lua/dep_link.lua).
 func (s *Store) runDepLink(ctx context.Context, tk typeKeys, items []linkItem) ([]core.State, error) {
-	args := make([]any, 0, 2*len(items))
+	var deps []int64
+	members := map[int64][]string{}
 	for _, it := range items {
-		args = append(args, it.dep, it.member)
+		if _, ok := members[it.dep]; !ok {
+			deps = append(deps, it.dep)
+		}
+		members[it.dep] = append(members[it.dep], it.member)
+	}
+	args := make([]any, 0, 2*len(deps)+len(items))
+	var groups []int64 // the dependency of each group, as the reply has them
+	for _, dep := range deps {
+		for m := members[dep]; len(m) > 0; m = m[min(len(m), linkChunk):] {
+			part := m[:min(len(m), linkChunk)]
+			args = append(args, dep, len(part))
+			for _, member := range part {
+				args = append(args, member)
+			}
+			groups = append(groups, dep)
+		}
 	}
 	res, err := s.eval(ctx, depLink, tk.fixed(), args...).StringSlice()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]core.State, len(res))
+	if len(res) != len(groups) {
+		return nil, fmt.Errorf("dep_link: %d states for %d dependencies", len(res), len(groups))
+	}
+	state := make(map[int64]core.State, len(deps))
 	for i, st := range res {
-		out[i] = core.State(st)
+		state[groups[i]] = core.State(st)
+	}
+	out := make([]core.State, len(items))
+	for i, it := range items {
+		out[i] = state[it.dep]
 	}
 	return out, nil
 }

@@ -15,15 +15,17 @@ import (
 
 // Dependencies (issue 26; lua/includes/deps.lua has the scripts' half).
 // A create whose jobs wait records, in each job's slot, the dependencies
-// of its type it checked at once, and a link ("l:...") for each of another
-// type, which may be on another Redis Cluster shard. A completion records
-// a settle ("s:...") for each dependent of another type; those of its own
-// type it releases in its own script. finishHandovers runs each recorded
+// of its type it checked at once, and links ("l:...", one record for all
+// its links to one type) for those of another type, which may be on
+// another Redis Cluster shard. A completion records a settle ("s:...")
+// for each dependent of another type; those of its own type it releases
+// in its own script. finishHandovers runs each recorded
 // step's second half in the other slot, then forgets it there: a crash in
 // between leaves it recorded, and the leader's sweep (HandOver) runs it
 // again, which changes nothing twice.
 
-// handoverBatch bounds the hand-overs read per call, and handoverRounds
+// handoverBatch bounds the hand-overs read per call (a create's links to
+// one type are one, as many as its jobs), and handoverRounds
 // the calls one finishHandovers makes (a failure carrying down a deep graph
 // records more as it goes; the sweep finishes what is left).
 const (
@@ -133,16 +135,45 @@ func (s *Store) readDeps(ctx context.Context, specs []core.Spec) (map[int64]depS
 // then each type's jobs are stored in one script, and the links to
 // dependencies of other types are finished.
 func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec) ([]core.Job, []bool, error) {
-	deps, err := s.readDeps(ctx, specs)
+	jobs, existing, types, err := s.storeWaiting(ctx, now, specs)
 	if err != nil {
 		return nil, nil, err
+	}
+	// The jobs are stored: a hand-over that fails now stays recorded, for
+	// the leader's sweep (HandOver); the create succeeded.
+	moved, _ := s.finishHandovers(ctx, now, types)
+	at := make(map[int64]int, len(jobs))
+	for i := range jobs {
+		at[jobs[i].ID] = i
+	}
+	var others []core.Job
+	for _, m := range moved {
+		if i, ok := at[m.ID]; ok && !existing[i] {
+			// a script's row has none of data and dependencies
+			m.Data, m.DependsOn, m.OnDependencyFailure = jobs[i].Data, jobs[i].DependsOn, jobs[i].OnDependencyFailure
+			jobs[i] = m // the create's reply and event tell where it is now
+			continue
+		}
+		others = append(others, m)
+	}
+	s.tellSettled(others)
+	return jobs, existing, nil
+}
+
+// storeWaiting is createWaiting's first step: it stores the jobs, each
+// type's in one script, which records the hand-overs left to finish in
+// the slots of types, the types of the jobs.
+func (s *Store) storeWaiting(ctx context.Context, now int64, specs []core.Spec) (jobs []core.Job, existing []bool, types []string, err error) {
+	deps, err := s.readDeps(ctx, specs)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	groups := groupByType(specs)
 	ids := make([]int64, len(specs))
 	for _, g := range groups {
 		got, err := s.reserveIDs(ctx, specs[g[0]].Type, len(g))
 		if err != nil {
-			return nil, nil, s.fail("reserve ids", err)
+			return nil, nil, nil, s.fail("reserve ids", err)
 		}
 		for n, i := range g {
 			ids[i] = got[n]
@@ -173,15 +204,17 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 		for _, j := range sp.DependsOnRefs {
 			all = append(all, ids[j])
 			add(ids[j], specs[j].Type)
-			more[j].dependents++
+			if specs[j].Type == sp.Type {
+				// one of another type is counted by its link, which
+				// adds what it enters (lua/dep_link.lua)
+				more[j].dependents++
+			}
 		}
 		sp.DependsOn, sp.DependsOnRefs = all, nil
 		stored[i], more[i].check = sp, strings.Join(check, ",")
 	}
-	jobs := make([]core.Job, len(specs))
-	existing := make([]bool, len(specs))
+	jobs, existing = make([]core.Job, len(specs)), make([]bool, len(specs))
 	var done []int64 // for the rollback
-	var types []string
 	first := s.order.take(now, len(specs))
 	for _, g := range groups {
 		jobType := specs[g[0]].Type
@@ -192,7 +225,7 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 		res, err := s.runCreateJobs(ctx, now, jobType, gids, group, gmore, first, g)
 		if err != nil {
 			s.rollback(ctx, done)
-			return nil, nil, s.fail("create jobs", err)
+			return nil, nil, nil, s.fail("create jobs", err)
 		}
 		for n, i := range g {
 			jobs[i], existing[i] = res[n].job, res[n].duplicate
@@ -202,25 +235,7 @@ func (s *Store) createWaiting(ctx context.Context, now int64, specs []core.Spec)
 		}
 		types = append(types, jobType)
 	}
-	// The jobs are stored: a hand-over that fails now stays recorded, for
-	// the leader's sweep (HandOver); the create succeeded.
-	moved, _ := s.finishHandovers(ctx, now, types)
-	at := make(map[int64]int, len(jobs))
-	for i := range jobs {
-		at[jobs[i].ID] = i
-	}
-	var others []core.Job
-	for _, m := range moved {
-		if i, ok := at[m.ID]; ok && !existing[i] {
-			// a script's row has none of data and dependencies
-			m.Data, m.DependsOn, m.OnDependencyFailure = jobs[i].Data, jobs[i].DependsOn, jobs[i].OnDependencyFailure
-			jobs[i] = m // the create's reply and event tell where it is now
-			continue
-		}
-		others = append(others, m)
-	}
-	s.tellSettled(others)
-	return jobs, existing, nil
+	return jobs, existing, types, nil
 }
 
 // settleAfter finishes at once the hand-overs that jobs of types ending
@@ -331,14 +346,26 @@ func (s *Store) finishBatch(ctx context.Context, now int64, t string, entries []
 		settles[jobType] = append(settles[jobType], it)
 	}
 	for _, e := range entries {
+		if strings.HasPrefix(e, "l:") {
+			// l:<dep type>:<dep id>:<id>[,<dep id>:<id>...]: each job <id>
+			// of t waits for its <dep id> (a create's links to one type)
+			u, pairs, _ := strings.Cut(e[2:], ":")
+			if _, ok := links[u]; !ok && u != "" {
+				linkTypes = append(linkTypes, u)
+			}
+			for _, p := range strings.Split(pairs, ",") {
+				d, x, found := strings.Cut(p, ":")
+				dep, err1 := strconv.ParseInt(d, 10, 64)
+				_, err2 := strconv.ParseInt(x, 10, 64)
+				if u == "" || !found || err1 != nil || err2 != nil {
+					return nil, nil, fmt.Errorf("hand-over %q: not a link", e)
+				}
+				links[u] = append(links[u], linkItem{dep: dep, member: t + ":" + x})
+			}
+			continue
+		}
 		f := strings.Split(e, ":")
 		switch {
-		case len(f) == 4 && f[0] == "l": // l:<dep type>:<dep id>:<id>: job <id> of t waits for it
-			dep, _ := strconv.ParseInt(f[2], 10, 64)
-			if _, ok := links[f[1]]; !ok {
-				linkTypes = append(linkTypes, f[1])
-			}
-			links[f[1]] = append(links[f[1]], linkItem{dep: dep, member: t + ":" + f[3]})
 		case len(f) == 5 && f[0] == "s": // s:<type>:<id>:<dep id>:<c|f>
 			id, _ := strconv.ParseInt(f[2], 10, 64)
 			dep, _ := strconv.ParseInt(f[3], 10, 64)
@@ -384,17 +411,23 @@ func (s *Store) finishBatch(ctx context.Context, now int64, t string, entries []
 }
 
 // Pending lists the dependencies job id still waits for (none unless it
-// is waiting); not_found when there is no such job.
+// is waiting); not_found when there is no such job. A waiting job of one
+// dependency has no pending set: that one is pending (lua/includes/deps.lua).
 func (s *Store) Pending(ctx context.Context, id int64) ([]int64, error) {
 	tk, _, err := s.typeOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	members, err := s.rdb.SMembers(ctx, tk.pending(id)).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	members := pipe.SMembers(ctx, tk.pending(id))
+	v := pipe.HMGet(ctx, tk.job(id), "state", "depends_on")
+	if err := execReads(ctx, pipe); err != nil {
 		return nil, s.fail("read pending dependencies", err)
 	}
-	return parseIDs(members), nil
+	if ids := decodeIDs(str(v.Val()[1])); len(members.Val()) == 0 && len(ids) == 1 && core.State(str(v.Val()[0])) == core.StateWaiting {
+		return ids, nil
+	}
+	return parseIDs(members.Val()), nil
 }
 
 // Dependencies lists the jobs job id depends on, in the order it named

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -288,4 +289,231 @@ func TestDepLinkEntersOnceAndHandoverDoneForgets(t *testing.T) {
 
 	require.NoError(t, redisstore.HandoverDone(ctx, st.Store, "u", "s:t:1:5:c", "s:t:9:9:c"))
 	st.requireKeys(linked.with(keyspace{"{u}:handover": map[string]float64{"s:t:2:5:c": 11}}), "the one given is forgotten")
+}
+
+// TestDepSettleOfAJobOfOneDependency: a waiting job of one dependency has
+// no pending set (its depends_on and pending count say it all); dep_settle
+// releases it when that dependency completes, and only then: another id
+// changes nothing, and once released, again (or a failure after: a
+// dependency retried by hand) changes nothing either. A failure applies
+// its rule: fail (the default), cancel, or ignore (released as if done).
+func TestDepSettleOfAJobOfOneDependency(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	waiting := keyspace{
+		"{_}:blocks":  map[string]string{"0": "t"},
+		"{_}:types":   []string{"t"},
+		"{t}:jobs":    map[string]float64{"1": 1},
+		"{t}:seq":     "1",
+		"{t}:waiting": map[string]float64{"1": 1},
+		"{t}:job:1": fields(jobHash(nil), map[string]string{"state": "waiting", "rmember": "-", "pending": "1",
+			"depends_on": "5"}),
+	}
+	st.seed(waiting)
+	settle := func(id, dep int64, outcome string) []core.Job {
+		t.Helper()
+		jobs, _, err := redisstore.DepSettle(ctx, st.Store, "t", 5000, id, dep, outcome)
+		require.NoError(t, err)
+		return jobs
+	}
+	require.Empty(t, settle(1, 6, "c"))
+	require.Empty(t, settle(1, 6, "f"))
+	st.requireKeys(waiting, "not its dependency: nothing")
+
+	released := settle(1, 5, "c")
+	require.Len(t, released, 1)
+	require.Equal(t, core.StateInactive, released[0].State)
+	ready := waiting.with(keyspace{"{t}:waiting": nil,
+		"{t}:seq":   "2",
+		"{t}:ready": map[string]float64{"0000000000000002:1": 0},
+		"{t}:job:1": fields(waiting["{t}:job:1"].(map[string]string), map[string]string{"state": "inactive",
+			"rmember": "0000000000000002:1", "pending": "0", "promote_at": "5000", "updated_at": "5000"})})
+	st.requireKeys(ready, "released to ready")
+	require.Empty(t, settle(1, 5, "c"))
+	require.Empty(t, settle(1, 5, "f"), "a failure after the release changes nothing either")
+	st.requireKeys(ready, "again: nothing")
+
+	// jobs 2, 3 and 4 wait for 7, each with its rule
+	one := func(id, rule string) map[string]string {
+		return fields(jobHash(nil), map[string]string{"id": id, "state": "waiting", "rmember": "-", "pending": "1",
+			"depends_on": "7", "on_dep_fail": rule})
+	}
+	st.seed(keyspace{
+		"{t}:waiting": map[string]float64{"2": 2, "3": 3, "4": 4},
+		"{t}:job:2":   one("2", "-"),
+		"{t}:job:3":   one("3", string(core.DepCancel)),
+		"{t}:job:4":   one("4", string(core.DepIgnore)),
+	})
+	for id, want := range map[int64]core.State{2: core.StateFailed, 3: core.StateCancelled, 4: core.StateInactive} {
+		jobs := settle(id, 7, "f")
+		require.Len(t, jobs, 1, "job %d", id)
+		require.Equal(t, want, jobs[0].State, "job %d", id)
+		if want != core.StateInactive {
+			require.Contains(t, jobs[0].Error, "dependency 7 failed")
+		}
+		require.Empty(t, settle(id, 7, "f"), "job %d: again, nothing", id)
+		require.Empty(t, settle(id, 7, "c"), "job %d: the dependency retried and complete: nothing", id)
+	}
+	ks := st.dump()
+	require.Equal(t, map[string]float64{"2": 5000}, ks["{t}:failed"])
+	require.Equal(t, map[string]float64{"3": 5000}, ks["{t}:cancelled"])
+	require.NotContains(t, ks, "{t}:waiting")
+	require.Equal(t, "0", ks["{t}:job:2"].(map[string]string)["pending"])
+}
+
+// TestAJobOfOneDependencyWaitsWithoutAPendingSet: created waiting for one
+// job, a job has no pending set, yet its pending count and its pending
+// dependency (Pending, which explain tells) are those a set would give; a
+// job of two keeps its set. The create run again (the same ids: a retry
+// after a stall) changes no key. A waiting job cancelled by hand stays
+// cancelled when its dependency completes; the other is released.
+func TestAJobOfOneDependencyWaitsWithoutAPendingSet(t *testing.T) {
+	t.Parallel()
+	newStore, rdb, prefix := freshStores(t)
+	st := &scriptStore{Store: newStore(), t: t, rdb: rdb, prefix: prefix}
+	ctx := context.Background()
+	parents, _, err := st.Create(ctx, 1000, []core.Spec{{Type: "a", MaxAttempts: 1, TTL: time.Second}, {Type: "a", MaxAttempts: 1, TTL: time.Second}})
+	require.NoError(t, err)
+	p, q := parents[0].ID, parents[1].ID
+	children := []core.Spec{
+		{Type: "a", MaxAttempts: 1, TTL: time.Second, DependsOn: []int64{p}},
+		{Type: "a", MaxAttempts: 1, TTL: time.Second, DependsOn: []int64{p, q}},
+		{Type: "a", MaxAttempts: 1, TTL: time.Second, DependsOn: []int64{p}},
+	}
+	ids := rdb.Get(ctx, prefix+":{_}:ids").Val() // blocks reserved: a store of its own takes the next
+	jobs, _, err := newStore().Create(ctx, 1001, children)
+	require.NoError(t, err)
+	one, two, cancelled := jobs[0].ID, jobs[1].ID, jobs[2].ID
+	ks := st.dump()
+	require.NotContains(t, ks, "{a}:pending:"+itoa(one), "one dependency: no set")
+	require.Equal(t, []string{itoa(p), itoa(q)}, ks["{a}:pending:"+itoa(two)])
+	for id, want := range map[int64][]int64{one: {p}, two: {p, q}} {
+		got, err := st.Get(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, core.StateWaiting, got.State)
+		require.Equal(t, len(want), got.Pending)
+		pending, err := st.Pending(ctx, id)
+		require.NoError(t, err)
+		require.ElementsMatch(t, want, pending)
+	}
+	require.NotContains(t, ks["{a}:job:"+itoa(one)], "deps_check", "what the script checks is not stored")
+
+	require.NoError(t, rdb.Set(ctx, prefix+":{_}:ids", ids, 0).Err())
+	again, existing, err := newStore().Create(ctx, 2000, children)
+	require.NoError(t, err)
+	require.Equal(t, []int64{one, two, cancelled}, []int64{again[0].ID, again[1].ID, again[2].ID}, "the same ids, as a retry has")
+	require.Equal(t, []bool{false, false, false}, existing)
+	st.requireKeys(ks, "the create run again changes nothing")
+
+	_, changed, err := st.Cancel(ctx, 2001, cancelled)
+	require.NoError(t, err)
+	require.True(t, changed)
+	leased, _, err := st.Lease(ctx, &service.LeaseParams{Now: 2002, Types: []string{"a"}, Max: 1, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 1)
+	require.Equal(t, p, leased[0].ID)
+	res, err := st.Apply(ctx, 2003, core.OpComplete, []service.StoreOp{{ID: p, Lease: "tok", Type: "a"}})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	require.Len(t, res[0].Settled, 1, "the one of one dependency, released")
+	require.Equal(t, one, res[0].Settled[0].ID)
+	for id, want := range map[int64]core.State{one: core.StateInactive, two: core.StateWaiting, cancelled: core.StateCancelled} {
+		got, err := st.Get(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, got.State, "job %d", id)
+	}
+	pending, err := st.Pending(ctx, one)
+	require.NoError(t, err)
+	require.Empty(t, pending, "released: waits for nothing")
+	pending, err = st.Pending(ctx, two)
+	require.NoError(t, err)
+	require.Equal(t, []int64{q}, pending)
+}
+
+// TestACreateLinksEachTypeInOneHandOver: a create's links to the jobs of
+// another type are one hand-over per type, in the dependents' slot, which
+// the sweep finishes (a crash right after the create) in one dep_link per
+// type: a fan-out's root enters all its dependents of the other type at
+// once and counts them, each dependency of a fan-in its one. Run again, the
+// links change nothing.
+func TestACreateLinksEachTypeInOneHandOver(t *testing.T) {
+	t.Parallel()
+	d := newDepsStore(t)
+	ctx := context.Background()
+	// a root of type a, three jobs of type b that wait for it, a sink of
+	// type a that waits for those three
+	specs := []core.Spec{{Type: "a", MaxAttempts: 1, TTL: time.Second}}
+	sink := core.Spec{Type: "a", MaxAttempts: 1, TTL: time.Second}
+	for i := 1; i <= 3; i++ {
+		specs = append(specs, core.Spec{Type: "b", MaxAttempts: 1, TTL: time.Second, DependsOnRefs: []int{0}})
+		sink.DependsOnRefs = append(sink.DependsOnRefs, i)
+	}
+	jobs, err := redisstore.CreateStepOne(ctx, d.Store, 1000, append(specs, sink))
+	require.NoError(t, err)
+	root, b1, b2, b3, last := itoa(jobs[0].ID), itoa(jobs[1].ID), itoa(jobs[2].ID), itoa(jobs[3].ID), itoa(jobs[4].ID)
+	ks := d.dump()
+	require.Equal(t, map[string]float64{"l:a:" + root + ":" + b1 + "," + root + ":" + b2 + "," + root + ":" + b3: 1000},
+		ks["{b}:handover"], "the three jobs of b wait for the root: one record")
+	require.Equal(t, map[string]float64{"l:b:" + b1 + ":" + last + "," + b2 + ":" + last + "," + b3 + ":" + last: 1000},
+		ks["{a}:handover"], "the sink waits for the three: one record")
+
+	n, err := d.HandOver(ctx, 1001, 1001)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "two hand-overs")
+	linked := d.dump()
+	require.Equal(t, []string{"b:" + b1, "b:" + b2, "b:" + b3}, linked["{a}:dependents:"+root])
+	require.Equal(t, "3", linked["{a}:job:"+root].(map[string]string)["dependents"])
+	for _, b := range []string{b1, b2, b3} {
+		require.Equal(t, []string{"a:" + last}, linked["{b}:dependents:"+b])
+		require.Equal(t, "1", linked["{b}:job:"+b].(map[string]string)["dependents"])
+		require.Equal(t, "waiting", linked["{b}:job:"+b].(map[string]string)["state"])
+	}
+	require.Equal(t, map[string]string{"dependents": "1"}, linked["{b}:stats"], "complete reads dependents")
+	require.NotContains(t, linked, "{a}:handover")
+	require.NotContains(t, linked, "{b}:handover")
+
+	// the same records again, as a sweep that died before forgetting them
+	// leaves them
+	for typ, m := range map[string]map[string]float64{"a": ks["{a}:handover"].(map[string]float64), "b": ks["{b}:handover"].(map[string]float64)} {
+		for member, score := range m {
+			require.NoError(t, d.rdb.ZAdd(ctx, d.prefix+":{"+typ+"}:handover", redisZ(score, member)).Err())
+		}
+	}
+	n, err = d.HandOver(ctx, 1002, 1002)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	d.requireKeys(linked, "linked again: nothing changes")
+
+	// the flow runs: the root releases the three, the three the sink
+	d.leaseAndComplete(t, 1003, "a", jobs[0].ID, `1`)
+	leased, _, err := d.Lease(ctx, &service.LeaseParams{Now: 1004, Types: []string{"b"}, Max: 10, Worker: "w", Token: "tok"})
+	require.NoError(t, err)
+	require.Len(t, leased, 3, "the three released by the root")
+	ops := make([]service.StoreOp, len(leased))
+	for i, j := range leased {
+		ops[i] = service.StoreOp{ID: j.ID, Lease: "tok", Type: "b", Result: json.RawMessage(`1`)}
+	}
+	_, err = d.Apply(ctx, 1005, core.OpComplete, ops)
+	require.NoError(t, err)
+	d.leaseAndComplete(t, 1006, "a", jobs[4].ID, `1`)
+}
+
+// TestDepLinkEntersManyDependentsOfOneDependency: more dependents of one
+// dependency than one SADD of dep_link takes from ARGV (Lua's unpack) are
+// entered in parts, and counted once each.
+func TestDepLinkEntersManyDependentsOfOneDependency(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	ctx := context.Background()
+	st.seed(keyspace{"{u}:job:5": fields(jobHash(nil), map[string]string{"id": "5", "type": "u"})})
+	members := make([]string, 9000)
+	for i := range members {
+		members[i] = "t:" + strconv.Itoa(10+i)
+	}
+	state, err := redisstore.DepLink(ctx, st.Store, "u", 5, members...)
+	require.NoError(t, err)
+	require.Equal(t, core.StateInactive, state)
+	require.Equal(t, int64(9000), st.rdb.SCard(ctx, st.prefix+":{u}:dependents:5").Val())
+	require.Equal(t, "9000", st.rdb.HGet(ctx, st.prefix+":{u}:job:5", "dependents").Val())
 }

@@ -66,11 +66,15 @@ func DepSettle(ctx context.Context, s *Store, jobType string, now, id, dep int64
 	return s.runDepSettle(ctx, s.keys.ofType(jobType), now, []settleItem{{id: id, dep: dep, outcome: outcome}})
 }
 
-// DepLink runs dep_link.lua for one link: member waits for job dep of
-// jobType; the dependency's state.
-func DepLink(ctx context.Context, s *Store, jobType string, dep int64, member string) (core.State, error) {
-	st, err := s.runDepLink(ctx, s.keys.ofType(jobType), []linkItem{{dep: dep, member: member}})
-	if err != nil || len(st) != 1 {
+// DepLink runs dep_link.lua for links of members to job dep of jobType;
+// the dependency's state.
+func DepLink(ctx context.Context, s *Store, jobType string, dep int64, members ...string) (core.State, error) {
+	items := make([]linkItem, len(members))
+	for i, m := range members {
+		items[i] = linkItem{dep: dep, member: m}
+	}
+	st, err := s.runDepLink(ctx, s.keys.ofType(jobType), items)
+	if err != nil || len(st) != len(members) {
 		return "", err
 	}
 	return st[0], nil
@@ -79,4 +83,12 @@ func DepLink(ctx context.Context, s *Store, jobType string, dep int64, member st
 // HandoverDone runs handover_done.lua on jobType's slot.
 func HandoverDone(ctx context.Context, s *Store, jobType string, entries ...string) error {
 	return s.runHandoverDone(ctx, s.keys.ofType(jobType), entries)
+}
+
+// CreateStepOne stores specs, some of which wait, as Create would, but
+// does not finish the hand-overs their scripts recorded (as a core that
+// died right after): the jobs.
+func CreateStepOne(ctx context.Context, s *Store, now int64, specs []core.Spec) ([]core.Job, error) {
+	jobs, _, _, err := s.storeWaiting(ctx, now, specs)
+	return jobs, err
 }

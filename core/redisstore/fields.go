@@ -137,9 +137,9 @@ var jobFields = []jobField{
 		decode: func(j *core.Job, v any) { j.LeaseUntil = num(v) }},
 
 	// pending: how many dependencies a waiting job still waits for;
-	// dependents: not zero once jobs wait for this one (about how many:
-	// a flow's create counts them, a link sets the size of its
-	// dependents set). Neither is in a row: complete.lua reads dependents
+	// dependents: not zero once jobs wait for this one (how many its
+	// dependents set holds: a flow's create counts those of the job's
+	// type, and a create or a link adds those it enters). Neither is in a row: complete.lua reads dependents
 	// of a job only when its type has had dependents at all (the type's
 	// stats field dependents, one HGET per call), so that a job of a type
 	// without any pays nothing (an absent field costs an HMGET a scan of

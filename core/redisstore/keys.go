@@ -91,8 +91,9 @@ import (
 //	waiting   ZSET  jobs waiting for their dependencies; score = member = id
 //	handover  ZSET  dependency steps to finish in another slot (deps.go,
 //	                lua/includes/deps.lua); score = when recorded (ms),
-//	                member = "l:<dep type>:<dep id>:<id>" (link job <id> of
-//	                this type to its dependency) or
+//	                member = "l:<dep type>:<dep id>:<id>,<dep id>:<id>..."
+//	                (link each job <id> of this type to its dependency:
+//	                a create's links to one type, in one member) or
 //	                "s:<type>:<id>:<dep id>:<c|f>" (settle job <id> of
 //	                <type>: its dependency <dep id>, of this type,
 //	                completed or failed)

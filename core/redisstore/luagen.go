@@ -104,15 +104,21 @@ local OWN_COUNT = %d
 	}
 	b.WriteString(`
 -- write_new_job writes a new job's SHARED fields from ARGV[shared + 1..]
--- and its OWN fields from ARGV[own + 1..] into jobkey, with the
+-- and its OWN fields from ARGV[own + 1..] into jobkey, but its state,
+-- given (ARGV's, or "waiting" for a job that waits for dependencies: the
+-- one state a create decides in the script, written once), with the
 -- name-value pairs in ... after them, in one HSET
-local function write_new_job(jobkey, shared, own, ...)
+local function write_new_job(jobkey, shared, own, state, ...)
   return redis.call('HSET', jobkey,
 `)
 	for i, f := range newJobSharedFields {
 		fmt.Fprintf(b, "    '%s', ARGV[shared + %d],\n", f, i+1)
 	}
 	for i, f := range newJobOwnFields {
+		if f == "state" {
+			b.WriteString("    'state', state,\n")
+			continue
+		}
 		fmt.Fprintf(b, "    '%s', ARGV[own + %d],\n", f, i+1)
 	}
 	b.WriteString("    ...)\nend\n")

@@ -5,29 +5,33 @@
 --
 -- KEYS[1..10]  the dependencies' type's keys (includes/type_keys.lua)
 --
--- 2 values per link:
---   dep     the dependency's id
---   member  the dependent as dependents lists it: "<type>:<id>"
+-- per dependency (Go gathers a batch's links by dependency, so that a
+-- fan-out's root is read and written once):
+--   dep      the dependency's id
+--   n        how many dependents follow
+--   members  n dependents, each as dependents lists it: "<type>:<id>"
 --
--- Reply: per link, the dependency's state: "" when it is gone; when it is
--- complete, failed or cancelled the dependent was not entered, and Go
--- settles it (dep_settle.lua).
+-- Reply: per dependency, its state: "" when it is gone; when it is
+-- complete, failed or cancelled its dependents were not entered, and Go
+-- settles them (dep_settle.lua).
 -- Events: none.
 --@include deps.lua
 
-local out = {}
-for i = 1, #ARGV, 2 do
-  local dep = ARGV[i]
+local out, i, linked = {}, 1, false
+while i <= #ARGV do
+  local dep, n = ARGV[i], tonumber(ARGV[i + 1])
   local jobkey = job_key(dep)
   local state = redis.call('HGET', jobkey, 'state')
   if not state then
     state = ''
   elseif state ~= 'complete' and state ~= 'failed' and state ~= 'cancelled' then
-    local dset = dependents_key(dep)
-    redis.call('SADD', dset, ARGV[i + 1])
-    redis.call('HSET', jobkey, 'dependents', redis.call('SCARD', dset))
-    redis.call('HSET', K_STATS, 'dependents', '1') -- complete.lua reads dependents
+    -- at most linkChunk members (calls.go): within what unpack takes
+    local added = redis.call('SADD', dependents_key(dep), unpack(ARGV, i + 2, i + 1 + n))
+    if added > 0 then redis.call('HINCRBY', jobkey, 'dependents', added) end
+    linked = true
   end
   out[#out + 1] = state
+  i = i + 2 + n
 end
+if linked then redis.call('HSET', K_STATS, 'dependents', '1') end -- complete.lua reads dependents
 return out

@@ -18,5 +18,5 @@
 --@include group_limit.lua
 
 local before = redis.call('ZCARD', K_READY)
-wake_groups(tonumber(ARGV[1]))
+group_helpers().wake_groups(tonumber(ARGV[1]))
 return redis.call('ZCARD', K_READY) - before

@@ -3,7 +3,10 @@
 -- and how a finished job tells the jobs that wait for it.
 --
 -- A dependent X waits in its type's waiting index with pending:<X>, the
--- set of its dependencies not done yet; each dependency D lists X in
+-- set of its dependencies not done yet, and their count in its pending
+-- field; a job of one dependency alone (its depends_on one id, as each
+-- job of a fan-out) has no set: while it is waiting, that one is pending
+-- (lua/includes/deps_create.lua). Each dependency D lists X in
 -- dependents:<D> (as "<X>" when of the same type, "<type>:<X>" when of
 -- another) and counts them in its hash's dependents field, the one field
 -- a completion reads to know whether anyone waits.
@@ -13,7 +16,7 @@
 -- Redis Cluster shard: the completion records a hand-over in its own slot
 -- (handover), and Go finishes it with dep_settle.lua in the dependent's
 -- slot, right after, or in the leader's sweep after a crash. A settle
--- applied twice changes nothing: it acts only while the dependency is in
+-- applied twice changes nothing: it acts only while the dependency is
 -- pending. Failures always go through hand-overs (they are rare, and
 -- carry down the graph step by step, each step bounded).
 --@include type_keys.lua
@@ -70,14 +73,21 @@ end
 -- hand-overs it recorded for its own dependents. Idempotent: a dependency
 -- no longer pending, or a job no longer waiting, changes nothing; so a
 -- dependency retried successfully after failing a job by its rule does
--- not revive it.
+-- not revive it. A job of one dependency has no pending set: its one is
+-- pending as long as it is waiting, which any settle of it ends (nothing
+-- moves a job back to waiting).
 local function settle(id, dep, outcome, now)
   local pkey = pending_key(id)
-  if redis.call('SREM', pkey, dep) == 0 then return false, 0 end
+  local removed = redis.call('SREM', pkey, dep)
   local jobkey = job_key(id)
   local v = redis.call('HMGET', jobkey, 'state', 'on_dep_fail')
   if v[1] ~= 'waiting' then return false, 0 end
-  local left = redis.call('SCARD', pkey)
+  local left = 0
+  if removed == 1 then
+    left = redis.call('SCARD', pkey)
+  elseif redis.call('HGET', jobkey, 'depends_on') ~= tostring(dep) then
+    return false, 0 -- not pending: settled before
+  end
   if outcome == 'c' or v[2] == 'ignore' then
     if left > 0 then
       redis.call('HSET', jobkey, 'pending', left)

@@ -6,7 +6,7 @@
 
 -- new_seen is a create call's cache for wait_for (below), made at the
 -- call's first job with dependencies or dependents
-local function new_seen() return {state = {}, linked = {}, counted = {}, handover = {}} end
+local function new_seen() return {state = {}, linked = {}, counted = {}, handover = {}, links = {}, now = false} end
 
 -- wait_for enters new job id's dependencies, deps as create sends them
 -- ("5,7:email": an id of this type, or an id and its other type), and
@@ -15,13 +15,22 @@ local function new_seen() return {state = {}, linked = {}, counted = {}, handove
 -- A dependency of this type that failed, was cancelled or is gone is
 -- pending, and settled as failed by a hand-over.
 --
+-- The dependencies pending go in the job's pending set, but for a job of
+-- one dependency alone (one_dep: its depends_on holds one id, as each job
+-- of a fan-out): its pending count and depends_on say all a set would,
+-- and settle (deps.lua) takes them so; a fan-out's create spares an SADD
+-- and a key per job.
+--
 -- seen caches, over one create call, each dependency's state (a fan-out
--- reads its root once) and gathers each one's new dependents, and the
+-- reads its root once) and gathers each one's new dependents, the
 -- hand-overs the call records (score and member pairs, as ZADD takes
--- them), which count_dependents enters at the call's end (the script is
--- atomic: no one sees the jobs before): one ZADD for a flow's links, not
--- one per edge across types (docs/benchmarks-log.md).
-local function wait_for(id, own_type, deps, now, seen)
+-- them), and its links, "<dep>:<id>" per dependency of another type, by
+-- that type (links[t], and links in order), which count_dependents enters
+-- at the call's end (the script is atomic: no one sees the jobs before):
+-- one hand-over holds all the links of the call to one type, the record
+-- of a flow's edges across types cheapest to write, read and forget
+-- (docs/benchmarks-log.md).
+local function wait_for(id, own_type, deps, now, seen, one_dep)
   local pending = {}
   for tok in string.gmatch(deps, '[^,]+') do
     local dep, t = string.match(tok, '^(%d+):?(.*)$')
@@ -48,20 +57,31 @@ local function wait_for(id, own_type, deps, now, seen)
       end
     else
       pending[#pending + 1] = dep
-      local h = seen.handover
-      h[#h + 1], h[#h + 2] = now, 'l:' .. t .. ':' .. dep .. ':' .. id
+      local l = seen.links[t]
+      if not l then
+        l = {}
+        seen.links[t] = l
+        seen.links[#seen.links + 1] = t
+        seen.now = now
+      end
+      l[#l + 1] = dep .. ':' .. id
     end
   end
-  if #pending > 0 then call_many('SADD', pending_key(id), pending) end
+  if #pending > 1 or (#pending == 1 and not one_dep) then call_many('SADD', pending_key(id), pending) end
   return #pending
 end
 
 -- count_dependents enters the dependents wait_for found over the call
 -- (seen.linked: each dependency, in order, and its new dependents) in one
 -- call per dependency, and counts those it added in its dependents field;
--- and records the call's hand-overs
+-- and records the call's hand-overs, a link of each type among them:
+-- "l:<type>:<dep>:<id>,<dep>:<id>..." (keys.go)
 local function count_dependents(seen)
-  call_many('ZADD', K_HANDOVER, seen.handover)
+  local h = seen.handover
+  for _, t in ipairs(seen.links) do
+    h[#h + 1], h[#h + 2] = seen.now, 'l:' .. t .. ':' .. table.concat(seen.links[t], ',')
+  end
+  call_many('ZADD', K_HANDOVER, h)
   if #seen.linked > 0 or next(seen.counted) then redis.call('HSET', K_STATS, 'dependents', '1') end
   for _, dep in ipairs(seen.linked) do
     local added = call_many('SADD', dependents_key(dep), seen.linked[dep])

@@ -61,8 +61,9 @@ end
 -- take_grouped).
 local group_room_of, group_until_of, parked_now = {}, {}, false
 local function group_lease(now)
-  wake_groups(now)
-  return group_limits()
+  local G = group_helpers()
+  G.wake_groups(now)
+  return G.group_limits()
 end
 
 -- take_grouped decides on a job that just left ready (member, of score):
@@ -72,14 +73,15 @@ local function take_grouped(jobkey, id, member, score, now, lease)
   local g = redis.call('HGET', jobkey, 'group')
   if not g or g == '' then return true end
   local room = group_room_of[g]
-  if room == nil then room, group_until_of[g] = group_room(g, now) end
+  local G = group_helpers()
+  if room == nil then room, group_until_of[g] = G.group_room(g, now) end
   if room == 0 then
     group_room_of[g] = 0
-    park(g, member, score, group_until_of[g])
+    G.park(g, member, score, group_until_of[g])
     parked_now = true
     return false
   end
-  group_started(g, id, now, lease)
+  G.group_started(g, id, now, lease)
   -- the group's last slot: read again for its next job, to learn when
   -- its rate lets it start again (this start now in its log)
   if room > 1 then group_room_of[g] = room - 1 else group_room_of[g] = nil end
@@ -91,7 +93,7 @@ end
 -- earliest time one's rate lets it start (or the type's until, when
 -- earlier).
 local function group_held(out, now)
-  local at, any = group_wait(now)
+  local at, any = group_helpers().group_wait(now)
   if not any and not parked_now then return out end
   if out[1] ~= LIMITED then
     table.insert(out, 1, LIMITED)

@@ -7,7 +7,7 @@
 --@include row_gen.lua
 --@include new_job_gen.lua
 --@include codes_gen.lua
---@include indexes.lua
+--@include ready_order.lua
 --@include many.lua
 --@include deps_create.lua
 
@@ -61,7 +61,7 @@ local function new_job(b, n, jobkey, shared, own)
     -- stored it, whoever has its unique key now
     return REPEATED
   end
-  local id, unique_key, retention, group, deps = ARGV[own + OWN_ID], '', false, false, false
+  local id, unique_key, retention, group, deps, one_dep = ARGV[own + OWN_ID], '', false, false, false, false
   local first, last = own + OWN_COUNT + 2, next_own(own) -- its SPARSE pairs
   for i = first, last, 2 do
     local f = ARGV[i]
@@ -73,12 +73,19 @@ local function new_job(b, n, jobkey, shared, own)
       group = ARGV[i + 1]
     elseif f == 'deps_check' then
       deps = ARGV[i + 1] -- the dependencies to wait for (includes/deps_create.lua)
+    elseif f == 'depends_on' then
+      -- all its dependencies, "5,7": one alone needs no pending set
+      -- (wait_for)
+      one_dep = not string.find(ARGV[i + 1], ',', 1, true)
     elseif f == 'dependents' then
       -- its dependents of the call, counted by Go
       b.seen = b.seen or new_seen()
       b.seen.counted[id] = true
     end
   end
+  -- deps_check, what wait_for reads, is not stored: Go sends it last
+  -- (newJobDeps.pairs in calls.go)
+  if deps then last = last - 2 end
   if group and not grouped then
     -- also for a delayed job: its promotion must find the type grouped
     -- (order_number) to give it its group's turn
@@ -96,27 +103,24 @@ local function new_job(b, n, jobkey, shared, own)
   local pending = 0
   if deps then
     b.seen = b.seen or new_seen()
-    pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2], b.seen)
+    pending = wait_for(id, ARGV[shared + 1], deps, ARGV[shared + 2], b.seen, one_dep)
   end
   -- a later job of the call that depends on this one knows its state
   -- without reading it (from the first job of the call that has
   -- dependencies or dependents on: a call without any makes no table)
   if b.seen then b.seen.state[id] = pending > 0 and 'waiting' or ARGV[own + OWN_STATE] end
   if pending > 0 then
-    -- one HSET: the later state wins over ARGV's, and the SPARSE pairs
-    -- but deps_check (what wait_for read) follow
-    local more = {'state', 'waiting', 'pending', pending}
-    for i = first, last, 2 do
-      if ARGV[i] ~= 'deps_check' then more[#more + 1], more[#more + 2] = ARGV[i], ARGV[i + 1] end
-    end
-    write_new_job(jobkey, shared, own, unpack(more))
+    -- one HSET, in state waiting, with its SPARSE pairs; a fan-out's
+    -- count as a string, which Redis takes as it is (a number it formats
+    -- with printf: about 2.5% of a flow's create)
+    write_new_job(jobkey, shared, own, 'waiting', 'pending', pending == 1 and '1' or pending, unpack(ARGV, first, last))
     first = last -- written
     local waiting = b.waiting
     waiting[#waiting + 1], waiting[#waiting + 2] = id, id
   elseif ARGV[own + OWN_STATE] == 'delayed' then
     local due = b.due
     due[#due + 1], due[#due + 2] = ARGV[own + OWN_PROMOTE_AT], due_member(id)
-    write_new_job(jobkey, shared, own)
+    write_new_job(jobkey, shared, own, ARGV[own + OWN_STATE])
   else
     -- one INCRBY numbers every job of b: job n takes number seq + n, so
     -- the jobs of one priority keep the order of the call in ready; a job
@@ -131,7 +135,7 @@ local function new_job(b, n, jobkey, shared, own)
     local member, ready = ready_member_at(number, id), b.ready
     -- created_at is the second SHARED value (new_job_gen.lua's list)
     ready[#ready + 1], ready[#ready + 2] = ready_score(ARGV[own + OWN_PRIORITY], ARGV[shared + 2]), member
-    write_new_job(jobkey, shared, own, 'rmember', member)
+    write_new_job(jobkey, shared, own, ARGV[own + OWN_STATE], 'rmember', member)
   end
   if last > first then redis.call('HSET', jobkey, unpack(ARGV, first, last)) end
   if unique_key ~= '' then redis.call('HSET', K_UNIQUE, unique_key, id) end

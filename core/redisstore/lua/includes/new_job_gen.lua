@@ -25,9 +25,11 @@ local OWN_PROMOTE_AT = 7
 local OWN_STALL_LIMIT = 8
 
 -- write_new_job writes a new job's SHARED fields from ARGV[shared + 1..]
--- and its OWN fields from ARGV[own + 1..] into jobkey, with the
+-- and its OWN fields from ARGV[own + 1..] into jobkey, but its state,
+-- given (ARGV's, or "waiting" for a job that waits for dependencies: the
+-- one state a create decides in the script, written once), with the
 -- name-value pairs in ... after them, in one HSET
-local function write_new_job(jobkey, shared, own, ...)
+local function write_new_job(jobkey, shared, own, state, ...)
   return redis.call('HSET', jobkey,
     'type', ARGV[shared + 1],
     'created_at', ARGV[shared + 2],
@@ -35,7 +37,7 @@ local function write_new_job(jobkey, shared, own, ...)
     'id', ARGV[own + 1],
     'data', ARGV[own + 2],
     'priority', ARGV[own + 3],
-    'state', ARGV[own + 4],
+    'state', state,
     'max_attempts', ARGV[own + 5],
     'ttl', ARGV[own + 6],
     'promote_at', ARGV[own + 7],
