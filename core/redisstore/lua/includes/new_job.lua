@@ -40,10 +40,11 @@ end
 -- idempotence check: ids are reserved for one call, and a script stores
 -- all its jobs or none, so when every id is new none of its jobs exists
 -- (the call's first run), and when one was in jobs already the call ran
--- before and new_job looks its job up.
+-- before and new_job looks its job up. NX: a run again of the call (a
+-- later ms, a later place) leaves the score its first run gave.
 local function new_jobs(members)
   local n = #members / 2
-  return {n = n, all_new = call_many('ZADD', K_JOBS, members) == n, unstored = {},
+  return {n = n, all_new = call_many('ZADD', K_JOBS, members, 'NX') == n, unstored = {},
     ready = {}, due = {}, waiting = {}, seq = false, own_retention = false, seen = false}
 end
 
