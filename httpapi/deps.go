@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/kuebus/kuebus/bus"
 	"github.com/kuebus/kuebus/core"
 )
 
@@ -41,15 +40,8 @@ func (s *Server) getDeps(w http.ResponseWriter, r *http.Request) error {
 // createFlow is POST /flow: create_flow's request as the body, its reply
 // as the answer (docs/protocol.md).
 func (s *Server) createFlow(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	if err := checkJSONType(r); err != nil {
-		return err
-	}
 	var req core.FlowRequest
-	if err := bus.Decode(body, &req); err != nil {
+	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
 	reply, err := s.core.CreateFlow(r.Context(), req.Jobs...)

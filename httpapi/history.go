@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -14,14 +13,12 @@ import (
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	qs := r.URL.Query()
 	req := core.HistoryRequest{Type: qs.Get("type")}
-	for name, to := range map[string]*int{"minutes": &req.Minutes, "hours": &req.Hours} {
-		if raw := qs.Get(name); raw != "" {
-			n, err := strconv.Atoi(raw)
-			if err != nil {
-				return badRequest("%s: %q is not an integer", name, raw)
-			}
-			*to = n
-		}
+	// in a fixed order: when both are bad, the error names minutes
+	if err := queryInt(qs, "minutes", &req.Minutes); err != nil {
+		return err
+	}
+	if err := queryInt(qs, "hours", &req.Hours); err != nil {
+		return err
 	}
 	reply, err := s.core.History(r.Context(), req)
 	if err != nil {

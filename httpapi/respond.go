@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -119,6 +121,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, badRequest("body: %v", err)
 	}
 	return body, nil
+}
+
+// queryInt reads the query parameter name into *to when it is given: a
+// value that is not an integer is a 400 that names the parameter. core
+// checks the number's bounds.
+func queryInt(qs url.Values, name string, to *int) error {
+	raw := qs.Get(name)
+	if raw == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return badRequest("%s: %q is not an integer", name, raw)
+	}
+	*to = n
+	return nil
 }
 
 // decodeBody reads a JSON body into v strictly: unknown fields, trailing

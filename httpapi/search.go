@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/kuebus/kuebus/core"
 )
@@ -13,14 +12,7 @@ func searchRequest(r *http.Request) (core.SearchRequest, error) {
 	qs := r.URL.Query()
 	req := core.SearchRequest{Q: qs.Get("q"), Type: qs.Get("type"), State: core.State(qs.Get("state")), Cursor: qs.Get("cursor"),
 		Error: qs.Get("error"), ErrorGroup: qs.Get("error_group")}
-	if raw := qs.Get("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return req, badRequest("limit: %q is not an integer", raw)
-		}
-		req.Limit = n
-	}
-	return req, nil
+	return req, queryInt(qs, "limit", &req.Limit)
 }
 
 // searchJobs is GET /jobs/search?q=TEXT[&type=T][&state=S][&error=E][&error_group=G][&limit=N][&cursor=C]:
@@ -78,12 +70,8 @@ func (s *Server) kueSearch(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) failedErrors(w http.ResponseWriter, r *http.Request) error {
 	qs := r.URL.Query()
 	req := core.FailedErrorsRequest{Type: qs.Get("type")}
-	if raw := qs.Get("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return badRequest("limit: %q is not an integer", raw)
-		}
-		req.Limit = n
+	if err := queryInt(qs, "limit", &req.Limit); err != nil {
+		return err
 	}
 	reply, err := s.core.FailedErrors(r.Context(), req)
 	if err != nil {

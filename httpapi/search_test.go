@@ -95,3 +95,17 @@ func TestLogEntriesRoute(t *testing.T) {
 	require.GreaterOrEqual(t, reply.Entries[0].At, j.CreatedAt, "the line's time")
 	e.fails(http.StatusNotFound, "not_found", "GET", "/job/999999/log?entries=1", nil)
 }
+
+// TestHistoryRouteNamesTheBadParameter: GET /history's minutes and hours
+// are integers; a bad one is a 400 that names it, minutes first when both
+// are bad.
+func TestHistoryRouteNamesTheBadParameter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, httpapi.Config{})
+	msg := e.fails(http.StatusBadRequest, "invalid", "GET", "/history?hours=x", nil)
+	require.Equal(t, `hours: "x" is not an integer`, msg)
+	for range 20 { // a map's order varied from call to call
+		msg = e.fails(http.StatusBadRequest, "invalid", "GET", "/history?hours=x&minutes=y", nil)
+		require.Equal(t, `minutes: "y" is not an integer`, msg)
+	}
+}
