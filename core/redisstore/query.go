@@ -286,16 +286,16 @@ func (s *Store) Count(ctx context.Context, state core.State, jobType string) (in
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.IntCmd, len(types))
-	parked := make([]*redis.StringCmd, len(types))
+	parked := make([]*redis.SliceCmd, len(types))
 	for i, t := range types {
 		tk := s.keys.ofType(t)
 		cmds[i] = pipe.ZCard(ctx, indexOf(tk, state))
 		if state == core.StateInactive {
-			parked[i] = pipe.HGet(ctx, tk.stats(), parkedField)
+			parked[i] = pipe.HMGet(ctx, tk.stats(), parkedField)
 		}
 	}
 	failed := typeErrs{}
-	_, err = pipe.Exec(ctx) // redis.Nil: a type that never parked a job (perType)
+	_, err = pipe.Exec(ctx)
 	cmdsOf := func(i int) []redis.Cmder {
 		if parked[i] == nil {
 			return []redis.Cmder{cmds[i]}
@@ -312,7 +312,7 @@ func (s *Store) Count(ctx context.Context, state core.State, jobType string) (in
 	for i, c := range cmds {
 		n += c.Val()
 		if parked[i] != nil {
-			n += parkedOf(parked[i].Val())
+			n += parkedOf(parked[i].Val()[0])
 		}
 	}
 	return n, nil
