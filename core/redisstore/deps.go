@@ -56,18 +56,13 @@ func encodeIDs(ids []int64) string {
 	return b.String()
 }
 
+// decodeIDs reads ids written by encodeIDs (a job's depends_on): nil for
+// none.
 func decodeIDs(s string) []int64 {
 	if s == "" {
 		return nil
 	}
-	parts := strings.Split(s, ",")
-	ids := make([]int64, 0, len(parts))
-	for _, p := range parts {
-		if n, err := strconv.ParseInt(p, 10, 64); err == nil {
-			ids = append(ids, n)
-		}
-	}
-	return ids
+	return parseIDs(strings.Split(s, ","))
 }
 
 // depState is an existing dependency as a create found it.
