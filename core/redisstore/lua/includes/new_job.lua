@@ -87,9 +87,11 @@ local function new_job(b, n, jobkey, shared, own)
   -- deps_check, what wait_for reads, is not stored: Go sends it last
   -- (newJobDeps.pairs in calls.go)
   if deps then last = last - 2 end
+  if group then type_aging() end -- reads grouped, once per run
   if group and not grouped then
     -- also for a delayed job: its promotion must find the type grouped
-    -- (order_number) to give it its group's turn
+    -- (order_number) to give it its group's turn; written once per type,
+    -- not again at every create of a grouped job
     redis.call('HSET', K_STATS, 'grouped', '1')
     grouped = true
   end
