@@ -94,30 +94,35 @@ func (s *Store) readDeps(ctx context.Context, specs []core.Spec) (map[int64]depS
 		return nil, s.fail("find dependencies' types", err)
 	}
 	pipe := s.rdb.Pipeline()
-	states := make([]*redis.StringCmd, len(ids))
+	states := make([]*redis.SliceCmd, len(ids))
 	for i, id := range ids {
 		if types[i] != "" {
-			states[i] = pipe.HGet(ctx, s.keys.ofType(types[i]).job(id), "state")
+			states[i] = pipe.HMGet(ctx, s.keys.ofType(types[i]).job(id), "state", "broadcast")
 		}
 	}
 	if err := execReads(ctx, pipe); err != nil {
 		return nil, s.fail("read dependencies", err)
 	}
+	broadcast := map[int64]bool{}
 	for i, id := range ids {
 		d := depState{jobType: types[i]}
 		if states[i] != nil {
-			d.state = core.State(states[i].Val())
+			v := states[i].Val()
+			d.state, broadcast[id] = core.State(str(v[0])), str(v[1]) == "1"
 		}
 		out[id] = d
 	}
 	for i := range specs {
 		for _, id := range specs[i].DependsOn {
-			if out[id].state == "" {
-				field := "depends_on"
-				if len(specs) > 1 {
-					field = fmt.Sprintf("jobs[%d].depends_on", i)
-				}
+			field := "depends_on"
+			if len(specs) > 1 {
+				field = fmt.Sprintf("jobs[%d].depends_on", i)
+			}
+			switch {
+			case out[id].state == "":
 				return nil, core.Invalidf(field, "job %d does not exist", id)
+			case broadcast[id]:
+				return nil, core.Invalidf(field, "job %d is a broadcast, which no job may depend on (it is published, not run, and has no result)", id)
 			}
 		}
 	}

@@ -148,6 +148,9 @@ func (s *Service) checkFlow(req *core.FlowRequest) (specs []core.Spec, order []i
 				if seenRef[j] {
 					return nil, nil, core.Invalidf(fmt.Sprintf("%s.depends_on[%d]", field, k), "%q is given twice", d.Ref)
 				}
+				if req.Jobs[j].Spec.Broadcast {
+					return nil, nil, core.Invalidf(fmt.Sprintf("%s.depends_on[%d]", field, k), "%q is a broadcast, which no job may depend on (it is published, not run, and has no result)", d.Ref)
+				}
 				seenRef[j] = true
 				deps[i] = append(deps[i], j)
 			default:

@@ -126,6 +126,7 @@ func TestABadFlowIsInvalidAndStoresNothing(t *testing.T) {
 		"no ref":            {`{"jobs":[{"spec":{"type":"t"}}]}`, "jobs[0].ref"},
 		"itself":            {`{"jobs":[{"ref":"a","spec":{"type":"t"},"depends_on":["a"]}]}`, "jobs[0].depends_on[0]"},
 		"a ref given twice": {`{"jobs":[{"ref":"a","spec":{"type":"t"}},{"ref":"b","spec":{"type":"t"},"depends_on":["a","a"]}]}`, "jobs[1].depends_on[1]"},
+		"a broadcast ref":   {`{"jobs":[{"ref":"a","spec":{"type":"t","broadcast":true}},{"ref":"b","spec":{"type":"t"},"depends_on":["a"]}]}`, `jobs[1].depends_on[0]: "a" is a broadcast, which no job may depend on`},
 	} {
 		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(bus.MethodCreateFlow), []byte(tc.body), 5*time.Second)
 		require.NoError(t, err)
@@ -352,6 +353,30 @@ func TestAnUnknownDependencyIsInvalidAndStoresNothing(t *testing.T) {
 	n, err := c.Client.Count(ctx, "", "")
 	require.NoError(t, err)
 	require.Equal(t, int64(0), n, "nothing stored")
+}
+
+// TestNoJobDependsOnABroadcast: a broadcast is published, never run, so
+// it completes for no dependent: create, create_bulk and create_flow
+// refuse an existing broadcast in depends_on, naming it, and store
+// nothing (create_flow refuses a broadcast of the flow too:
+// TestABadFlowIsInvalidAndStoresNothing).
+func TestNoJobDependsOnABroadcast(t *testing.T) {
+	c, _ := newCore(t)
+	b, err := c.Client.Create(ctx, "news", nil, &core.CreateOpts{Broadcast: true, Delay: time.Hour})
+	require.NoError(t, err)
+	for _, tc := range []struct{ method, body, field string }{
+		{bus.MethodCreate, fmt.Sprintf(`{"type":"t","depends_on":[%d]}`, b.ID), "depends_on: job %d is a broadcast, which no job may depend on"},
+		{bus.MethodCreateBulk, fmt.Sprintf(`{"jobs":[{"type":"t"},{"type":"t","depends_on":[%d]}]}`, b.ID), "jobs[1].depends_on: job %d is a broadcast"},
+		{bus.MethodCreateFlow, fmt.Sprintf(`{"jobs":[{"ref":"a","spec":{"type":"t"},"depends_on":[%d]}]}`, b.ID), "job %d is a broadcast"},
+	} {
+		msg, err := c.NATS.Conn.Request(c.Client.Subjects().Core(tc.method), []byte(tc.body), 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, string(bus.CodeInvalid), msg.Header.Get(bus.HeaderKuebusCode), tc.body)
+		require.Contains(t, msg.Header.Get(bus.HeaderError), fmt.Sprintf(tc.field, b.ID))
+	}
+	n, err := c.Client.Count(ctx, "", "")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "nothing stored but the broadcast")
 }
 
 // TestABroadcastThatWaitsIsNeverLeased: a broadcast that depends on a job
