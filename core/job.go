@@ -276,6 +276,28 @@ type Spec struct {
 	DependsOnRefs []int `json:"-"`
 }
 
+// NewJob is the job s makes when it is created with id at now (unix ms),
+// as core stores it: the one place that says what a new job looks like
+// (redisstore writes its fields verbatim; kuebustest builds its jobs from
+// it). s is normalized.
+func (s *Spec) NewJob(id, now int64) Job {
+	j := Job{ID: id, Type: s.Type, Data: s.Data, Priority: s.Priority, State: StateInactive,
+		Delay: s.Delay.Milliseconds(), MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, TTL: s.TTL.Milliseconds(),
+		RemoveOnComplete: s.RemoveOnComplete, RemoveOnFail: s.RemoveOnFail, UniqueKey: s.UniqueKey, StallLimit: 1,
+		CreatedAt: now, UpdatedAt: now, PromoteAt: now + s.Delay.Milliseconds(), Trace: s.Trace, Broadcast: s.Broadcast, Group: s.Group,
+		DependsOn: s.DependsOn, OnDependencyFailure: s.OnDependencyFailure}
+	// A broadcast waits in due even without a delay: its promotion is
+	// its broadcast (promote_due.lua), and ready, where workers lease,
+	// never holds it.
+	if s.Delay > 0 || s.Broadcast {
+		j.State = StateDelayed
+	}
+	if s.StallLimit != nil { // core fills it in; 1 guards a caller that did not
+		j.StallLimit = *s.StallLimit
+	}
+	return j
+}
+
 // Normalize fills defaults and checks every field, returning an invalid
 // error that names the first bad one. maxData limits len(Data).
 func (s *Spec) Normalize(maxData int) error {

@@ -69,7 +69,7 @@ func TestWorkTellsEveryOutcome(t *testing.T) {
 
 // TestNewJobIsAFirstAttemptWithCoresDefaults: the job a handler gets in a
 // test looks like a leased one: attempt 1, core's defaults filled, data as
-// JSON; bad options are the test's mistake and panic.
+// JSON, every option as core's create sets it; bad options are the test's mistake and panic.
 func TestNewJobIsAFirstAttemptWithCoresDefaults(t *testing.T) {
 	job := kuebustest.NewJob("email", Welcome{To: "a"}, nil)
 	require.Equal(t, 1, job.Attempts)
@@ -77,6 +77,11 @@ func TestNewJobIsAFirstAttemptWithCoresDefaults(t *testing.T) {
 	require.Equal(t, time.Duration(core.TTLDefault)*time.Millisecond, job.TTLDuration())
 	require.Equal(t, core.StateActive, job.State)
 	require.JSONEq(t, `{"to":"a"}`, string(job.Data))
+	// every option reaches the job, as core's create makes it
+	three := 3
+	opted := kuebustest.NewJob("email", nil, &kuebustest.JobOpts{CreateOpts: core.CreateOpts{StallLimit: &three, Group: "acme"}})
+	require.Equal(t, 3, opted.StallLimit)
+	require.Equal(t, "acme", opted.Group)
 	require.Panics(t, func() { kuebustest.NewJob("a.b", nil, nil) }, "not a job type")
 	require.Panics(t, func() {
 		kuebustest.NewJob("t", nil, &kuebustest.JobOpts{CreateOpts: core.CreateOpts{TTL: -time.Second}})

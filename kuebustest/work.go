@@ -45,17 +45,13 @@ func NewJob(jobType string, data any, opts *JobOpts) *Job {
 	}
 	now := time.Now().UnixMilli()
 	rec := &recorder{deps: opts.Dependencies}
-	cj := core.Job{
-		ID: max(opts.ID, 1), Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateActive,
-		Delay: sp.Delay.Milliseconds(), MaxAttempts: sp.MaxAttempts, Attempts: max(opts.Attempt, 1),
-		Backoff: sp.Backoff, TTL: sp.TTL.Milliseconds(), RemoveOnComplete: sp.RemoveOnComplete,
-		RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, CreatedAt: now, UpdatedAt: now,
-		PromoteAt: now, StartedAt: now, WorkerID: "kuebustest", Lease: "kuebustest",
-		LeaseUntil: now + sp.TTL.Milliseconds(), StallLimit: 1,
-	}
 	for _, d := range opts.Dependencies {
-		cj.DependsOn = append(cj.DependsOn, d.ID)
+		sp.DependsOn = append(sp.DependsOn, d.ID)
 	}
+	// the job as core creates it, then as a lease hands it out
+	cj := sp.NewJob(max(opts.ID, 1), now)
+	cj.State, cj.Attempts, cj.PromoteAt, cj.StartedAt = core.StateActive, max(opts.Attempt, 1), now, now
+	cj.WorkerID, cj.Lease, cj.LeaseUntil = "kuebustest", "kuebustest", now+sp.TTL.Milliseconds()
 	return &Job{Job: worker.NewJob(cj, rec), rec: rec}
 }
 

@@ -28,7 +28,7 @@ type createJobsOutcome struct {
 // runCreateJobs stores the jobs of one type: one script on the type's slot,
 // their ids' blocks reserved before (ids.go), so a create that fails
 // leaves nothing behind, and one that runs twice stores each job once.
-// Each job is built here (newJob) and written by the script field for
+// Each job is built here (core.Spec.NewJob) and written by the script field for
 // field, so the job returned is the job stored; the script replies a job
 // only when it did not store the one given: the job that has its unique
 // key, or the job an earlier run of the same create stored.
@@ -41,7 +41,7 @@ func (s *Store) runCreateJobs(ctx context.Context, now int64, jobType string, id
 	tk := s.keys.ofType(jobType)
 	out := make([]createJobsOutcome, len(ids))
 	for n, id := range ids {
-		out[n].job = newJob(specs[n], id, now)
+		out[n].job = specs[n].NewJob(id, now)
 	}
 	// ARGV: the shared fields' values once, then each job's own
 	// (create_jobs.lua's header).

@@ -83,27 +83,6 @@ func raw(v any) json.RawMessage {
 	return nil
 }
 
-// newJob is what a job looks like when it is created: the one place that
-// says so. create_jobs writes its fields (as jobFields encodes them)
-// verbatim.
-func newJob(sp *core.Spec, id, now int64) core.Job {
-	j := core.Job{ID: id, Type: sp.Type, Data: sp.Data, Priority: sp.Priority, State: core.StateInactive,
-		Delay: sp.Delay.Milliseconds(), MaxAttempts: sp.MaxAttempts, Backoff: sp.Backoff, TTL: sp.TTL.Milliseconds(),
-		RemoveOnComplete: sp.RemoveOnComplete, RemoveOnFail: sp.RemoveOnFail, UniqueKey: sp.UniqueKey, StallLimit: 1,
-		CreatedAt: now, UpdatedAt: now, PromoteAt: now + sp.Delay.Milliseconds(), Trace: sp.Trace, Broadcast: sp.Broadcast, Group: sp.Group,
-		DependsOn: sp.DependsOn, OnDependencyFailure: sp.OnDependencyFailure}
-	// A broadcast waits in due even without a delay: its promotion is
-	// its broadcast (promote_due.lua), and ready, where workers lease,
-	// never holds it.
-	if sp.Delay > 0 || sp.Broadcast {
-		j.State = core.StateDelayed
-	}
-	if sp.StallLimit != nil { // core fills it in; 1 guards a caller that did not
-		j.StallLimit = *sp.StallLimit
-	}
-	return j
-}
-
 // appendNewJob appends a new job's own values (create_jobs.lua's ARGV,
 // after the shared ones): each OWN field's, then how many SPARSE fields
 // are not zero (filled in once they are known), then each of those by name

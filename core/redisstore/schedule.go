@@ -293,7 +293,7 @@ func (s *Store) FireSchedule(ctx context.Context, p *service.FireParams) (*core.
 		return nil, false, s.fail("reserve ids", err)
 	}
 	id := ids[0]
-	job := newJob(&sp, id, now)
+	job := sp.NewJob(id, now)
 	job.Schedule, job.ScheduleAt = sc.Name, tick
 	tk := s.keys.ofType(sp.Type)
 	keys := append(tk.fixed(), tk.schedules(), tk.schedule(sc.Name), tk.job(id))

@@ -1,6 +1,6 @@
 -- How a new job is written: the one copy, shared by create_jobs (a
 -- producer's create) and fire_schedule (a schedule's tick). What a new job
--- looks like is decided once, in Go (newJob in row.go): this writes the
+-- looks like is decided once, in Go (core.Spec.NewJob): this writes the
 -- hash fields it is given verbatim, so the job Go returns is the job
 -- stored, and places the job in ready or due.
 --@include type_keys.lua
