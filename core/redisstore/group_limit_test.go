@@ -241,3 +241,25 @@ func TestGroupWakeTakesParkedJobsBack(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, "r", got[0].Type, "r's group's window moved on")
 }
+
+// TestAgingReranksParkedJobs (aging_rerank.lua): a type_set that gives a
+// type aging re-scores its inactive jobs parked by their group's limit
+// too, so they come back to ready ranked by the new aging, as set_priority
+// re-scores them.
+func TestAgingReranksParkedJobs(t *testing.T) {
+	t.Parallel()
+	st := newScriptStore(t, redisstore.Config{})
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", GroupConcurrency: 1}))
+	_, _, err := st.Create(ctx, 1000, groupSpecs("t", "a", 3))
+	require.NoError(t, err)
+	got, _, err := st.Lease(ctx, &service.LeaseParams{Now: 1001, Types: []string{"t"}, Max: 3, Worker: "w", Token: "A"})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	parked := st.prefix + ":{t}:parked:a"
+	require.Equal(t, int64(2), st.rdb.ZCard(ctx, parked).Val(), "two parked")
+
+	require.NoError(t, st.SetType(ctx, &core.TypePolicy{Type: "t", GroupConcurrency: 1, Aging: &core.Aging{Per: time.Second}}))
+	for _, z := range st.rdb.ZRangeWithScores(ctx, parked, 0, -1).Val() {
+		require.Equal(t, float64(1000), z.Score, "%v: created_at + priority 0 × 1 s, not the priority alone", z.Member)
+	}
+}

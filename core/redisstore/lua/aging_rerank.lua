@@ -1,5 +1,5 @@
--- aging_rerank: give the ready jobs of one type the score the type's
--- aging gives them now (includes/indexes.lua), after type_set changed it:
+-- aging_rerank: give the inactive jobs of one type (in ready, or parked
+-- by their group's limit) the score the type's aging gives them now (includes/indexes.lua), after type_set changed it:
 -- at most limit jobs a call, walking the type's jobs index (creation
 -- order, includes/jobs_order.lua) from a place (a score and a member:
 -- includes/place.lua), which re-scoring ready does not move (ready would:
@@ -36,7 +36,7 @@ for i = 1, #got, 2 do
   local jobkey = base .. got[i]
   local f = redis.call('HMGET', jobkey, 'state', 'priority', 'created_at', 'rmember')
   if f[1] == 'inactive' and f[4] then
-    redis.call('ZADD', K_READY, 'XX', ready_score(f[2], f[3]), f[4])
+    rescore_inactive(jobkey, f[4], ready_score(f[2], f[3]))
   end
 end
 if #got < 2 * limit then return {} end

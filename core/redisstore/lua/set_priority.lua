@@ -21,9 +21,7 @@
 local jobkey = KEYS[11]
 if redis.call('EXISTS', jobkey) == 0 then return {} end
 if redis.call('HGET', jobkey, 'state') == 'inactive' then
-  local member, score = redis.call('HGET', jobkey, 'rmember'), ready_score(ARGV[2], created_of(jobkey))
-  -- XX: a job its group's limit parked is not in ready (group_limit.lua)
-  if redis.call('ZADD', K_READY, 'XX', 'CH', score, member) == 0 then rescore_parked(jobkey, member, score) end
+  rescore_inactive(jobkey, redis.call('HGET', jobkey, 'rmember'), ready_score(ARGV[2], created_of(jobkey)))
 end
 redis.call('HSET', jobkey, 'priority', ARGV[2], 'updated_at', ARGV[1])
 return snapshot(jobkey)

@@ -190,10 +190,12 @@ local function unpark_job(jobkey, member)
   end
 end
 
--- rescore_parked gives a parked job (member) the score it would have in
--- ready (set_priority.lua)
-local function rescore_parked(jobkey, member, score)
-  if not type_grouplimited() then return end
+-- rescore_inactive gives an inactive job (its member in ready) a new
+-- score: in ready, or in its group's parked set when its group's limit
+-- parked it (set_priority.lua, aging_rerank.lua). XX: the job stays
+-- where it is.
+local function rescore_inactive(jobkey, member, score)
+  if redis.call('ZADD', K_READY, 'XX', 'CH', score, member) == 1 or not type_grouplimited() then return end
   local g = redis.call('HGET', jobkey, 'group')
   if g and g ~= '' then redis.call('ZADD', group_helpers().parked_key(g), 'XX', score, member) end
 end
