@@ -155,19 +155,36 @@ func appendString(b []byte, s, field string) ([]byte, error) {
 // nothing the encoder escapes (HTML's <, > and &, U+2028, U+2029, invalid
 // UTF-8), else as bus.Encode writes it, or the error it gives.
 func appendRaw(b, raw []byte, field string) ([]byte, error) {
-	plain := utf8.Valid(raw) && !bytes.Contains(raw, []byte("\u2028")) && !bytes.Contains(raw, []byte("\u2029"))
-	for _, c := range raw {
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '<' || c == '>' || c == '&' {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if plainJSON(raw) {
 		if end, ok := skipValue(raw, 0, 0); ok && end == len(raw) {
 			return append(b, raw...), nil
 		}
 	}
 	return appendEncoded(b, json.RawMessage(raw), field)
+}
+
+// plainJSON says whether raw, if it is valid JSON, is what bus.Encode
+// writes for it: valid UTF-8 without U+2028 or U+2029, none of <, > and
+// &, and no whitespace outside its strings (within them it is the data:
+// {"name":"a b"} is as compact as JSON gets).
+func plainJSON(raw []byte) bool {
+	if !utf8.Valid(raw) || bytes.Contains(raw, []byte("\u2028")) || bytes.Contains(raw, []byte("\u2029")) {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case inString && c == '\\':
+			i++ // the escaped byte: an escaped quote ends no string
+		case c == '"':
+			inString = !inString
+		case !inString && isSpace(c):
+			return false
+		}
+	}
+	return true
 }
 
 // appendEncoded appends v as bus.Encode writes it.

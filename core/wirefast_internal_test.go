@@ -22,7 +22,8 @@ var (
 	genData = []string{"", `{}`, `[]`, `{"i":1}`, `[1,2.5e3,-0,0.5E-7,true,false,null,"x"]`, `{"a": 1}`, " 1 ", `"<b>&"`,
 		"\"\u2028\"", `{"s":"\ud800\"\\\/\b\f\n\r\t"}`, `"é"`, `{"i":`, "\"\xff\"", `1e999`, `01`, `nul`, `-`, `1.`, `1e`,
 		`{"a":{"b":[[[]]]}}`, strings.Repeat("[", 150) + strings.Repeat("]", 150), "\"\x01\"", `"\x"`, `"\u12"`, `{"a" 1}`,
-		`{"a":1,}`, `[1 2]`, `{1:2}`, `null`, `true`, `"a"`}
+		`{"a":1,}`, `[1 2]`, `{1:2}`, `null`, `true`, `"a"`, `{"name":"a b\tc"}`, `["x y", "z"]`, `{"q":"say \"hi there\"","n": 2}`,
+		`{"e":"\\ ","f":" \" "}`, "{\"nl\":\"a\nb\"}"}
 	genInts      = []int64{0, 1, -1, 7, math.MaxInt64, math.MinInt64, MaxPriority, -MaxPriority, MaxPriority + 1}
 	genDurations = []time.Duration{0, time.Millisecond, 999 * time.Microsecond, -time.Millisecond, 3 * time.Hour,
 		math.MaxInt64, math.MinInt64, MaxDelay * time.Millisecond}
