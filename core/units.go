@@ -98,18 +98,6 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	return s.appendJSON(nil)
 }
 
-// wire is the spec as its twin, the reference of its encoding
-// (TestSpecAppendJSON).
-func (s *Spec) wire() specJSON {
-	return specJSON{
-		Type: s.Type, Data: s.Data, Priority: s.Priority, Delay: s.Delay.Milliseconds(),
-		MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, TTL: s.TTL.Milliseconds(),
-		RemoveOnComplete: s.RemoveOnComplete, UniqueKey: s.UniqueKey, StallLimit: s.StallLimit,
-		RemoveOnFail: s.RemoveOnFail, Trace: s.Trace, Broadcast: s.Broadcast, Group: s.Group,
-		DependsOn: s.DependsOn, OnDependencyFailure: s.OnDependencyFailure,
-	}
-}
-
 // UnmarshalJSON reads a spec whose delay and ttl are milliseconds.
 func (s *Spec) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
@@ -144,24 +132,6 @@ func (w *specJSON) spec() (Spec, error) {
 		RemoveOnFail: w.RemoveOnFail, Trace: w.Trace, Broadcast: w.Broadcast, Group: w.Group,
 		DependsOn: w.DependsOn, OnDependencyFailure: w.OnDependencyFailure,
 	}, nil
-}
-
-// bulkRequestJSON is BulkRequest on the wire, its specs as their twins:
-// the reference of the JSON that BulkRequest.appendJSON writes by code of
-// its own (wirefast.go), which the client sends (sendNow) and core reads
-// (BulkRequest.DecodeFast); TestSpecAppendJSON holds the two alike.
-type bulkRequestJSON struct {
-	Jobs    []specJSON `json:"jobs"`
-	IDsOnly bool       `json:"ids_only,omitempty"`
-}
-
-// wire is the request as its twin (TestWireTwins keeps the two alike).
-func (r *BulkRequest) wire() bulkRequestJSON {
-	w := bulkRequestJSON{Jobs: make([]specJSON, len(r.Jobs)), IDsOnly: r.IDsOnly}
-	for i := range r.Jobs {
-		w.Jobs[i] = r.Jobs[i].wire()
-	}
-	return w
 }
 
 // backoffJSON is Backoff on the wire.

@@ -38,7 +38,7 @@ import (
 // until it is written by appendJSON and read by fastDecoder.spec.
 
 // appendJSON appends the spec's JSON, the bytes bus.Encode writes for its
-// twin (s.wire()).
+// twin (s.wire(), kept in wirefast_internal_test.go as the reference).
 func (s *Spec) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, `{"type":`...)

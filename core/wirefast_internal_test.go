@@ -227,3 +227,36 @@ func TestDecodeFastReads(t *testing.T) {
 	req.Jobs[0].Data = append(req.Jobs[0].Data, '!')
 	require.Equal(t, "[2]", string(req.Jobs[1].Data), "a data's capacity ends with it")
 }
+
+// The references the encoders of wirefast.go are held to: a spec and a
+// bulk as their twins, which bus.Encode writes reflectively.
+
+// wire is the spec as its twin, the reference of its encoding
+// (TestSpecAppendJSON).
+func (s *Spec) wire() specJSON {
+	return specJSON{
+		Type: s.Type, Data: s.Data, Priority: s.Priority, Delay: s.Delay.Milliseconds(),
+		MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, TTL: s.TTL.Milliseconds(),
+		RemoveOnComplete: s.RemoveOnComplete, UniqueKey: s.UniqueKey, StallLimit: s.StallLimit,
+		RemoveOnFail: s.RemoveOnFail, Trace: s.Trace, Broadcast: s.Broadcast, Group: s.Group,
+		DependsOn: s.DependsOn, OnDependencyFailure: s.OnDependencyFailure,
+	}
+}
+
+// bulkRequestJSON is BulkRequest on the wire, its specs as their twins:
+// the reference of the JSON that BulkRequest.appendJSON writes by code of
+// its own (wirefast.go), which the client sends (sendNow) and core reads
+// (BulkRequest.DecodeFast); TestSpecAppendJSON holds the two alike.
+type bulkRequestJSON struct {
+	Jobs    []specJSON `json:"jobs"`
+	IDsOnly bool       `json:"ids_only,omitempty"`
+}
+
+// wire is the request as its twin (TestWireTwins keeps the two alike).
+func (r *BulkRequest) wire() bulkRequestJSON {
+	w := bulkRequestJSON{Jobs: make([]specJSON, len(r.Jobs)), IDsOnly: r.IDsOnly}
+	for i := range r.Jobs {
+		w.Jobs[i] = r.Jobs[i].wire()
+	}
+	return w
+}
