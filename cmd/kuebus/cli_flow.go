@@ -18,35 +18,36 @@ import (
 // is create_flow's request, {"jobs":[{"ref","spec","depends_on"},...]};
 // the reply, each job's ref, id and state, is printed as JSON.
 func runFlowCreate(ctx context.Context, e *env, args []string) error {
-	var cf connFlags
-	fs := e.flags()
-	cf.register(fs)
-	pos, err := e.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	var data []byte
-	if pos[0] == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(pos[0])
-	}
-	if err != nil {
-		return usagef("%s: %v", e.cmd.path(), err)
-	}
-	var req core.FlowRequest
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return usagef("%s: %s is not a flow ({\"jobs\":[{\"ref\",\"spec\",\"depends_on\"},...]}): %v", e.cmd.path(), pos[0], err)
-	}
-	return cf.withClient(ctx, func(c *core.Client) error {
+	read := func(file string) (core.FlowRequest, error) { return readFlowFile(e, file) }
+	return withArg(ctx, e, args, read, func(c *core.Client, req core.FlowRequest) error {
 		reply, err := c.CreateFlow(ctx, req.Jobs...)
 		if err != nil {
 			return err
 		}
 		return printJSON(e.stdout, reply)
 	})
+}
+
+// readFlowFile reads create_flow's request from file (- for stdin),
+// strictly: a file that cannot be read or is not a flow is a usage error.
+func readFlowFile(e *env, file string) (core.FlowRequest, error) {
+	var req core.FlowRequest
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return req, usagef("%s: %v", e.cmd.path(), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, usagef("%s: %s is not a flow ({\"jobs\":[{\"ref\",\"spec\",\"depends_on\"},...]}): %v", e.cmd.path(), file, err)
+	}
+	return req, nil
 }
 
 // runJobDeps is kuebus job deps ID: the jobs ID depends on, then those

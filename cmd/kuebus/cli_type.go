@@ -72,12 +72,8 @@ func runTypeSet(ctx context.Context, e *env, args []string) error {
 		}
 		d.TTL = t
 	}
-	if *stallLimit != "" {
-		n, err := strconv.Atoi(*stallLimit)
-		if err != nil || n < 0 {
-			return usagef("--stall-limit: %q is not a whole number of 0 or more", *stallLimit)
-		}
-		d.StallLimit = &n
+	if d.StallLimit, err = parseStallLimit(*stallLimit); err != nil {
+		return err
 	}
 	if d != (core.TypeDefaults{}) {
 		p.Defaults = &d

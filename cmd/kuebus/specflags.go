@@ -54,12 +54,8 @@ func (f *specFlags) spec(jobType string) (core.Spec, error) {
 	if *f.maxAttempts < 1 {
 		return sp, usagef("--attempts: %d is less than 1", *f.maxAttempts)
 	}
-	if *f.stallLimit != "" {
-		n, err := strconv.Atoi(*f.stallLimit)
-		if err != nil || n < 0 {
-			return sp, usagef("--stall-limit: %q is not a whole number of 0 or more", *f.stallLimit)
-		}
-		sp.StallLimit = &n
+	if sp.StallLimit, err = parseStallLimit(*f.stallLimit); err != nil {
+		return sp, err
 	}
 	if *f.backoff != "" {
 		if sp.Backoff, err = parseBackoff(*f.backoff); err != nil {
@@ -77,4 +73,17 @@ func (f *specFlags) spec(jobType string) (core.Spec, error) {
 		sp.TTL = d
 	}
 	return sp, nil
+}
+
+// parseStallLimit reads --stall-limit: nil when not given, else a whole
+// number of 0 or more.
+func parseStallLimit(s string) (*int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return nil, usagef("--stall-limit: %q is not a whole number of 0 or more", s)
+	}
+	return &n, nil
 }
