@@ -42,7 +42,10 @@ local function remove_job(jobkey, logkey, errkey, id, row)
   -- removed before it completed: counts as failed for those waiting
   -- (recorded at 0, no now here: the sweep may take it at once)
   if row[ROW_STATE] ~= 'complete' then tell_dependents(jobkey, id, 'f', 0) end
-  redis.call('DEL', pending_key(id), dependents_key(id))
   give_up_key(row[ROW_UNIQUE_KEY], id)
-  delete_job(jobkey, logkey, errkey, id)
+  -- its dependency sets, if it had any, go in the same DEL as its hash
+  local d = new_deletions()
+  delete_later(d, jobkey, logkey, errkey, id)
+  d.keys[#d.keys + 1], d.keys[#d.keys + 2] = pending_key(id), dependents_key(id)
+  flush_deletions(d)
 end
