@@ -243,37 +243,38 @@ func (r *relayFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// check validates the flags before anything is dialled.
-func (r *relayFlags) check() (bus.Subjects, []bus.Option, error) {
+// check validates the flags before anything is dialled, and gives the
+// NATS options of the credentials they name.
+func (r *relayFlags) check() ([]bus.Option, error) {
 	subj, err := bus.NewSubjects(r.prefix)
 	if err != nil {
-		return subj, nil, usagef("--prefix: %v", err)
+		return nil, usagef("--prefix: %v", err)
 	}
 	switch {
 	case r.timeout <= 0:
-		return subj, nil, usagef("--timeout: %s is not positive", r.timeout)
+		return nil, usagef("--timeout: %s is not positive", r.timeout)
 	case r.batchSize < 1 || r.batchSize > outbox.MaxBatchSize:
-		return subj, nil, usagef("--batch-size: %d is outside 1..%d", r.batchSize, outbox.MaxBatchSize)
+		return nil, usagef("--batch-size: %d is outside 1..%d", r.batchSize, outbox.MaxBatchSize)
 	case r.poll <= 0:
-		return subj, nil, usagef("--poll-interval: %s is not positive", r.poll)
+		return nil, usagef("--poll-interval: %s is not positive", r.poll)
 	}
 	if err := bus.CheckURL(r.natsURL); err != nil {
-		return subj, nil, usagef("--nats-url: %v", err)
+		return nil, usagef("--nats-url: %v", err)
 	}
 	if r.metricsAddr != "" {
 		host, _, err := net.SplitHostPort(r.metricsAddr)
 		if err != nil {
-			return subj, nil, usagef("--metrics-addr: %v", err)
+			return nil, usagef("--metrics-addr: %v", err)
 		}
 		if !bus.LoopbackHost(host) && !r.insecure {
-			return subj, nil, usagef("--metrics-addr: %s is beyond loopback and the metrics have no authentication: add --insecure to serve them there", r.metricsAddr)
+			return nil, usagef("--metrics-addr: %s is beyond loopback and the metrics have no authentication: add --insecure to serve them there", r.metricsAddr)
 		}
 	}
 	opts, err := r.auth.Options(subj)
 	if err != nil {
-		return subj, nil, usagef("%s", strings.TrimPrefix(err.Error(), "bus: "))
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "bus: "))
 	}
-	return subj, opts, nil
+	return opts, nil
 }
 
 func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
@@ -285,7 +286,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	_, opts, err := rf.check()
+	opts, err := rf.check()
 	if err != nil {
 		return err
 	}
@@ -300,8 +301,8 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer nc.Close()
 	client, err := core.NewClient(nc, &core.ClientOptions{Prefix: rf.prefix, Timeout: rf.timeout})
-	if err != nil {
-		return usagef("--prefix: %v", err)
+	if err != nil { // check took the prefix already
+		return fmt.Errorf("kuebus-outbox: client: %w", err)
 	}
 	defer client.Close()
 	logger := slog.New(slog.NewTextHandler(stderr, nil)).With("component", "outbox")
