@@ -75,8 +75,15 @@ func readRuns(dir string, killed map[string]time.Time, runEnd time.Time) (map[in
 	for _, rs := range open {
 		for _, r := range rs {
 			r.end = runEnd
-			if at, ok := killed[r.worker]; ok && at.After(r.start) {
+			if at, ok := killed[r.worker]; ok {
+				// A run the worker's records start after the kill's own
+				// time is the signal's latency (the tool notes the time,
+				// then kills; each record file is one process's): it died
+				// with the worker as it began.
 				r.end, r.killed = at, true
+				if at.Before(r.start) {
+					r.end = r.start
+				}
 			}
 		}
 	}

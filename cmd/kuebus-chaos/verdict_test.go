@@ -98,6 +98,18 @@ func TestVerdict(t *testing.T) {
 		require.Equal(t, []time.Duration{2780 * time.Millisecond}, waits)
 		require.Zero(t, stuck)
 	})
+	t.Run("a job its worker started as it was being killed runs again, held once", func(t *testing.T) {
+		dir := t.TempDir()
+		first := start(7, "a", 21) // recorded 1 ms after the kill's time: the signal's latency
+		first.Until = at(60_000).UnixMilli()
+		writeRecords(t, dir, "w1", first) // no end: it died
+		writeRecords(t, dir, "w2", start(7, "b", 2800), end(7, "b", 2850))
+		runs, err := readRuns(dir, map[string]time.Time{"w1": at(20)}, at(5000))
+		require.NoError(t, err)
+		require.Empty(t, holders(runs), "a dead worker holds nothing")
+		_, unexplained := reruns(runs, window{})
+		require.Empty(t, unexplained, "the kill explains the rerun")
+	})
 	t.Run("a job its worker finished just before it was killed runs again, explained and held once", func(t *testing.T) {
 		dir := t.TempDir()
 		first := start(7, "a", 0)
